@@ -1,0 +1,186 @@
+// The upstream pool of one network: sends JSON-RPC to a healthy node, failing over on timeouts, connection
+// errors and 5xx; a background probe keeps health (and readiness) current. Policy lives in front of it.
+import { GatewayError, fromUpstreamError, type JsonValue } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+
+export interface RpcCall {
+  method: string;
+  params: JsonValue[];
+}
+
+/** A call's outcome: a result, or a GatewayError to report for that call. */
+export type RpcOutcome = { ok: true; result: JsonValue } | { ok: false; error: GatewayError };
+
+interface Upstream {
+  url: string;
+  healthy: boolean;
+  lastError: string | undefined;
+}
+
+export interface UpstreamPoolOptions {
+  urls: string[];
+  chainId: number;
+  timeoutMs: number;
+  probeIntervalMs: number;
+  log: Logger;
+}
+
+class TransientUpstreamError extends Error {}
+
+export class UpstreamPool {
+  private readonly upstreams: Upstream[];
+  private probeTimer: NodeJS.Timeout | undefined;
+  private nextId = 1;
+
+  constructor(private readonly options: UpstreamPoolOptions) {
+    if (options.urls.length === 0) throw new Error("an upstream pool needs at least one URL");
+    this.upstreams = options.urls.map((url) => ({ url, healthy: true, lastError: undefined }));
+  }
+
+  /** Starts periodic health probes; the first runs at once. */
+  start(): Promise<void> {
+    const probe = (): Promise<void> => this.probeAll().catch(() => undefined);
+    this.probeTimer = setInterval(probe, this.options.probeIntervalMs);
+    this.probeTimer.unref();
+    return probe();
+  }
+
+  stop(): void {
+    if (this.probeTimer) clearInterval(this.probeTimer);
+  }
+
+  /** True when at least one upstream answered its last probe or request. */
+  get ready(): boolean {
+    return this.upstreams.some((u) => u.healthy);
+  }
+
+  health(): { url: string; healthy: boolean; lastError?: string }[] {
+    return this.upstreams.map((u) => ({ url: redactUrl(u.url), healthy: u.healthy, ...(u.lastError ? { lastError: u.lastError } : {}) }));
+  }
+
+  /** One call; throws the upstream's JSON-RPC error as a GatewayError. */
+  async call(method: string, params: JsonValue[]): Promise<JsonValue> {
+    const [outcome] = await this.callMany([{ method, params }]);
+    if (!outcome) throw new GatewayError("internal", "upstream returned no answer");
+    if (!outcome.ok) throw outcome.error;
+    return outcome.result;
+  }
+
+  /** Several calls as one upstream batch (one round trip); outcomes in call order. */
+  async callMany(calls: RpcCall[]): Promise<RpcOutcome[]> {
+    if (calls.length === 0) return [];
+    const firstId = this.nextId;
+    this.nextId += calls.length;
+    const body = JSON.stringify(
+      calls.length === 1
+        ? { jsonrpc: "2.0", id: firstId, method: calls[0]!.method, params: calls[0]!.params }
+        : calls.map((c, i) => ({ jsonrpc: "2.0", id: firstId + i, method: c.method, params: c.params })),
+    );
+    const parsed = await this.send(body);
+    const replies = Array.isArray(parsed) ? parsed : [parsed];
+    const byId = new Map<number, UpstreamReply>();
+    for (const reply of replies) if (isReply(reply) && typeof reply.id === "number") byId.set(reply.id, reply);
+    return calls.map((_, i) => {
+      const reply = byId.get(firstId + i);
+      if (!reply) return { ok: false, error: new GatewayError("internal", "upstream answer was missing a response") };
+      if (reply.error) return { ok: false, error: fromUpstreamError(reply.error.code, reply.error.message, reply.error.data) };
+      return { ok: true, result: reply.result ?? null };
+    });
+  }
+
+  private order(): Upstream[] {
+    const healthy = this.upstreams.filter((u) => u.healthy);
+    const unhealthy = this.upstreams.filter((u) => !u.healthy);
+    return [...healthy, ...unhealthy];
+  }
+
+  private async send(body: string): Promise<unknown> {
+    let lastError: unknown;
+    for (const upstream of this.order()) {
+      try {
+        const parsed = await this.post(upstream.url, body);
+        if (!upstream.healthy) this.options.log.info("upstream recovered", { upstream: redactUrl(upstream.url) });
+        upstream.healthy = true;
+        upstream.lastError = undefined;
+        return parsed;
+      } catch (err) {
+        if (!(err instanceof TransientUpstreamError)) throw err;
+        lastError = err;
+        if (upstream.healthy) this.options.log.warn("upstream failed, failing over", { upstream: redactUrl(upstream.url), error: err.message });
+        upstream.healthy = false;
+        upstream.lastError = err.message;
+      }
+    }
+    throw new GatewayError("upstream_unavailable", "no healthy upstream node is reachable; try again shortly", { cause: lastError });
+  }
+
+  private async post(url: string, body: string): Promise<unknown> {
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+    } catch (err) {
+      const e = err as Error;
+      throw new TransientUpstreamError(e.name === "TimeoutError" ? `timed out after ${this.options.timeoutMs} ms` : `connection failed: ${describeCause(e)}`);
+    }
+    const text = await res.text().catch((err: Error) => {
+      throw new TransientUpstreamError(`reading the answer failed: ${err.message}`);
+    });
+    if (res.status >= 500 || res.status === 429) throw new TransientUpstreamError(`HTTP ${res.status}`);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // A node that answers garbage is as good as down.
+      throw new TransientUpstreamError(`HTTP ${res.status} with a non-JSON body`);
+    }
+  }
+
+  private async probeAll(): Promise<void> {
+    const expected = "0x" + this.options.chainId.toString(16);
+    await Promise.all(
+      this.upstreams.map(async (u) => {
+        try {
+          const reply = await this.post(u.url, '{"jsonrpc":"2.0","id":0,"method":"eth_chainId","params":[]}');
+          const chainId = isReply(reply) ? reply.result : undefined;
+          if (chainId !== expected) throw new TransientUpstreamError(`reports chain id ${JSON.stringify(chainId)}, expected ${expected}`);
+          if (!u.healthy) this.options.log.info("upstream healthy", { upstream: redactUrl(u.url) });
+          u.healthy = true;
+          u.lastError = undefined;
+        } catch (err) {
+          if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: redactUrl(u.url), error: (err as Error).message });
+          u.healthy = false;
+          u.lastError = (err as Error).message;
+        }
+      }),
+    );
+  }
+}
+
+interface UpstreamReply {
+  id?: unknown;
+  result?: JsonValue;
+  error?: { code: number; message: string; data?: JsonValue };
+}
+
+function isReply(v: unknown): v is UpstreamReply {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function describeCause(err: Error): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? err.message;
+}
+
+/** Upstream URLs may embed provider keys in the path or userinfo; keep only the origin for logs. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return "[invalid url]";
+  }
+}

@@ -1,0 +1,200 @@
+// The gateway's one typed configuration object. Sources, later wins: built-in defaults, a JSON config file
+// (CONFIG_FILE, else ./chain-gateway.config.json when present), environment variables. Validated at start;
+// every problem is reported at once with the setting's name.
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+
+export type FeeMode = "zero" | "market";
+export type NetworkName = "testnet" | "mainnet";
+
+export interface NetworkConfig {
+  name: NetworkName;
+  chainId: number;
+  /** Port of this network's base address; 0 picks a free one. */
+  port: number;
+  /** Upstream node URLs; empty means "start an embedded anvil". */
+  upstreams: string[];
+  feeMode: FeeMode;
+  /** Embedded anvil's interval-mining period, seconds. */
+  blockTimeSeconds: number;
+  /** Where V1 messages are sent. */
+  messageRecipient: string;
+}
+
+export interface GatewayConfig {
+  host: string;
+  dataDir: string;
+  /** Largest accepted request body on every endpoint, bytes. */
+  bodyLimitBytes: number;
+  maxBatchSize: number;
+  upstreamTimeoutMs: number;
+  /** How often unhealthy upstreams are probed again, ms. */
+  upstreamProbeIntervalMs: number;
+  logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  networks: NetworkConfig[];
+}
+
+export const defaultNetworks: Record<NetworkName, NetworkConfig> = {
+  testnet: {
+    name: "testnet",
+    chainId: 20180427,
+    port: 8545,
+    upstreams: [],
+    feeMode: "zero",
+    blockTimeSeconds: 0.25,
+    messageRecipient: "0x0000000000000000000000000000000000000000",
+  },
+  mainnet: {
+    name: "mainnet",
+    chainId: 101010,
+    port: 8546,
+    upstreams: [],
+    feeMode: "zero",
+    blockTimeSeconds: 0.25,
+    messageRecipient: "0x0000000000000000000000000000000000000000",
+  },
+};
+
+export function defaultConfig(): GatewayConfig {
+  return {
+    host: "127.0.0.1",
+    dataDir: ".data",
+    bodyLimitBytes: 1024 * 1024,
+    maxBatchSize: 40,
+    upstreamTimeoutMs: 10_000,
+    upstreamProbeIntervalMs: 1_000,
+    logLevel: "info",
+    networks: [structuredClone(defaultNetworks.testnet), structuredClone(defaultNetworks.mainnet)],
+  };
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join("\n  - ")}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads file + env over the defaults and validates. Throws ConfigError listing every problem. */
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): GatewayConfig {
+  const config = defaultConfig();
+  const problems: string[] = [];
+  const file = env.CONFIG_FILE ?? (existsSync(resolve(cwd, "chain-gateway.config.json")) ? "chain-gateway.config.json" : undefined);
+  if (file !== undefined) {
+    try {
+      mergeFile(config, JSON.parse(readFileSync(resolve(cwd, file), "utf8")) as unknown, problems);
+    } catch (err) {
+      problems.push(`CONFIG_FILE ${file}: ${(err as Error).message}`);
+    }
+  }
+  mergeEnv(config, env, problems);
+  problems.push(...validateConfig(config));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): void {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    problems.push("config file: must be a JSON object");
+    return;
+  }
+  const obj = raw as Record<string, unknown>;
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "networks"]);
+  for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
+  const { networks, ...rest } = obj;
+  Object.assign(config, pick(rest, known));
+  if (networks !== undefined) {
+    if (typeof networks !== "object" || networks === null || Array.isArray(networks)) {
+      problems.push('config file: "networks" must be an object keyed by "testnet"/"mainnet"');
+      return;
+    }
+    const selected: NetworkConfig[] = [];
+    for (const [name, value] of Object.entries(networks as Record<string, unknown>)) {
+      if (name !== "testnet" && name !== "mainnet") {
+        problems.push(`config file: unknown network "${name}" (expected testnet or mainnet)`);
+        continue;
+      }
+      selected.push({ ...structuredClone(defaultNetworks[name]), ...(value as Partial<NetworkConfig>), name });
+    }
+    config.networks = selected;
+  }
+}
+
+function pick(obj: Record<string, unknown>, keys: Set<string>): Partial<GatewayConfig> {
+  return Object.fromEntries(Object.entries(obj).filter(([k]) => keys.has(k))) as Partial<GatewayConfig>;
+}
+
+function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
+  const num = (name: string): number | undefined => {
+    const v = env[name];
+    if (v === undefined || v === "") return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n)) problems.push(`${name}: "${v}" is not a number`);
+    return n;
+  };
+  if (env.HOST) config.host = env.HOST;
+  if (env.DATA_DIR) config.dataDir = env.DATA_DIR;
+  if (env.LOG_LEVEL) config.logLevel = env.LOG_LEVEL as GatewayConfig["logLevel"];
+  config.bodyLimitBytes = num("BODY_LIMIT_BYTES") ?? config.bodyLimitBytes;
+  config.upstreamTimeoutMs = num("UPSTREAM_TIMEOUT_MS") ?? config.upstreamTimeoutMs;
+  if (env.NETWORKS) {
+    const names = env.NETWORKS.split(",").map((s) => s.trim()).filter(Boolean);
+    const selected: NetworkConfig[] = [];
+    for (const name of names) {
+      if (name !== "testnet" && name !== "mainnet") problems.push(`NETWORKS: unknown network "${name}"`);
+      else selected.push(config.networks.find((n) => n.name === name) ?? structuredClone(defaultNetworks[name]));
+    }
+    config.networks = selected;
+  }
+  for (const net of config.networks) {
+    const prefix = net.name.toUpperCase();
+    net.port = num(`${prefix}_PORT`) ?? net.port;
+    net.blockTimeSeconds = num(`${prefix}_BLOCK_TIME`) ?? num("BLOCK_TIME") ?? net.blockTimeSeconds;
+    const ups = env[`${prefix}_UPSTREAMS`];
+    if (ups !== undefined) net.upstreams = ups.split(",").map((s) => s.trim()).filter(Boolean);
+    const fee = env[`${prefix}_FEE_MODE`];
+    if (fee !== undefined) net.feeMode = fee as FeeMode;
+  }
+}
+
+/** Every problem with a config, as sentences naming the setting. Empty when valid. */
+export function validateConfig(config: GatewayConfig): string[] {
+  const problems: string[] = [];
+  const positiveInt = (name: string, v: unknown): void => {
+    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) problems.push(`${name}: must be a positive integer, got ${JSON.stringify(v)}`);
+  };
+  if (typeof config.host !== "string" || config.host === "") problems.push("host: must be a non-empty string");
+  positiveInt("bodyLimitBytes", config.bodyLimitBytes);
+  positiveInt("maxBatchSize", config.maxBatchSize);
+  positiveInt("upstreamTimeoutMs", config.upstreamTimeoutMs);
+  positiveInt("upstreamProbeIntervalMs", config.upstreamProbeIntervalMs);
+  if (!["debug", "info", "warn", "error", "silent"].includes(config.logLevel)) problems.push(`logLevel: must be debug, info, warn, error or silent, got "${config.logLevel}"`);
+  if (config.networks.length === 0) problems.push("networks: at least one network must be enabled");
+  const ports = new Map<number, string>();
+  for (const net of config.networks) {
+    const p = `networks.${net.name}`;
+    positiveInt(`${p}.chainId`, net.chainId);
+    if (!Number.isInteger(net.port) || net.port < 0 || net.port > 65535) problems.push(`${p}.port: must be 0..65535, got ${JSON.stringify(net.port)}`);
+    else if (net.port !== 0) {
+      const other = ports.get(net.port);
+      if (other) problems.push(`${p}.port: ${net.port} is already used by ${other}`);
+      ports.set(net.port, net.name);
+    }
+    if (!Array.isArray(net.upstreams)) problems.push(`${p}.upstreams: must be a list of URLs`);
+    else
+      for (const u of net.upstreams) {
+        try {
+          const url = new URL(u);
+          if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http(s)");
+        } catch {
+          problems.push(`${p}.upstreams: "${u}" is not an http(s) URL`);
+        }
+      }
+    if (net.feeMode !== "zero" && net.feeMode !== "market") problems.push(`${p}.feeMode: must be "zero" or "market", got "${net.feeMode}"`);
+    if (typeof net.blockTimeSeconds !== "number" || !(net.blockTimeSeconds > 0)) problems.push(`${p}.blockTimeSeconds: must be a positive number`);
+    if (!/^0x[0-9a-fA-F]{40}$/.test(net.messageRecipient)) problems.push(`${p}.messageRecipient: must be a 0x-prefixed 20-byte address`);
+  }
+  return problems;
+}

@@ -1,0 +1,105 @@
+// One error family for the whole gateway. Each kind carries its JSON-RPC code (JSON-RPC 2.0 / EIP-1474),
+// HTTP status, Connect code and ZKT errorCode; each transport maps a GatewayError exactly once
+// (transport/*/errorMap.ts), so the same fault gives the same answer everywhere.
+import { Code } from "@connectrpc/connect";
+
+export type ErrorKind =
+  | "parse_error"
+  | "invalid_request"
+  | "method_not_found"
+  | "invalid_params"
+  | "internal"
+  | "rate_limited"
+  | "transaction_rejected"
+  | "execution_reverted"
+  | "unauthorized"
+  | "payload_too_large"
+  | "validation"
+  | "compilation"
+  | "upstream_unavailable"
+  | "not_found";
+
+interface KindInfo {
+  jsonRpcCode: number;
+  httpStatus: number;
+  connectCode: Code;
+  zktCode: string;
+}
+
+export const errorKinds: Record<ErrorKind, KindInfo> = {
+  parse_error: { jsonRpcCode: -32700, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "VALIDATION_ERROR" },
+  invalid_request: { jsonRpcCode: -32600, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "VALIDATION_ERROR" },
+  method_not_found: { jsonRpcCode: -32601, httpStatus: 404, connectCode: Code.Unimplemented, zktCode: "VALIDATION_ERROR" },
+  invalid_params: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "VALIDATION_ERROR" },
+  internal: { jsonRpcCode: -32603, httpStatus: 500, connectCode: Code.Internal, zktCode: "INTERNAL_ERROR" },
+  rate_limited: { jsonRpcCode: -32005, httpStatus: 429, connectCode: Code.ResourceExhausted, zktCode: "RATE_LIMITED" },
+  transaction_rejected: { jsonRpcCode: -32003, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },
+  // Reverts keep the node's own code (3 for geth/anvil) and data; see GatewayError.jsonRpcCode.
+  execution_reverted: { jsonRpcCode: 3, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },
+  unauthorized: { jsonRpcCode: -32001, httpStatus: 401, connectCode: Code.Unauthenticated, zktCode: "UNAUTHORIZED" },
+  payload_too_large: { jsonRpcCode: -32600, httpStatus: 413, connectCode: Code.ResourceExhausted, zktCode: "PAYLOAD_TOO_LARGE" },
+  validation: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "VALIDATION_ERROR" },
+  compilation: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "COMPILATION_ERROR" },
+  upstream_unavailable: { jsonRpcCode: -32603, httpStatus: 503, connectCode: Code.Unavailable, zktCode: "UPSTREAM_UNAVAILABLE" },
+  not_found: { jsonRpcCode: -32601, httpStatus: 404, connectCode: Code.NotFound, zktCode: "NOT_FOUND" },
+};
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+export interface GatewayErrorOptions {
+  /** Machine-readable extra facts (JSON-RPC `data`, ZKT `details`). Never secrets. */
+  details?: JsonValue;
+  /** Overrides the kind's JSON-RPC code, e.g. an upstream's own execution-error code. */
+  jsonRpcCode?: number;
+  /** Seconds a rate-limited caller should wait. */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  override readonly name = "GatewayError";
+  readonly details: JsonValue | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  private readonly codeOverride: number | undefined;
+
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    options: GatewayErrorOptions = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.details = options.details;
+    this.codeOverride = options.jsonRpcCode;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  get jsonRpcCode(): number {
+    return this.codeOverride ?? errorKinds[this.kind].jsonRpcCode;
+  }
+  get httpStatus(): number {
+    return errorKinds[this.kind].httpStatus;
+  }
+  get connectCode(): Code {
+    return errorKinds[this.kind].connectCode;
+  }
+  get zktCode(): string {
+    return errorKinds[this.kind].zktCode;
+  }
+}
+
+/** Anything thrown that is not a GatewayError becomes an internal error whose message hides details. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError("internal", "internal error", { cause: err });
+}
+
+/** An error object an upstream node returned: keeps the node's code, message and data for JSON-RPC clients. */
+export function fromUpstreamError(code: number, message: string, data: JsonValue | undefined): GatewayError {
+  const kind: ErrorKind =
+    code === -32602 ? "invalid_params"
+    : code === -32601 ? "method_not_found"
+    : code === -32600 ? "invalid_request"
+    : code === 3 || /revert/i.test(message) ? "execution_reverted"
+    : "transaction_rejected";
+  return new GatewayError(kind, message, { jsonRpcCode: code, details: data });
+}

@@ -1,0 +1,42 @@
+// `npm start`: runs the gateway until SIGINT/SIGTERM, then stops every embedded node it started.
+import { ConfigError, loadConfig } from "./config/config.js";
+import { startGateway } from "./gateway.js";
+import { createLogger } from "./log/logger.js";
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(err.message + "\n");
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const gateway = await startGateway(config, { log });
+  for (const n of gateway.networks) {
+    process.stdout.write(`${n.config.name} (chain id ${n.config.chainId}): ${n.url}  <- upstream ${n.upstreamUrls.length === 1 && n.upstreamUrls[0]?.startsWith("http://127.0.0.1") && n.config.upstreams.length === 0 ? "embedded anvil" : n.upstreamUrls.length + " node(s)"}\n`);
+  }
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info("stopping", { signal });
+    gateway.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error("stop failed", { error: String(err) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`chain-gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

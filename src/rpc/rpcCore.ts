@@ -1,0 +1,86 @@
+// The JSON-RPC core of one network, shared by every transport: method policy, locally answered methods,
+// custom platform_ methods, and one upstream round trip for everything proxied in a call set.
+import { GatewayError, toGatewayError, type JsonValue } from "../errors.js";
+import type { RpcCall, RpcOutcome, UpstreamPool } from "../chain/upstreamPool.js";
+import { checkMethodAllowed, type Access } from "./methodPolicy.js";
+
+export interface CallContext {
+  access: Access;
+}
+
+export type Params = JsonValue[] | { [key: string]: JsonValue };
+
+export interface CoreCall {
+  method: string;
+  params: Params;
+}
+
+export type CustomMethod = (ctx: CallContext, params: JsonValue[]) => Promise<JsonValue>;
+
+export interface RpcDispatcher {
+  callMany(ctx: CallContext, calls: CoreCall[]): Promise<RpcOutcome[]>;
+}
+
+export class RpcCore implements RpcDispatcher {
+  private readonly local: Map<string, JsonValue>;
+  private readonly custom = new Map<string, CustomMethod>();
+
+  constructor(
+    private readonly pool: UpstreamPool,
+    readonly chainId: number,
+  ) {
+    // Answered without a round trip: they never change for a network.
+    this.local = new Map<string, JsonValue>([
+      ["eth_chainId", "0x" + chainId.toString(16)],
+      ["net_version", String(chainId)],
+    ]);
+  }
+
+  /** Registers a gateway-implemented method (platform_*). */
+  register(method: string, fn: CustomMethod): void {
+    this.custom.set(method, fn);
+  }
+
+  async call(ctx: CallContext, method: string, params: Params): Promise<JsonValue> {
+    const [outcome] = await this.callMany(ctx, [{ method, params }]);
+    if (!outcome) throw new GatewayError("internal", "no outcome");
+    if (!outcome.ok) throw outcome.error;
+    return outcome.result;
+  }
+
+  async callMany(ctx: CallContext, calls: CoreCall[]): Promise<RpcOutcome[]> {
+    const outcomes: (RpcOutcome | Promise<RpcOutcome> | undefined)[] = new Array(calls.length);
+    const proxied: { index: number; call: RpcCall }[] = [];
+    calls.forEach((call, index) => {
+      try {
+        const custom = this.custom.get(call.method);
+        checkMethodAllowed(call.method, ctx.access, custom !== undefined);
+        if (!Array.isArray(call.params)) {
+          throw new GatewayError("invalid_params", `invalid params: ${call.method} takes positional params (a JSON array)`);
+        }
+        const local = this.local.get(call.method);
+        if (local !== undefined) outcomes[index] = { ok: true, result: local };
+        else if (custom) outcomes[index] = settle(custom(ctx, call.params));
+        else proxied.push({ index, call: { method: call.method, params: call.params } });
+      } catch (err) {
+        outcomes[index] = { ok: false, error: err as GatewayError };
+      }
+    });
+    if (proxied.length > 0) {
+      try {
+        const results = await this.pool.callMany(proxied.map((p) => p.call));
+        results.forEach((r, i) => (outcomes[proxied[i]!.index] = r));
+      } catch (err) {
+        for (const p of proxied) outcomes[p.index] = { ok: false, error: toGatewayError(err) };
+      }
+    }
+    return Promise.all(outcomes.map((o) => o ?? { ok: false as const, error: new GatewayError("internal", "call was not dispatched") }));
+  }
+}
+
+function settle(p: Promise<JsonValue>): Promise<RpcOutcome> {
+  return p.then(
+    (result) => ({ ok: true as const, result }),
+    (err: unknown) => ({ ok: false as const, error: toGatewayError(err) }),
+  );
+}

@@ -1,0 +1,5 @@
+// Values the HTTP layer hands to Connect handlers.
+import { createContextKey } from "@connectrpc/connect";
+import type { Access } from "../../rpc/methodPolicy.js";
+
+export const accessKey = createContextKey<Access>({ kind: "public" }, { description: "caller's access level" });

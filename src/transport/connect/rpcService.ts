@@ -1,0 +1,70 @@
+// RpcService over Connect/gRPC/gRPC-Web: translates messages to RpcCore calls and back. Decides nothing.
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { create, fromJson, toJson } from "@bufbuild/protobuf";
+import { ListValueSchema, ValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
+import { RpcService, BatchItemSchema, RpcErrorSchema, type CallRequest } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { GatewayError, type JsonValue } from "../../errors.js";
+import type { CallContext, CoreCall, RpcCore } from "../../rpc/rpcCore.js";
+import { requireAddress, requireBlockTag, requireData } from "../../rpc/hex.js";
+import { toJsonRpcError } from "../jsonrpc/errorMap.js";
+import { accessKey } from "./context.js";
+
+function callContext(ctx: HandlerContext): CallContext {
+  return { access: ctx.values.get(accessKey) };
+}
+
+function paramsOf(list: ListValue | undefined): JsonValue[] {
+  return list ? (toJson(ListValueSchema, list) as JsonValue[]) : [];
+}
+
+function toCoreCall(req: CallRequest): CoreCall {
+  return { method: req.method, params: paramsOf(req.params) };
+}
+
+async function callString(core: RpcCore, ctx: HandlerContext, method: string, params: JsonValue[]): Promise<string> {
+  const result = await core.call(callContext(ctx), method, params);
+  if (typeof result !== "string") throw new GatewayError("internal", `upstream answered ${method} with a non-string result`);
+  return result;
+}
+
+export function rpcServiceImpl(core: RpcCore, maxBatchSize: number): ServiceImpl<typeof RpcService> {
+  return {
+    async call(req, ctx) {
+      const result = await core.call(callContext(ctx), req.method, paramsOf(req.params));
+      return { result: fromJson(ValueSchema, result) };
+    },
+    async batch(req, ctx) {
+      if (req.calls.length === 0) throw new GatewayError("invalid_request", "Invalid Request: empty batch");
+      if (req.calls.length > maxBatchSize) {
+        throw new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${maxBatchSize} requests, this one has ${req.calls.length}`);
+      }
+      const outcomes = await core.callMany(callContext(ctx), req.calls.map(toCoreCall));
+      return {
+        items: outcomes.map((o) =>
+          o.ok
+            ? create(BatchItemSchema, { result: fromJson(ValueSchema, o.result) })
+            : create(BatchItemSchema, { error: create(RpcErrorSchema, rpcErrorInit(o.error)) }),
+        ),
+      };
+    },
+    async getChainId() {
+      return { chainId: "0x" + core.chainId.toString(16), chainIdDecimal: BigInt(core.chainId) };
+    },
+    async getBlockNumber(_req, ctx) {
+      return { blockNumber: await callString(core, ctx, "eth_blockNumber", []) };
+    },
+    async getBalance(req, ctx) {
+      const params = [requireAddress("address", req.address), requireBlockTag("block", req.block)];
+      return { balance: await callString(core, ctx, "eth_getBalance", params) };
+    },
+    async sendRawTransaction(req, ctx) {
+      const raw = requireData("raw_transaction", req.rawTransaction);
+      return { transactionHash: await callString(core, ctx, "eth_sendRawTransaction", [raw]) };
+    },
+  };
+}
+
+function rpcErrorInit(err: GatewayError): { code: number; message: string; data?: ReturnType<typeof fromJson<typeof ValueSchema>> } {
+  const e = toJsonRpcError(err);
+  return e.data === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, data: fromJson(ValueSchema, e.data) };
+}

@@ -1,0 +1,106 @@
+// JSON-RPC 2.0 envelope handling over HTTP, exactly as the specification says: single calls, batches,
+// notifications, parse and invalid-request errors. It decides nothing about methods: the dispatcher does.
+import { GatewayError, type JsonValue } from "../../errors.js";
+import type { RpcOutcome } from "../../chain/upstreamPool.js";
+import type { CallContext, CoreCall, RpcDispatcher } from "../../rpc/rpcCore.js";
+import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
+
+export interface JsonRpcHttpAnswer {
+  status: number;
+  /** Absent when every request was a notification (HTTP 204). */
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+type Id = string | number | null;
+type Parsed = { ok: true; id: Id; notification: boolean; call: CoreCall } | { ok: false; id: Id; error: GatewayError };
+
+export interface JsonRpcOptions {
+  maxBatchSize: number;
+}
+
+export async function handleJsonRpc(text: string, ctx: CallContext, dispatcher: RpcDispatcher, options: JsonRpcOptions): Promise<JsonRpcHttpAnswer> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return errorAnswer(400, null, new GatewayError("parse_error", "Parse error: the body is not valid JSON"));
+  }
+  if (Array.isArray(body)) {
+    if (body.length === 0) return errorAnswer(400, null, new GatewayError("invalid_request", "Invalid Request: empty batch"));
+    if (body.length > options.maxBatchSize) {
+      return errorAnswer(400, null, new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}`));
+    }
+    const parsed = body.map(parseRequest);
+    const outcomes = await dispatch(parsed, ctx, dispatcher);
+    // A transport-level failure (e.g. rate limit) of the whole batch is answered once, not per item.
+    const whole = batchWideError(outcomes);
+    if (whole) return errorAnswer(httpStatusForJsonRpc(whole), null, whole);
+    const replies: string[] = [];
+    parsed.forEach((p, i) => {
+      if (p.ok && p.notification) return;
+      replies.push(reply(p.id, p.ok ? outcomes[i]! : { ok: false, error: p.error }));
+    });
+    return replies.length === 0 ? { status: 204 } : { status: 200, body: `[${replies.join(",")}]` };
+  }
+  const parsed = parseRequest(body);
+  if (!parsed.ok) return errorAnswer(400, parsed.id, parsed.error);
+  const [outcome] = await dispatch([parsed], ctx, dispatcher);
+  if (parsed.notification) return { status: 204 };
+  const status = outcome && !outcome.ok ? httpStatusForJsonRpc(outcome.error) : 200;
+  return withRetryAfter({ status, body: reply(parsed.id, outcome!) }, outcome);
+}
+
+async function dispatch(parsed: Parsed[], ctx: CallContext, dispatcher: RpcDispatcher): Promise<(RpcOutcome | undefined)[]> {
+  const calls: CoreCall[] = [];
+  const index: number[] = [];
+  parsed.forEach((p, i) => {
+    if (p.ok) {
+      calls.push(p.call);
+      index.push(i);
+    }
+  });
+  const outcomes: (RpcOutcome | undefined)[] = new Array(parsed.length);
+  if (calls.length > 0) (await dispatcher.callMany(ctx, calls)).forEach((o, j) => (outcomes[index[j]!] = o));
+  return outcomes;
+}
+
+function batchWideError(outcomes: (RpcOutcome | undefined)[]): GatewayError | undefined {
+  const first = outcomes.find((o) => o !== undefined);
+  if (first && !first.ok && httpStatusForJsonRpc(first.error) !== 200 && outcomes.every((o) => o === undefined || (!o.ok && o.error === first.error))) return first.error;
+  return undefined;
+}
+
+function parseRequest(req: unknown): Parsed {
+  if (typeof req !== "object" || req === null || Array.isArray(req)) {
+    return { ok: false, id: null, error: new GatewayError("invalid_request", "Invalid Request: expected a JSON-RPC request object") };
+  }
+  const r = req as Record<string, unknown>;
+  const hasId = "id" in r;
+  const idValid = !hasId || r.id === null || typeof r.id === "string" || (typeof r.id === "number" && Number.isFinite(r.id));
+  const id: Id = hasId && idValid ? (r.id as Id) : null;
+  const invalid = (why: string): Parsed => ({ ok: false, id, error: new GatewayError("invalid_request", `Invalid Request: ${why}`) });
+  if (r.jsonrpc !== "2.0") return invalid('"jsonrpc" must be exactly "2.0"');
+  if (typeof r.method !== "string") return invalid('"method" must be a string');
+  if (r.method === "") return invalid('"method" must not be empty');
+  if (!idValid) return invalid('"id" must be a string, a number or null');
+  if ("params" in r && (typeof r.params !== "object" || r.params === null)) return invalid('"params" must be an array or an object');
+  const params = (r.params ?? []) as CoreCall["params"];
+  return { ok: true, id, notification: !hasId, call: { method: r.method, params } };
+}
+
+function reply(id: Id, outcome: RpcOutcome): string {
+  return outcome.ok
+    ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(outcome.result)}}`
+    : JSON.stringify({ jsonrpc: "2.0", id, error: toJsonRpcError(outcome.error) });
+}
+
+function errorAnswer(status: number, id: Id, error: GatewayError): JsonRpcHttpAnswer {
+  return withRetryAfter({ status, body: reply(id, { ok: false, error }) }, { ok: false, error });
+}
+
+function withRetryAfter(answer: JsonRpcHttpAnswer, outcome: RpcOutcome | undefined): JsonRpcHttpAnswer {
+  if (outcome && !outcome.ok && outcome.error.retryAfterSeconds !== undefined) answer.headers = { "retry-after": String(outcome.error.retryAfterSeconds) };
+  return answer;
+}
+

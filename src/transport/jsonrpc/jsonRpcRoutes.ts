@@ -1,0 +1,38 @@
+// JSON-RPC 2.0 over HTTP: POST / (public, read-only) and POST /zgt/<API_KEY> (the key's rights).
+import { GatewayError } from "../../errors.js";
+import type { Access } from "../../rpc/methodPolicy.js";
+import type { RpcDispatcher } from "../../rpc/rpcCore.js";
+import type { HttpAnswer, RestRequest, RestRoute } from "../http/restRouter.js";
+import { handleJsonRpc } from "./handleJsonRpc.js";
+import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
+
+/** Resolves an API key to access rights; throws an unauthorized GatewayError for unknown or revoked keys. */
+export type Authenticate = (apiKey: string) => Promise<Access>;
+
+export interface JsonRpcRouteOptions {
+  dispatcher: RpcDispatcher;
+  maxBatchSize: number;
+  authenticate: Authenticate;
+}
+
+function renderError(err: GatewayError): HttpAnswer {
+  const status = err.kind === "parse_error" || err.kind === "invalid_request" ? 400 : httpStatusForJsonRpc(err);
+  const headers = err.retryAfterSeconds !== undefined ? { "retry-after": String(err.retryAfterSeconds) } : undefined;
+  return { status, body: JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(err) }), contentType: "application/json", ...(headers ? { headers } : {}) };
+}
+
+export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
+  const serve = async (req: RestRequest, access: Access): Promise<HttpAnswer> => {
+    const answer = await handleJsonRpc(await req.body(), { access }, options.dispatcher, { maxBatchSize: options.maxBatchSize });
+    return { status: answer.status, ...(answer.body !== undefined ? { body: answer.body } : {}), contentType: "application/json", ...(answer.headers ? { headers: answer.headers } : {}) };
+  };
+  return [
+    { method: "POST", pattern: /^\/$/, renderError, handle: (req) => serve(req, { kind: "public" }) },
+    {
+      method: "POST",
+      pattern: /^\/zgt\/([^/]+)$/,
+      renderError,
+      handle: async (req) => serve(req, await options.authenticate(decodeURIComponent(req.params[0] ?? ""))),
+    },
+  ];
+}
