@@ -10,17 +10,17 @@ export const WRITE_METHODS = new Set(["eth_sendRawTransaction", "platform_sendSp
 /** Node-operator and dev-node surfaces, and methods that would use the node's own (unlocked) accounts. */
 const BLOCKED_PREFIXES = ["admin_", "debug_", "personal_", "miner_", "txpool_", "engine_", "anvil_", "hardhat_", "evm_", "ganache_"];
 const BLOCKED_METHODS = new Set(["eth_sendTransaction", "eth_sign", "eth_signTransaction", "eth_signTypedData", "eth_signTypedData_v3", "eth_signTypedData_v4", "eth_accounts", "eth_coinbase", "eth_submitWork", "eth_submitHashrate", "eth_subscribe", "eth_unsubscribe"]);
-const UNSUPPORTED_METHODS = new Map([["eth_blobBaseFee", "eth_blobBaseFee is not supported on this network"]]);
+const UNSUPPORTED_METHODS = new Map([["eth_blobBaseFee", "Method not found: eth_blobBaseFee is not supported on this network"]]);
 
 /** Throws the error a caller gets for a method it may not call; returns normally when allowed. */
 export function checkMethodAllowed(method: string, access: Access, isCustom: boolean): void {
   const unsupported = UNSUPPORTED_METHODS.get(method);
   if (unsupported) throw new GatewayError("method_not_found", unsupported);
   if (BLOCKED_METHODS.has(method) || BLOCKED_PREFIXES.some((p) => method.startsWith(p))) {
-    throw new GatewayError("method_not_found", `the method ${method} is not available on this gateway`);
+    throw new GatewayError("method_not_found", `Method not found: ${method} is not available on this gateway`);
   }
   if (!isCustom && !FORWARDED_NAMESPACES.some((p) => method.startsWith(p))) {
-    throw new GatewayError("method_not_found", `the method ${method} does not exist/is not available`);
+    throw new GatewayError("method_not_found", `Method not found: ${method}`);
   }
   if (WRITE_METHODS.has(method) && access.kind === "public") {
     throw new GatewayError(

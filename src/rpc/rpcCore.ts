@@ -56,7 +56,7 @@ export class RpcCore implements RpcDispatcher {
         const custom = this.custom.get(call.method);
         checkMethodAllowed(call.method, ctx.access, custom !== undefined);
         if (!Array.isArray(call.params)) {
-          throw new GatewayError("invalid_params", `invalid params: ${call.method} takes positional params (a JSON array)`);
+          throw new GatewayError("invalid_params", `Invalid params: ${call.method} takes positional params (a JSON array)`);
         }
         const local = this.local.get(call.method);
         if (local !== undefined) outcomes[index] = { ok: true, result: local };

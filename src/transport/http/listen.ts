@@ -29,8 +29,13 @@ export async function listenDual(handler: NodeHandlerFn, host: string, port: num
       socket.off("data", onData);
       socket.pause();
       socket.unshift(seen);
-      (isH2 ? h2 : h1).emit("connection", socket);
-      socket.resume();
+      if (isH2) {
+        // http2 drains the socket's buffered bytes itself on the next tick; resuming here would lose them.
+        h2.emit("connection", socket);
+      } else {
+        h1.emit("connection", socket);
+        socket.resume();
+      }
     };
     socket.on("data", onData);
     socket.on("error", () => socket.destroy());

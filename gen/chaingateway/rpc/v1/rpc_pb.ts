@@ -164,7 +164,7 @@ export const GetChainIdRequestSchema: GenMessage<GetChainIdRequest> = /*@__PURE_
  */
 export type GetChainIdResponse = Message<"chaingateway.rpc.v1.GetChainIdResponse"> & {
   /**
-   * 0x-hex quantity, e.g. "0x133e4bb".
+   * 0x-hex quantity, e.g. "0x133edcb".
    *
    * @generated from field: string chain_id = 1;
    */

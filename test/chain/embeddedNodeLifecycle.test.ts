@@ -1,0 +1,74 @@
+// `npm start` runs embedded anvil for both networks and leaves no anvil process behind: on Ctrl-C
+// (SIGINT), on SIGTERM, and even when the gateway itself is killed with SIGKILL.
+import { describe, expect, it } from "vitest";
+import { spawn, execFileSync } from "node:child_process";
+
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+function descendants(pid: number): number[] {
+  const kids = childrenOf(pid);
+  return kids.flatMap((k) => [k, ...descendants(k)]);
+}
+function anvilPids(root: number): number[] {
+  return descendants(root).filter((p) => {
+    try {
+      return execFileSync("ps", ["-o", "comm=", "-p", String(p)], { encoding: "utf8" }).trim() === "anvil";
+    } catch {
+      return false;
+    }
+  });
+}
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function startGatewayProcess(): Promise<{ pid: number; urls: string[]; exited: Promise<number | null> }> {
+  // The real entry point, as `npm start` runs it, on free ports.
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { ...process.env, TESTNET_PORT: "0", MAINNET_PORT: "0", LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  const urls: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      const found = [...out.matchAll(/: (http:\/\/[\d.:]+)/g)].map((m) => m[1]!);
+      if (found.length === 2) {
+        urls.push(...found);
+        resolve();
+      }
+    });
+    child.on("exit", () => reject(new Error("gateway exited before printing its addresses:\n" + out)));
+  });
+  return { pid: child.pid!, urls, exited };
+}
+
+describe("embedded anvil lifecycle", () => {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGKILL"] as const) {
+    it(`no anvil survives ${signal}`, async () => {
+      const gw = await startGatewayProcess();
+      const anvils = anvilPids(gw.pid);
+      expect(anvils).toHaveLength(2);
+      const res = await fetch(gw.urls[0] + "/", { method: "POST", body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+      expect(await res.json()).toEqual({ jsonrpc: "2.0", id: 1, result: "0x133edcb" });
+      process.kill(gw.pid, signal);
+      const code = await gw.exited;
+      if (signal !== "SIGKILL") expect(code).toBe(0);
+      const deadline = Date.now() + 5000;
+      while (anvils.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(anvils.filter(alive)).toEqual([]);
+    });
+  }
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, loadConfig } from "../../src/config/config.js";
+
+describe("config", () => {
+  it("defaults: both networks, their chain ids and ports, embedded node, 1 MB, batch 40", () => {
+    const c = loadConfig({}, mkdtempSync(join(tmpdir(), "cfg-")));
+    expect(c.networks.map((n) => [n.name, n.chainId, n.port, n.upstreams.length])).toEqual([
+      ["testnet", 20180427, 8545, 0],
+      ["mainnet", 101010, 8546, 0],
+    ]);
+    expect(c.bodyLimitBytes).toBe(1024 * 1024);
+    expect(c.maxBatchSize).toBe(40);
+  });
+
+  it("env overrides file, file overrides defaults", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    writeFileSync(join(dir, "chain-gateway.config.json"), JSON.stringify({ maxBatchSize: 10, networks: { mainnet: { port: 9000, upstreams: ["http://node-a:8545"] } } }));
+    const c = loadConfig({ MAINNET_UPSTREAMS: "http://x:1,http://y:2" }, dir);
+    expect(c.maxBatchSize).toBe(10);
+    expect(c.networks.map((n) => n.name)).toEqual(["mainnet"]);
+    expect(c.networks[0]!.port).toBe(9000);
+    expect(c.networks[0]!.upstreams).toEqual(["http://x:1", "http://y:2"]);
+  });
+
+  it("reports every problem at once, naming the setting", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    writeFileSync(join(dir, "bad.json"), JSON.stringify({ maxBatchSize: -1, colour: "red", networks: { testnet: { port: 8546 }, mainnet: {}, devnet: {} } }));
+    let err: unknown;
+    try {
+      loadConfig({ CONFIG_FILE: "bad.json", TESTNET_UPSTREAMS: "ftp://nope", MAINNET_FEE_MODE: "free" }, dir);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const problems = (err as ConfigError).problems.join("\n");
+    expect(problems).toMatch(/unknown setting "colour"/);
+    expect(problems).toMatch(/unknown network "devnet"/);
+    expect(problems).toMatch(/maxBatchSize: must be a positive integer/);
+    expect(problems).toMatch(/networks.testnet.upstreams: "ftp:\/\/nope" is not an http\(s\) URL/);
+    expect(problems).toMatch(/networks.mainnet.feeMode: must be "zero" or "market"/);
+    expect(problems).toMatch(/networks.mainnet.port: 8546 is already used by testnet/);
+  });
+
+  it("rejects a non-numeric port from env", () => {
+    expect(() => loadConfig({ TESTNET_PORT: "eighty" }, mkdtempSync(join(tmpdir(), "cfg-")))).toThrow(/TESTNET_PORT: "eighty" is not a number/);
+  });
+});

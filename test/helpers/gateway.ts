@@ -1,0 +1,41 @@
+// Test gateways: real embedded anvil, free ports, logs captured so tests can inspect them.
+import { appendFileSync, mkdirSync } from "node:fs";
+import { defaultConfig, type GatewayConfig, type NetworkName } from "../../src/config/config.js";
+import { startGateway, type Gateway } from "../../src/gateway.js";
+import { createLogger } from "../../src/log/logger.js";
+
+export const LOG_FILE = "test-artifacts/server.log";
+
+export interface TestGatewayOptions {
+  networks?: NetworkName[];
+  mutate?: (config: GatewayConfig) => void;
+}
+
+export function testConfig(options: TestGatewayOptions = {}): GatewayConfig {
+  const config = defaultConfig();
+  const names = options.networks ?? ["testnet"];
+  config.networks = config.networks.filter((n) => names.includes(n.name));
+  for (const n of config.networks) n.port = 0;
+  config.logLevel = "debug";
+  options.mutate?.(config);
+  return config;
+}
+
+export async function startTestGateway(options: TestGatewayOptions = {}): Promise<Gateway> {
+  mkdirSync("test-artifacts", { recursive: true });
+  // Every server log line of the suite lands in one file, which the secrets test greps.
+  const log = createLogger("debug", {}, (line) => appendFileSync(LOG_FILE, line));
+  return startGateway(testConfig(options), { log });
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
