@@ -1,20 +1,23 @@
-// One network's runtime: its upstreams (or embedded anvil), its core, and its server on its own port.
+// One network's runtime: its upstreams (or embedded anvil), its cores, and its server on its own port.
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import type { NodeServerRequest } from "./transport/http/nodeTypes.js";
 import type { GatewayConfig, NetworkConfig } from "./config/config.js";
 import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
 import { RpcCore } from "./rpc/rpcCore.js";
 import type { Logger } from "./log/logger.js";
-import type { Access } from "./rpc/methodPolicy.js";
+import type { MasterSeed } from "./keys/masterSeed.js";
+import type { SubmissionStore } from "./store/submissionStore.js";
+import { Sequencer } from "./sequencer/sequencer.js";
+import { ZktCore } from "./zkt/zktCore.js";
+import type { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { listenDual, type DualServer } from "./transport/http/listen.js";
 import { createRestHandler } from "./transport/http/restRouter.js";
 import { healthRoutes } from "./transport/http/healthRoutes.js";
 import { jsonRpcRoutes, type Authenticate } from "./transport/jsonrpc/jsonRpcRoutes.js";
+import { zktRoutes } from "./transport/zkt/zktRoutes.js";
 import { connectRoutes } from "./transport/connect/routes.js";
-import { accessKey } from "./transport/connect/context.js";
 import { errorMappingInterceptor } from "./transport/connect/errorMap.js";
-import { createContextValues } from "@connectrpc/connect";
+import { authInterceptor } from "./transport/connect/authInterceptor.js";
 
 export interface RunningNetwork {
   config: NetworkConfig;
@@ -22,14 +25,20 @@ export interface RunningNetwork {
   url: string;
   /** The node(s) behind it; the embedded anvil's URL when there is one. */
   upstreamUrls: string[];
+  embedded: boolean;
   core: RpcCore;
+  zkt: ZktCore;
   pool: UpstreamPool;
+  sequencer: Sequencer;
   close(): Promise<void>;
 }
 
 export interface NetworkDeps {
   log: Logger;
   authenticate: Authenticate;
+  seed: MasterSeed;
+  store: SubmissionStore;
+  compiler: SolidityCompiler;
 }
 
 export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: NetworkDeps): Promise<RunningNetwork> {
@@ -37,6 +46,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
   let embedded: EmbeddedNode | undefined;
   let server: DualServer | undefined;
   let pool: UpstreamPool | undefined;
+  let sequencer: Sequencer | undefined;
   try {
     if (net.upstreams.length === 0) {
       embedded = await startEmbeddedNode({ chainId: net.chainId, blockTimeSeconds: net.blockTimeSeconds, feeMode: net.feeMode });
@@ -47,47 +57,61 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     await pool.start();
     if (!pool.ready) log.warn("no upstream is reachable yet; serving anyway, readiness is false", { upstreams: pool.health() });
     const core = new RpcCore(pool, net.chainId);
+    sequencer = new Sequencer({
+      network: net.name,
+      chainId: net.chainId,
+      feeMode: net.feeMode,
+      pool,
+      store: deps.store,
+      log,
+      receiptPollMs: Math.max(50, Math.round((net.blockTimeSeconds * 1000) / 2)),
+      devFunding: embedded !== undefined && net.feeMode === "market",
+    });
+    const zkt = new ZktCore({ network: net, pool, sequencer, store: deps.store, seed: deps.seed, compiler: deps.compiler });
     let draining = false;
     const rest = createRestHandler(
-      [...healthRoutes(pool, () => draining), ...jsonRpcRoutes({ dispatcher: core, maxBatchSize: gw.maxBatchSize, authenticate: deps.authenticate })],
+      [
+        ...healthRoutes(pool, () => draining),
+        ...jsonRpcRoutes({ dispatcher: core, maxBatchSize: gw.maxBatchSize, authenticate: deps.authenticate }),
+        ...zktRoutes({ core: zkt, authenticate: deps.authenticate }),
+      ],
       gw.bodyLimitBytes,
       log,
     );
     const handler = connectNodeAdapter({
-      routes: connectRoutes({ core, maxBatchSize: gw.maxBatchSize }),
+      routes: connectRoutes({ core, zkt, maxBatchSize: gw.maxBatchSize }),
       fallback: rest,
       readMaxBytes: gw.bodyLimitBytes,
-      interceptors: [errorMappingInterceptor],
-      contextValues: (req) => connectContext(req, deps.authenticate),
+      // Error mapping outermost, so errors raised while authenticating are mapped too.
+      interceptors: [errorMappingInterceptor, authInterceptor(deps.authenticate)],
     });
     server = await listenDual(handler, gw.host, net.port);
     const url = `http://${gw.host}:${server.port}`;
     const srv = server;
     const p = pool;
+    const s = sequencer;
     return {
       config: net,
       url,
       upstreamUrls,
+      embedded: embedded !== undefined,
       core,
+      zkt,
       pool,
+      sequencer,
       async close() {
         draining = true;
         await srv.close();
+        s.stop();
         p.stop();
         await embedded?.stop();
       },
     };
   } catch (err) {
     await server?.close();
+    sequencer?.stop();
     pool?.stop();
     await embedded?.stop();
     throw err;
   }
-}
-
-function connectContext(_req: NodeServerRequest, _authenticate: Authenticate) {
-  const values = createContextValues();
-  const access: Access = { kind: "public" };
-  values.set(accessKey, access);
-  return values;
 }

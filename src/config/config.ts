@@ -19,6 +19,8 @@ export interface NetworkConfig {
   blockTimeSeconds: number;
   /** Where V1 messages are sent. */
   messageRecipient: string;
+  /** solc evmVersion for ZKT deploys; paris avoids PUSH0 for chains without Shanghai. */
+  evmVersion: string;
 }
 
 export interface GatewayConfig {
@@ -43,6 +45,7 @@ export const defaultNetworks: Record<NetworkName, NetworkConfig> = {
     feeMode: "zero",
     blockTimeSeconds: 0.25,
     messageRecipient: "0x0000000000000000000000000000000000000000",
+    evmVersion: "paris",
   },
   mainnet: {
     name: "mainnet",
@@ -52,6 +55,7 @@ export const defaultNetworks: Record<NetworkName, NetworkConfig> = {
     feeMode: "zero",
     blockTimeSeconds: 0.25,
     messageRecipient: "0x0000000000000000000000000000000000000000",
+    evmVersion: "paris",
   },
 };
 

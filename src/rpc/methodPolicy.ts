@@ -1,7 +1,8 @@
 // Which JSON-RPC methods a caller may reach. Policy sits in front of the upstream pool, never inside it.
 import { GatewayError } from "../errors.js";
 
-export type Access = { kind: "public" } | { kind: "key"; keyId: string };
+/** Who is calling: the public, or the holder of an API key (whose wallet is master-seed index walletIndex). */
+export type Access = { kind: "public" } | { kind: "key"; keyId: string; walletIndex: number };
 
 /** Namespaces forwarded to the node; everything else is unknown to the gateway. */
 const FORWARDED_NAMESPACES = ["eth_", "net_", "web3_"];

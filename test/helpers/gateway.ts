@@ -1,5 +1,7 @@
 // Test gateways: real embedded anvil, free ports, logs captured so tests can inspect them.
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { defaultConfig, type GatewayConfig, type NetworkName } from "../../src/config/config.js";
 import { startGateway, type Gateway } from "../../src/gateway.js";
 import { createLogger } from "../../src/log/logger.js";
@@ -17,6 +19,7 @@ export function testConfig(options: TestGatewayOptions = {}): GatewayConfig {
   config.networks = config.networks.filter((n) => names.includes(n.name));
   for (const n of config.networks) n.port = 0;
   config.logLevel = "debug";
+  config.dataDir = mkdtempSync(join(tmpdir(), "gw-data-"));
   options.mutate?.(config);
   return config;
 }

@@ -1,16 +1,21 @@
 // Connect routes of one network: every service registered in one place.
 import type { ConnectRouter } from "@connectrpc/connect";
 import { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { ZktService } from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import type { RpcCore } from "../../rpc/rpcCore.js";
+import type { ZktCore } from "../../zkt/zktCore.js";
 import { rpcServiceImpl } from "./rpcService.js";
+import { zktServiceImpl } from "./zktService.js";
 
 export interface ConnectServices {
   core: RpcCore;
+  zkt: ZktCore;
   maxBatchSize: number;
 }
 
 export function connectRoutes(services: ConnectServices): (router: ConnectRouter) => void {
   return (router) => {
     router.service(RpcService, rpcServiceImpl(services.core, services.maxBatchSize));
+    router.service(ZktService, zktServiceImpl(services.zkt));
   };
 }

@@ -1,0 +1,37 @@
+// The gateway's master seed: every gateway-held wallet derives from it (BIP-32 m/44'/60'/0'/0/<n>).
+// From MASTER_MNEMONIC, else <dataDir>/master-seed (created on first start, mode 0600). Never logged.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { HDNodeWallet, Mnemonic, Wallet } from "ethers";
+
+export class MasterSeed {
+  private readonly cache = new Map<number, HDNodeWallet>();
+  private constructor(private readonly mnemonic: Mnemonic) {}
+
+  static load(dataDir: string, env: Record<string, string | undefined> = process.env): MasterSeed {
+    if (env.MASTER_MNEMONIC) return new MasterSeed(Mnemonic.fromPhrase(env.MASTER_MNEMONIC.trim()));
+    const file = join(dataDir, "master-seed");
+    if (existsSync(file)) return new MasterSeed(Mnemonic.fromPhrase(readFileSync(file, "utf8").trim()));
+    mkdirSync(dataDir, { recursive: true });
+    const phrase = Wallet.createRandom().mnemonic!.phrase;
+    writeFileSync(file, phrase + "\n", { mode: 0o600, flag: "wx" });
+    return new MasterSeed(Mnemonic.fromPhrase(phrase));
+  }
+
+  /** Wallet n. Index 0 is the public try-it-out signer; API keys get 1, 2, … */
+  wallet(index: number): HDNodeWallet {
+    let w = this.cache.get(index);
+    if (!w) this.cache.set(index, (w = HDNodeWallet.fromMnemonic(this.mnemonic, `m/44'/60'/0'/0/${index}`)));
+    return w;
+  }
+
+  /** Keeps the phrase out of util.inspect / JSON / console.log. */
+  toJSON(): string {
+    return "[MasterSeed]";
+  }
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return "[MasterSeed]";
+  }
+}
+
+export const PUBLIC_SIGNER_INDEX = 0;

@@ -1,0 +1,55 @@
+// The submission journal: every accepted write, recorded before the reply and updated as it is broadcast,
+// mined or fails. The sequencer talks only to this interface (in-memory here; PostgreSQL/PGlite later).
+export type SubmissionStatus = "pending" | "processing" | "completed" | "error";
+
+export interface SubmissionRecord {
+  queueId: string;
+  network: string;
+  signer: string;
+  nonce: number;
+  hash: string;
+  /** Signed raw transaction, kept so it can be rebroadcast. */
+  raw: string;
+  /** "refill": a no-op self-transfer filling the nonce of a transaction rejected for good. */
+  kind: "message" | "call" | "deploy" | "raw" | "refill";
+  status: SubmissionStatus;
+  errorMessage?: string;
+  createdAt: Date;
+  processedAt?: Date;
+  idempotencyKey?: string;
+}
+
+export type SubmissionUpdate = Partial<Pick<SubmissionRecord, "status" | "errorMessage" | "processedAt">>;
+
+export interface SubmissionStore {
+  insert(record: SubmissionRecord): Promise<void>;
+  update(queueId: string, update: SubmissionUpdate): Promise<void>;
+  get(queueId: string): Promise<SubmissionRecord | undefined>;
+  /** Records in a status, oldest first (the receipt watcher polls "processing"). */
+  listByStatus(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]>;
+}
+
+export class MemorySubmissionStore implements SubmissionStore {
+  private readonly records = new Map<string, SubmissionRecord>();
+
+  async insert(record: SubmissionRecord): Promise<void> {
+    if (this.records.has(record.queueId)) throw new Error(`duplicate queueId ${record.queueId}`);
+    this.records.set(record.queueId, { ...record });
+  }
+  async update(queueId: string, update: SubmissionUpdate): Promise<void> {
+    const r = this.records.get(queueId);
+    if (r) Object.assign(r, update);
+  }
+  async get(queueId: string): Promise<SubmissionRecord | undefined> {
+    const r = this.records.get(queueId);
+    return r ? { ...r } : undefined;
+  }
+  async listByStatus(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
+    const out: SubmissionRecord[] = [];
+    for (const r of this.records.values()) {
+      if (r.network === network && r.status === status) out.push({ ...r });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,205 @@
+// The ZKT OpenAPI 3.0.3 document served at GET /zkt/openapi.json. Tests validate real requests and
+// responses against it, so it cannot drift from what the server does.
+const address = { type: "string", pattern: "^0x[0-9a-fA-F]{40}$" };
+const hash = { type: "string", pattern: "^0x[0-9a-fA-F]{64}$" };
+const id = { oneOf: [{ type: "string" }, { type: "number" }], description: "Request identifier, echoed in the response." };
+const abiEntry = { oneOf: [{ type: "string", description: 'Human-readable, e.g. "function balanceOf(address) view returns (uint256)"' }, { type: "object" }] };
+const jsonValue = {};
+
+const errorResponse = {
+  type: "object",
+  required: ["success", "error", "errorCode"],
+  additionalProperties: false,
+  properties: {
+    success: { type: "boolean", enum: [false] },
+    error: { type: "string", description: "What went wrong, for people." },
+    errorCode: { type: "string", enum: ["VALIDATION_ERROR", "COMPILATION_ERROR", "UNAUTHORIZED", "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "TXN_NOT_PROCESSED", "UPSTREAM_UNAVAILABLE", "NOT_FOUND", "INTERNAL_ERROR"] },
+    details: { description: "Machine-readable specifics: compiler messages with line/column, revert reason and data, …" },
+    id,
+  },
+};
+
+const receipt = {
+  type: "object",
+  required: ["status", "blockNumber", "blockHash", "gasUsed", "logs"],
+  additionalProperties: false,
+  properties: {
+    status: { type: "string", enum: ["success", "reverted"] },
+    blockNumber: { type: "integer" },
+    blockHash: hash,
+    gasUsed: { type: "string", description: "Decimal." },
+    contractAddress: { ...address, nullable: true },
+    logs: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["address", "event", "args", "topics", "data", "logIndex"],
+        additionalProperties: false,
+        properties: {
+          address,
+          event: { type: "string", nullable: true, description: "Event name when the request's ABI has it." },
+          args: { type: "object", nullable: true, description: "Decoded arguments by name; integers as decimal strings." },
+          topics: { type: "array", items: hash },
+          data: { type: "string" },
+          logIndex: { type: "integer" },
+        },
+      },
+    },
+  },
+};
+
+const okBase = { success: { type: "boolean", enum: [true] }, id };
+
+export const openApiDocument = {
+  openapi: "3.0.3",
+  info: {
+    title: "chain-gateway ZKT API (beta)",
+    version: "1.0.0",
+    description:
+      "Write messages, read and write contract functions, and deploy contracts with plain HTTP POSTs. The body's shape selects the operation: V1 message {arguments: string}; V2 call {to, abi, method, arguments: [], wait?}; V2 deploy {code, arguments?, contractName?}. Experimental.",
+  },
+  paths: {
+    "/zkt/try-it-out": {
+      post: {
+        summary: "Submit with the shared public signer",
+        operationId: "submitPublic",
+        requestBody: { $ref: "#/components/requestBodies/ZktRequest" },
+        responses: { $ref: "#/components/x-submitResponses" },
+      },
+    },
+    "/zkt/{apiKey}": {
+      post: {
+        summary: "Submit signed by the API key's own wallet",
+        operationId: "submitWithKey",
+        parameters: [{ name: "apiKey", in: "path", required: true, schema: { type: "string" } }],
+        requestBody: { $ref: "#/components/requestBodies/ZktRequest" },
+        responses: { $ref: "#/components/x-submitResponses" },
+      },
+    },
+    "/zkt/transactions/{queueId}": {
+      get: {
+        summary: "Status of a submission",
+        operationId: "getTransactionStatus",
+        parameters: [{ name: "queueId", in: "path", required: true, schema: { type: "string" } }],
+        responses: {
+          "200": { description: "The submission", content: { "application/json": { schema: { $ref: "#/components/schemas/TransactionStatus" } } } },
+          "404": { description: "Unknown queueId", content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorResponse" } } } },
+        },
+      },
+    },
+  },
+  components: {
+    requestBodies: {
+      ZktRequest: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: { oneOf: [{ $ref: "#/components/schemas/MessageRequest" }, { $ref: "#/components/schemas/ContractCallRequest" }, { $ref: "#/components/schemas/DeployRequest" }] },
+          },
+        },
+      },
+    },
+    "x-submitResponses": {},
+    schemas: {
+      MessageRequest: {
+        type: "object",
+        description: "V1: write a message. A transaction to the network's message recipient whose data is the message's UTF-8 bytes.",
+        required: ["arguments"],
+        additionalProperties: false,
+        properties: { arguments: { type: "string", minLength: 1 }, id },
+      },
+      ContractCallRequest: {
+        type: "object",
+        description: "V2: call a contract function. view/pure functions are read with eth_call; others are signed and submitted.",
+        required: ["to", "abi", "method", "arguments"],
+        additionalProperties: false,
+        properties: {
+          to: address,
+          abi: { type: "array", minItems: 1, items: abiEntry },
+          method: { type: "string", minLength: 1, description: "Function name, or full signature for an overload." },
+          arguments: { type: "array", items: jsonValue, description: "Strings (numbers decimal or 0x, booleans, JSON text for arrays/tuples) or native JSON values." },
+          wait: { type: "boolean", description: "Return after mining, with the receipt." },
+          id,
+        },
+      },
+      DeployRequest: {
+        type: "object",
+        description: "V2: compile Solidity source (pinned solc; @openzeppelin/contracts imports resolve) and deploy; returns once mined.",
+        required: ["code"],
+        additionalProperties: false,
+        properties: { code: { type: "string", minLength: 1 }, arguments: { type: "array", items: jsonValue }, contractName: { type: "string" }, id },
+      },
+      MessageResponse: {
+        type: "object",
+        required: ["success", "hash", "transactionHash", "queueId"],
+        additionalProperties: false,
+        properties: { ...okBase, hash, transactionHash: hash, queueId: { type: "string" } },
+      },
+      ReadResponse: {
+        type: "object",
+        required: ["success", "output"],
+        additionalProperties: false,
+        properties: { ...okBase, output: { type: "array", items: jsonValue, description: "Return values in order, tuples flattened, integers as decimal strings." } },
+      },
+      WriteResponse: {
+        type: "object",
+        required: ["success", "hash", "transactionHash", "queueId"],
+        additionalProperties: false,
+        properties: { ...okBase, hash, transactionHash: hash, queueId: { type: "string" }, receipt: { $ref: "#/components/schemas/Receipt" } },
+      },
+      DeployResponse: {
+        type: "object",
+        required: ["success", "contractAddress", "abi", "hash", "transactionHash", "queueId"],
+        additionalProperties: false,
+        properties: {
+          ...okBase,
+          contractAddress: address,
+          abi: { type: "array", items: { type: "object", required: ["type"], properties: { type: { type: "string" }, name: { type: "string" }, inputs: { type: "array" }, outputs: { type: "array" }, stateMutability: { type: "string" } } } },
+          hash,
+          transactionHash: hash,
+          queueId: { type: "string" },
+        },
+      },
+      Receipt: receipt,
+      ErrorResponse: errorResponse,
+      TransactionStatus: {
+        type: "object",
+        required: ["queueId", "status", "transactionHash", "errorMessage", "createdAt", "processedAt"],
+        additionalProperties: false,
+        properties: {
+          queueId: { type: "string" },
+          status: { type: "string", enum: ["pending", "processing", "completed", "error"] },
+          transactionHash: hash,
+          errorMessage: { type: "string", nullable: true },
+          createdAt: { type: "string", format: "date-time" },
+          processedAt: { type: "string", format: "date-time", nullable: true },
+        },
+      },
+    },
+  },
+};
+
+const submitResponses = {
+  "200": {
+    description: "Success; which shape depends on the operation.",
+    content: {
+      "application/json": {
+        schema: { oneOf: [{ $ref: "#/components/schemas/MessageResponse" }, { $ref: "#/components/schemas/ReadResponse" }, { $ref: "#/components/schemas/WriteResponse" }, { $ref: "#/components/schemas/DeployResponse" }] },
+      },
+    },
+  },
+  ...Object.fromEntries(
+    [
+      ["400", "VALIDATION_ERROR or COMPILATION_ERROR: the body is malformed, an argument is wrong, or the source does not compile"],
+      ["401", "UNAUTHORIZED: unknown or revoked API key"],
+      ["413", "PAYLOAD_TOO_LARGE: body over 1 MB"],
+      ["422", "TXN_NOT_PROCESSED: the node rejected the transaction or it reverted"],
+      ["429", "RATE_LIMITED: over the caller's limit; see Retry-After"],
+      ["503", "UPSTREAM_UNAVAILABLE: no node reachable, or not mined in time"],
+    ].map(([code, description]) => [code, { description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorResponse" } } } }]),
+  ),
+};
+
+// OpenAPI has no $ref for a whole responses map; inline the same map on both submit paths.
+for (const path of ["/zkt/try-it-out", "/zkt/{apiKey}"] as const) openApiDocument.paths[path].post.responses = submitResponses as never;
+delete (openApiDocument.components as Record<string, unknown>)["x-submitResponses"];

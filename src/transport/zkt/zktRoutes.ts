@@ -1,0 +1,84 @@
+// ZKT over REST: POST /zkt/try-it-out (shared signer), POST /zkt/<API_KEY> (the key's wallet),
+// GET /zkt/transactions/<queueId>, GET /zkt/openapi.json. Parses, calls ZktCore, renders; decides nothing.
+import { GatewayError, toGatewayError } from "../../errors.js";
+import type { Access } from "../../rpc/methodPolicy.js";
+import type { ZktCore } from "../../zkt/zktCore.js";
+import type { SubmissionRecord } from "../../store/submissionStore.js";
+import type { Authenticate } from "../jsonrpc/jsonRpcRoutes.js";
+import { json, type HttpAnswer, type RestRequest, type RestRoute } from "../http/restRouter.js";
+import { zktErrorAnswer } from "./errorMap.js";
+import { idOf, parseZktBody, type ZktId } from "./parseZktBody.js";
+import { openApiDocument } from "./openapi.js";
+
+export interface ZktRouteOptions {
+  core: ZktCore;
+  authenticate: Authenticate;
+}
+
+const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
+
+export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
+  const { core } = options;
+  const submit = async (req: RestRequest, access: () => Promise<Access>): Promise<HttpAnswer> => {
+    let body: unknown;
+    try {
+      body = JSON.parse(await req.body());
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      return zktErrorAnswer(new GatewayError("validation", "the body is not valid JSON"));
+    }
+    const id = idOf(body);
+    try {
+      const who = await access();
+      const op = parseZktBody(body);
+      switch (op.op) {
+        case "message": {
+          const r = await core.writeMessage(who, op.message);
+          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id);
+        }
+        case "call": {
+          const r = await core.callContract(who, op, { wait: op.wait });
+          if (r.kind === "read") return ok({ output: r.output }, id);
+          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: r.receipt } : {}) }, id);
+        }
+        case "deploy": {
+          const r = await core.deployContract(who, op.code, op.arguments, op.contractName);
+          return ok({ contractAddress: r.contractAddress, abi: r.abi, hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id);
+        }
+      }
+    } catch (err) {
+      return zktErrorAnswer(toGatewayError(err), id);
+    }
+  };
+  return [
+    { method: "GET", pattern: /^\/zkt\/openapi\.json$/, renderError, handle: async () => json(200, openApiDocument) },
+    {
+      method: "GET",
+      pattern: /^\/zkt\/transactions\/([^/]+)$/,
+      renderError,
+      handle: async (req) => json(200, statusBody(await core.transactionStatus(decodeURIComponent(req.params[0]!)))),
+    },
+    { method: "POST", pattern: /^\/zkt\/try-it-out$/, renderError, handle: (req) => submit(req, async () => ({ kind: "public" })) },
+    {
+      method: "POST",
+      pattern: /^\/zkt\/([^/]+)$/,
+      renderError,
+      handle: (req) => submit(req, () => options.authenticate(decodeURIComponent(req.params[0]!))),
+    },
+  ];
+}
+
+function ok(fields: Record<string, unknown>, id: ZktId | undefined): HttpAnswer {
+  return json(200, { success: true, ...fields, ...(id !== undefined ? { id } : {}) });
+}
+
+export function statusBody(r: SubmissionRecord): Record<string, unknown> {
+  return {
+    queueId: r.queueId,
+    status: r.status,
+    transactionHash: r.hash,
+    errorMessage: r.errorMessage ?? null,
+    createdAt: r.createdAt.toISOString(),
+    processedAt: r.processedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,28 @@
+// Runs solc off the main thread: a compile takes seconds of CPU and must not stall every other request.
+// Plain JS so it loads in a worker under node, tsx and vitest alike.
+import { parentPort } from "node:worker_threads";
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import solc from "solc";
+
+const require = createRequire(import.meta.url);
+
+// Only @openzeppelin/contracts imports resolve (from the package the gateway ships); nothing else on disk.
+function findImports(path) {
+  if (!path.startsWith("@openzeppelin/contracts/") || path.includes("..")) {
+    return { error: `import "${path}" not found: only @openzeppelin/contracts/... imports are available` };
+  }
+  try {
+    return { contents: readFileSync(require.resolve(path), "utf8") };
+  } catch {
+    return { error: `import "${path}" not found in @openzeppelin/contracts` };
+  }
+}
+
+parentPort.on("message", ({ id, input }) => {
+  try {
+    parentPort.postMessage({ id, output: solc.compile(input, { import: findImports }), version: solc.version() });
+  } catch (err) {
+    parentPort.postMessage({ id, error: String(err && err.message ? err.message : err) });
+  }
+});

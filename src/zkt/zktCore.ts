@@ -1,0 +1,168 @@
+// The ZKT operations of one network, shared by the REST adapter and the Connect service: write a message,
+// read or write a contract function, deploy from Solidity source, and report a submission's status.
+import { getCreateAddress, hexlify, toUtf8Bytes, type Interface, type HDNodeWallet } from "ethers";
+import { GatewayError, type JsonValue } from "../errors.js";
+import type { NetworkConfig } from "../config/config.js";
+import type { UpstreamPool } from "../chain/upstreamPool.js";
+import type { Access } from "../rpc/methodPolicy.js";
+import type { MasterSeed } from "../keys/masterSeed.js";
+import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";
+import type { Sequencer } from "../sequencer/sequencer.js";
+import type { RpcReceipt } from "../sequencer/receiptWatcher.js";
+import type { SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
+import { isReadOnly, parseAbi, resolveFunction } from "./contractAbi.js";
+import { convertArguments } from "./convertArguments.js";
+import { formatNamed, formatOutputs } from "./formatValues.js";
+import { revertError } from "./decodeRevert.js";
+import type { SolidityCompiler } from "./solc/compileSolidity.js";
+
+export interface ContractCall {
+  to: string;
+  abi: JsonValue;
+  method: string;
+  arguments: JsonValue[];
+}
+
+export interface Receipt {
+  status: "success" | "reverted";
+  blockNumber: number;
+  blockHash: string;
+  gasUsed: string;
+  contractAddress: string | null;
+  logs: { address: string; event: string | null; args: { [k: string]: JsonValue } | null; topics: string[]; data: string; logIndex: number }[];
+}
+
+export type CallResult =
+  | { kind: "read"; output: JsonValue[] }
+  | { kind: "write"; hash: string; queueId: string; receipt?: Receipt };
+
+export interface Submitted {
+  hash: string;
+  queueId: string;
+}
+
+export interface ZktCoreDeps {
+  network: NetworkConfig;
+  pool: UpstreamPool;
+  sequencer: Sequencer;
+  store: SubmissionStore;
+  seed: MasterSeed;
+  compiler: SolidityCompiler;
+  waitTimeoutMs?: number;
+}
+
+export class ZktCore {
+  constructor(private readonly deps: ZktCoreDeps) {}
+
+  /** The wallet that signs for this caller: the shared try-it-out signer, or the key's own. */
+  signerFor(access: Access): HDNodeWallet {
+    return this.deps.seed.wallet(access.kind === "key" ? access.walletIndex : PUBLIC_SIGNER_INDEX);
+  }
+
+  async writeMessage(access: Access, message: string, idempotencyKey?: string): Promise<Submitted> {
+    if (message.length === 0) throw new GatewayError("validation", "arguments must be a non-empty string (the message to write)");
+    const rec = await this.submit(access, { to: this.deps.network.messageRecipient, data: hexlify(toUtf8Bytes(message)), kind: "message", idempotencyKey }, undefined, "the message");
+    return { hash: rec.hash, queueId: rec.queueId };
+  }
+
+  /** Reads with eth_call when the function is view/pure, else signs and submits (optionally waiting). */
+  async callContract(access: Access, call: ContractCall, options: { wait?: boolean; forceWrite?: boolean; forceRead?: boolean; idempotencyKey?: string } = {}): Promise<CallResult> {
+    const to = requireAddress(call.to);
+    const iface = parseAbi(call.abi);
+    const fn = resolveFunction(iface, call.method, call.arguments.length);
+    const args = convertArguments(fn.inputs, call.arguments, `${fn.name}`);
+    const data = iface.encodeFunctionData(fn, args);
+    const read = options.forceRead || (!options.forceWrite && isReadOnly(fn));
+    if (read) {
+      let result: JsonValue;
+      try {
+        result = await this.deps.pool.call("eth_call", [{ from: this.signerFor(access).address, to, data }, "latest"]);
+      } catch (err) {
+        throw err instanceof GatewayError && err.kind === "execution_reverted" ? revertError(err, iface, fn.name) : err;
+      }
+      if (result === "0x" && fn.outputs.length > 0) {
+        const code = await this.deps.pool.call("eth_getCode", [to, "latest"]);
+        if (code === "0x") throw new GatewayError("validation", `there is no contract at ${to} on this network`);
+      }
+      try {
+        return { kind: "read", output: formatOutputs(fn.outputs, iface.decodeFunctionResult(fn, result as string)) };
+      } catch {
+        throw new GatewayError("validation", `the result of ${fn.name} could not be decoded with the given abi`, { details: { data: result } });
+      }
+    }
+    const rec = await this.submit(access, { to, data, kind: "call", idempotencyKey: options.idempotencyKey }, iface, fn.name);
+    if (!options.wait) return { kind: "write", hash: rec.hash, queueId: rec.queueId };
+    const receipt = await this.receiptOf(rec, iface);
+    if (receipt.status === "reverted") throw new GatewayError("execution_reverted", `${fn.name} reverted on chain`, { details: { hash: rec.hash, queueId: rec.queueId } });
+    return { kind: "write", hash: rec.hash, queueId: rec.queueId, receipt };
+  }
+
+  /** Compiles, deploys and waits for the contract to exist, so it can be called right away. */
+  async deployContract(access: Access, code: string, constructorArgs: JsonValue[], contractName?: string, idempotencyKey?: string): Promise<Submitted & { contractAddress: string; abi: JsonValue[]; receipt: Receipt }> {
+    if (code.trim() === "") throw new GatewayError("validation", "code must be non-empty Solidity source");
+    const compiled = await this.deps.compiler.compile(code, { evmVersion: this.deps.network.evmVersion, ...(contractName ? { contractName } : {}) });
+    const iface = parseAbi(compiled.abi.length > 0 ? compiled.abi : ["constructor()"]);
+    const args = convertArguments(iface.deploy.inputs, constructorArgs, `the constructor of ${compiled.name}`);
+    const data = compiled.bytecode + iface.encodeDeploy(args).slice(2);
+    const rec = await this.submit(access, { to: null, data, kind: "deploy", idempotencyKey }, iface, `the constructor of ${compiled.name}`);
+    const contractAddress = getCreateAddress({ from: rec.signer, nonce: rec.nonce });
+    const receipt = await this.receiptOf(rec, iface);
+    if (receipt.status === "reverted") throw new GatewayError("execution_reverted", `the deployment of ${compiled.name} reverted on chain`, { details: { hash: rec.hash } });
+    return { hash: rec.hash, queueId: rec.queueId, contractAddress, abi: compiled.abi, receipt };
+  }
+
+  async transactionStatus(queueId: string): Promise<SubmissionRecord> {
+    const rec = /^[0-9a-f-]{36}$/.test(queueId) ? await this.deps.store.get(queueId) : undefined;
+    if (!rec || rec.network !== this.deps.network.name) throw new GatewayError("not_found", `no submission with queueId "${queueId}" on this network`);
+    return rec;
+  }
+
+  private async submit(access: Access, tx: { to: string | null; data: string; kind: SubmissionRecord["kind"]; idempotencyKey: string | undefined }, iface: Interface | undefined, what: string): Promise<SubmissionRecord> {
+    try {
+      return await this.deps.sequencer.submit({ wallet: this.signerFor(access), to: tx.to, data: tx.data, kind: tx.kind, ...(tx.idempotencyKey ? { idempotencyKey: tx.idempotencyKey } : {}) });
+    } catch (err) {
+      throw err instanceof GatewayError && err.kind === "execution_reverted" ? revertError(err, iface, what) : err;
+    }
+  }
+
+  private async receiptOf(rec: SubmissionRecord, iface: Interface): Promise<Receipt> {
+    let raw: RpcReceipt;
+    try {
+      raw = await this.deps.sequencer.waitForReceipt(rec.hash, this.deps.waitTimeoutMs ?? 60_000);
+    } catch {
+      throw new GatewayError("upstream_unavailable", `the transaction was accepted but not mined in time; follow it with GET /zkt/transactions/${rec.queueId}`, { details: { hash: rec.hash, queueId: rec.queueId } });
+    }
+    return formatReceipt(raw, iface);
+  }
+}
+
+function requireAddress(to: string): string {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(to)) throw new GatewayError("validation", `to must be a contract address (0x followed by 40 hex digits), got ${JSON.stringify(to)}`);
+  return to;
+}
+
+export function formatReceipt(r: RpcReceipt, iface: Interface): Receipt {
+  return {
+    status: r.status === "0x1" ? "success" : "reverted",
+    blockNumber: Number(BigInt(r.blockNumber)),
+    blockHash: r.blockHash,
+    gasUsed: BigInt(r.gasUsed).toString(10),
+    contractAddress: r.contractAddress ?? null,
+    logs: r.logs.map((l) => {
+      let parsed: ReturnType<Interface["parseLog"]> = null;
+      try {
+        parsed = iface.parseLog({ topics: l.topics, data: l.data });
+      } catch {
+        parsed = null;
+      }
+      return {
+        address: l.address,
+        event: parsed?.name ?? null,
+        args: parsed ? formatNamed(parsed.fragment.inputs, parsed.args) : null,
+        topics: l.topics,
+        data: l.data,
+        logIndex: Number(BigInt(l.logIndex)),
+      };
+    }),
+  };
+}
