@@ -1,6 +1,6 @@
 // ABI handling for ZKT calls: parse what the caller sent (human-readable strings or JSON objects) and pick
 // the function a `method` names. Wraps ethers so the rest of the code does not depend on its details.
-import { Interface, type FunctionFragment } from "ethers";
+import { Fragment, Interface, type FunctionFragment } from "ethers";
 import { GatewayError, type JsonValue } from "../errors.js";
 
 export function parseAbi(abi: JsonValue): Interface {
@@ -14,7 +14,8 @@ export function parseAbi(abi: JsonValue): Interface {
     // Parse entry by entry so the error names the entry that is wrong (ethers would skip or throw globally).
     abi.forEach((entry, i) => {
       try {
-        new Interface([entry as string]);
+        Fragment.from(entry as string); // throws, where Interface would only warn and skip
+
       } catch (err) {
         throw new GatewayError("validation", `abi[${i}] is not a valid ABI entry: ${shortReason(err)}`, { details: { index: i } });
       }
