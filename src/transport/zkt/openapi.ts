@@ -184,7 +184,8 @@ const submitResponses = {
     description: "Success; which shape depends on the operation.",
     content: {
       "application/json": {
-        schema: { oneOf: [{ $ref: "#/components/schemas/MessageResponse" }, { $ref: "#/components/schemas/ReadResponse" }, { $ref: "#/components/schemas/WriteResponse" }, { $ref: "#/components/schemas/DeployResponse" }] },
+        // anyOf: a message reply is also a valid write reply without a receipt.
+        schema: { anyOf: [{ $ref: "#/components/schemas/MessageResponse" }, { $ref: "#/components/schemas/ReadResponse" }, { $ref: "#/components/schemas/WriteResponse" }, { $ref: "#/components/schemas/DeployResponse" }] },
       },
     },
   },

@@ -1,0 +1,69 @@
+// The same ZKT operations through the generated Connect client (gRPC and Connect JSON) give the same
+// results as REST; and market-fee mode (EIP-1559, signers funded on the dev chain) works end to end.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { fromJson, toJson } from "@bufbuild/protobuf";
+import { ListValueSchema } from "@bufbuild/protobuf/wkt";
+import { JsonRpcProvider, toUtf8String } from "ethers";
+import { TransactionStatus, ZktService } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import type { Gateway } from "../../src/gateway.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { TOKEN_ABI, TOKEN_SOURCE } from "../fixtures/contracts.js";
+
+const list = (v: unknown[]) => fromJson(ListValueSchema, v as never);
+
+describe("ZKT over Connect", () => {
+  let gw: Gateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({ networks: ["testnet", "mainnet"], mutate: (c) => (c.networks.find((n) => n.name === "mainnet")!.feeMode = "market") });
+  });
+  afterAll(() => gw?.close());
+
+  for (const [label, network, transport] of [
+    ["gRPC, zero-fee testnet", "testnet", (url: string) => createGrpcTransport({ baseUrl: url })],
+    ["Connect JSON, market-fee mainnet", "mainnet", (url: string) => createConnectTransport({ baseUrl: url, httpVersion: "1.1" })],
+  ] as const) {
+    it(`${label}: message, deploy, read, write with wait, status — same as REST`, async () => {
+      const net = gw.network(network);
+      const client = createClient(ZktService, transport(net.url));
+      const provider = new JsonRpcProvider(net.upstreamUrls[0], undefined, { staticNetwork: true, pollingInterval: 100 });
+
+      const msg = await client.writeMessage({ message: "via connect" });
+      const tx = await provider.waitForTransaction(msg.hash, 1, 10_000).then(() => provider.getTransaction(msg.hash));
+      expect(toUtf8String(tx!.data)).toBe("via connect");
+      expect(tx!.from).toBe(gw.publicSignerAddress);
+      if (network === "mainnet") {
+        expect(tx!.type).toBe(2);
+        expect(tx!.maxFeePerGas! > 0n).toBe(true);
+      }
+
+      const deployed = await client.deployContract({ code: TOKEN_SOURCE, arguments: list(["Connect Token", "CT", "500"]) });
+      expect(deployed.contractAddress).toMatch(/^0x[0-9a-fA-F]{40}$/);
+      expect((toJson(ListValueSchema, deployed.abi!) as { name?: string }[]).some((e) => e.name === "transfer")).toBe(true);
+
+      const info = await client.readContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "info", arguments: list([]) });
+      expect(toJson(ListValueSchema, info.output!)).toEqual(["Connect Token", "CT", "500"]);
+      // REST gives the same output for the same read.
+      const rest = await postJson(net.url + "/zkt/try-it-out", { to: deployed.contractAddress, abi: TOKEN_ABI, method: "info", arguments: [] });
+      expect((rest.json as { output: unknown[] }).output).toEqual(toJson(ListValueSchema, info.output!));
+
+      const write = await client.writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x000000000000000000000000000000000000dEaD", "5"]), wait: true });
+      expect(write.receipt?.status).toBe("success");
+      expect(write.receipt?.logs[0]?.event).toBe("Transfer");
+      expect(write.receipt?.logs[0]?.args).toEqual({ from: gw.publicSignerAddress, to: "0x000000000000000000000000000000000000dEaD", value: "5" });
+
+      const status = await client.getTransactionStatus({ queueId: write.queueId });
+      expect(status.status).toBe(TransactionStatus.COMPLETED);
+      expect(status.transactionHash).toBe(write.hash);
+
+      const bad = await client.writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x12", "5"]) }).catch((e: unknown) => e as ConnectError);
+      expect((bad as ConnectError).code).toBe(Code.InvalidArgument);
+      expect((bad as ConnectError).rawMessage).toMatch(/is not an address/);
+      const reverted = await client.writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x000000000000000000000000000000000000dEaD", "100000"]) }).catch((e: unknown) => e as ConnectError);
+      expect((reverted as ConnectError).code).toBe(Code.FailedPrecondition);
+      expect((reverted as ConnectError).rawMessage).toMatch(/InsufficientBalance/);
+      provider.destroy();
+    });
+  }
+});
