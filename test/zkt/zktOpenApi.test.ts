@@ -1,8 +1,12 @@
 // GET /zkt/openapi.json describes what the server really accepts and returns: real requests and their real
 // responses (successes and errors) are validated against the served document.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import Ajv from "ajv";
-import addFormats from "ajv-formats";
+import { Ajv } from "ajv";
+import addFormatsModule from "ajv-formats";
+
+// ajv-formats is CommonJS with a default export; under NodeNext the function sits on .default.
+type AddFormats = (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats));
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { TOKEN_ABI, TOKEN_SOURCE } from "../fixtures/contracts.js";
