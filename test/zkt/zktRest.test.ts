@@ -112,13 +112,11 @@ describe("ZKT REST on embedded anvil", () => {
     expect(supply.body.output).toEqual(["5000"]);
   });
 
-  it("the same source deploys again without recompiling (compile cache)", async () => {
-    const started = performance.now();
+  it("the same source deploys again (a new contract) with different constructor arguments", async () => {
     const again = await zkt({ code: TOKEN_SOURCE, arguments: ["Again", "AGN", "1"] });
     expect(again.status).toBe(200);
     expect(again.body.contractAddress).not.toBe(token);
-    // Not a timing assertion on the compiler: a cache miss would take seconds; mining one block is ~0.25 s.
-    expect(performance.now() - started).toBeLessThan(3_000);
+    expect((await zkt({ to: again.body.contractAddress, abi: TOKEN_ABI, method: "name", arguments: [] })).body.output).toEqual(["Again"]);
   });
 
   it("unknown queueId is 404", async () => {

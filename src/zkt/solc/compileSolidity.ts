@@ -37,6 +37,8 @@ export class SolidityCompiler {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (out: string) => void; reject: (err: Error) => void }>();
   private readonly cache = new Map<string, Promise<SolcOutput>>();
+  /** How many times solc actually ran (cache misses). */
+  compilations = 0;
 
   /** Compiles (or reuses a compile of) `code` and picks the contract to deploy. */
   async compile(code: string, options: CompileOptions): Promise<CompiledContract> {
@@ -48,6 +50,7 @@ export class SolidityCompiler {
     const key = createHash("sha256").update(input).digest("hex");
     let output = this.cache.get(key);
     if (!output) {
+      this.compilations++;
       output = this.run(input).then((text) => JSON.parse(text) as SolcOutput);
       this.cache.set(key, output);
       if (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);

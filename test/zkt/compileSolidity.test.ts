@@ -1,0 +1,37 @@
+// The compiler wrapper: identical source + settings compile once; contract selection per DESIGN.md.
+import { afterAll, describe, expect, it } from "vitest";
+import { SolidityCompiler } from "../../src/zkt/solc/compileSolidity.js";
+import { GatewayError } from "../../src/errors.js";
+
+const SOURCE = `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.20;
+interface I { function f() external; }
+library L { function g() internal pure returns (uint) { return 1; } }
+contract First { function one() external pure returns (uint) { return 1; } }
+abstract contract Abs { function h() external virtual; }
+contract Second { function two() external pure returns (uint) { return L.g() + 1; } }
+interface J {}`;
+
+describe("SolidityCompiler", () => {
+  const compiler = new SolidityCompiler();
+  afterAll(() => compiler.close());
+
+  it("deploys the last non-abstract contract by default, or the one named", async () => {
+    expect((await compiler.compile(SOURCE, { evmVersion: "paris" })).name).toBe("Second");
+    expect((await compiler.compile(SOURCE, { evmVersion: "paris", contractName: "First" })).name).toBe("First");
+    const err = await compiler.compile(SOURCE, { evmVersion: "paris", contractName: "Abs" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GatewayError);
+    expect((err as GatewayError).message).toMatch(/defined: First, Second/);
+  });
+
+  it("compiles identical source and settings once", async () => {
+    const before = compiler.compilations;
+    const [a, b] = await Promise.all([compiler.compile(SOURCE + "\n// v2", { evmVersion: "paris" }), compiler.compile(SOURCE + "\n// v2", { evmVersion: "paris" })]);
+    await compiler.compile(SOURCE + "\n// v2", { evmVersion: "paris", contractName: "First" });
+    expect(compiler.compilations - before).toBe(1);
+    expect(a.bytecode).toBe(b.bytecode);
+    // Different settings are a different compile.
+    await compiler.compile(SOURCE + "\n// v2", { evmVersion: "london" });
+    expect(compiler.compilations - before).toBe(2);
+  });
+});
