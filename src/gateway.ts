@@ -1,16 +1,22 @@
-// The whole gateway: every configured network, started together and stopped together.
+// The whole gateway: the store, keys and signers shared by every configured network, each network started
+// on its own port, all stopped together.
 import type { GatewayConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { startNetwork, type RunningNetwork } from "./network.js";
-import type { Authenticate } from "./transport/jsonrpc/jsonRpcRoutes.js";
 import { MasterSeed } from "./keys/masterSeed.js";
-import { MemorySubmissionStore } from "./store/submissionStore.js";
+import { ApiKeys } from "./keys/apiKeys.js";
+import { openSqlClient, type SqlClient } from "./store/sqlClient.js";
+import { migrate } from "./store/migrations.js";
+import { SqlSubmissionStore } from "./store/sqlSubmissionStore.js";
 import { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
+import { WindowLimiter } from "./limits/windowLimiter.js";
+import { portalRoutes } from "./transport/portal/portalRoutes.js";
 
 export interface Gateway {
   networks: RunningNetwork[];
   /** Address of the shared try-it-out signer (the same on every network). */
   publicSignerAddress: string;
+  keys: ApiKeys;
   network(name: string): RunningNetwork;
   close(): Promise<void>;
 }
@@ -19,34 +25,42 @@ export interface GatewayDeps {
   log?: Logger;
 }
 
-// Until API keys exist every key path behaves as the public one.
-const publicOnly: Authenticate = async () => ({ kind: "public" });
-
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const log = deps.log ?? createLogger(config.logLevel);
   const networks: RunningNetwork[] = [];
   const seed = MasterSeed.load(config.dataDir);
-  const store = new MemorySubmissionStore();
   const compiler = new SolidityCompiler();
+  const issueLimiter = new WindowLimiter({ id: "portal-keys", limit: config.portalKeysPerHour, windowMs: 3_600_000 });
+  let db: SqlClient | undefined;
   const closeAll = async (): Promise<void> => {
     await Promise.all(networks.map((n) => n.close()));
     await compiler.close();
+    await issueLimiter.close();
+    await db?.close();
   };
   try {
+    db = await openSqlClient({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
+    const applied = await migrate(db);
+    if (applied.length > 0) log.info("store migrated", { store: db.kind, versions: applied });
+    const keys = new ApiKeys(db, seed);
+    const store = new SqlSubmissionStore(db);
+    const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
+    const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     // Sequential start keeps anvil's startup bursts apart; it takes well under a second each.
-    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate: publicOnly, seed, store, compiler }));
+    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store, compiler, sharedRoutes }));
+    return {
+      networks,
+      publicSignerAddress: seed.wallet(0).address,
+      keys,
+      network(name) {
+        const n = networks.find((x) => x.config.name === name);
+        if (!n) throw new Error(`network ${name} is not running`);
+        return n;
+      },
+      close: closeAll,
+    };
   } catch (err) {
     await closeAll();
     throw err;
   }
-  return {
-    networks,
-    publicSignerAddress: seed.wallet(0).address,
-    network(name) {
-      const n = networks.find((x) => x.config.name === name);
-      if (!n) throw new Error(`network ${name} is not running`);
-      return n;
-    },
-    close: closeAll,
-  };
 }

@@ -11,7 +11,7 @@ import { Sequencer } from "./sequencer/sequencer.js";
 import { ZktCore } from "./zkt/zktCore.js";
 import type { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { listenDual, type DualServer } from "./transport/http/listen.js";
-import { createRestHandler } from "./transport/http/restRouter.js";
+import { createRestHandler, type RestRoute } from "./transport/http/restRouter.js";
 import { healthRoutes } from "./transport/http/healthRoutes.js";
 import { jsonRpcRoutes, type Authenticate } from "./transport/jsonrpc/jsonRpcRoutes.js";
 import { zktRoutes } from "./transport/zkt/zktRoutes.js";
@@ -39,6 +39,8 @@ export interface NetworkDeps {
   seed: MasterSeed;
   store: SubmissionStore;
   compiler: SolidityCompiler;
+  /** Gateway-wide routes served on every network's port (the portal). */
+  sharedRoutes: RestRoute[];
 }
 
 export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: NetworkDeps): Promise<RunningNetwork> {
@@ -74,6 +76,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         ...healthRoutes(pool, () => draining),
         ...jsonRpcRoutes({ dispatcher: core, maxBatchSize: gw.maxBatchSize, authenticate: deps.authenticate }),
         ...zktRoutes({ core: zkt, authenticate: deps.authenticate }),
+        ...deps.sharedRoutes,
       ],
       gw.bodyLimitBytes,
       log,

@@ -33,6 +33,10 @@ export interface GatewayConfig {
   /** How often unhealthy upstreams are probed again, ms. */
   upstreamProbeIntervalMs: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** PostgreSQL for keys and the journal; embedded PGlite under dataDir when absent. */
+  databaseUrl?: string;
+  /** Keys POST /portal/keys issues per client IP per hour. */
+  portalKeysPerHour: number;
   networks: NetworkConfig[];
 }
 
@@ -68,6 +72,7 @@ export function defaultConfig(): GatewayConfig {
     upstreamTimeoutMs: 10_000,
     upstreamProbeIntervalMs: 1_000,
     logLevel: "info",
+    portalKeysPerHour: 10,
     networks: [structuredClone(defaultNetworks.testnet), structuredClone(defaultNetworks.mainnet)],
   };
 }
@@ -105,7 +110,7 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
     return;
   }
   const obj = raw as Record<string, unknown>;
-  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "networks"]);
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
   Object.assign(config, pick(rest, known));
@@ -141,6 +146,8 @@ function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
   if (env.HOST) config.host = env.HOST;
   if (env.DATA_DIR) config.dataDir = env.DATA_DIR;
   if (env.LOG_LEVEL) config.logLevel = env.LOG_LEVEL as GatewayConfig["logLevel"];
+  if (env.DATABASE_URL) config.databaseUrl = env.DATABASE_URL;
+  config.portalKeysPerHour = num("PORTAL_KEYS_PER_HOUR") ?? config.portalKeysPerHour;
   config.bodyLimitBytes = num("BODY_LIMIT_BYTES") ?? config.bodyLimitBytes;
   config.upstreamTimeoutMs = num("UPSTREAM_TIMEOUT_MS") ?? config.upstreamTimeoutMs;
   if (env.NETWORKS) {
@@ -174,6 +181,8 @@ export function validateConfig(config: GatewayConfig): string[] {
   positiveInt("maxBatchSize", config.maxBatchSize);
   positiveInt("upstreamTimeoutMs", config.upstreamTimeoutMs);
   positiveInt("upstreamProbeIntervalMs", config.upstreamProbeIntervalMs);
+  positiveInt("portalKeysPerHour", config.portalKeysPerHour);
+  if (config.databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) problems.push("databaseUrl: must be a postgres:// or postgresql:// URL");
   if (!["debug", "info", "warn", "error", "silent"].includes(config.logLevel)) problems.push(`logLevel: must be debug, info, warn, error or silent, got "${config.logLevel}"`);
   if (config.networks.length === 0) problems.push("networks: at least one network must be enabled");
   const ports = new Map<number, string>();

@@ -1,0 +1,57 @@
+// Operator CLI for API keys: `npm run keys -- create [--label L] [--rpm N] [--tpd N] | list [PREFIX] | revoke ID|PREFIX`.
+// Uses the same config as the gateway (DATA_DIR / DATABASE_URL). With the embedded PGlite store, run it
+// while the gateway is stopped (PGlite is single-process); with DATABASE_URL, any time.
+import { parseArgs } from "node:util";
+import { loadConfig } from "../config/config.js";
+import { ApiKeys, type ApiKeyInfo } from "../keys/apiKeys.js";
+import { MasterSeed } from "../keys/masterSeed.js";
+import { openSqlClient } from "../store/sqlClient.js";
+import { migrate } from "../store/migrations.js";
+import { GatewayError } from "../errors.js";
+
+const USAGE = `usage: keys create [--label LABEL] [--rpm REQUESTS_PER_MINUTE] [--tpd TRANSACTIONS_PER_DAY]
+       keys list [PREFIX]
+       keys revoke ID|PREFIX`;
+
+function show(k: ApiKeyInfo): string {
+  const limits = [k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "", k.transactionsPerDay ? `${k.transactionsPerDay} tx/day` : ""].filter(Boolean).join(", ");
+  return [k.prefix + "…", k.id, k.walletAddress, k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active", JSON.stringify(k.label), limits].filter(Boolean).join("  ");
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { label: { type: "string" }, rpm: { type: "string" }, tpd: { type: "string" } } });
+  const [command, arg] = positionals;
+  if (!command || !["create", "list", "revoke"].includes(command) || (command === "revoke" && !arg)) {
+    process.stderr.write(USAGE + "\n");
+    return 2;
+  }
+  const config = loadConfig();
+  const db = await openSqlClient({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
+  try {
+    await migrate(db);
+    const keys = new ApiKeys(db, MasterSeed.load(config.dataDir));
+    if (command === "create") {
+      const { apiKey, info } = await keys.create({
+        ...(values.label !== undefined ? { label: values.label } : {}),
+        ...(values.rpm !== undefined ? { requestsPerMinute: Number(values.rpm) } : {}),
+        ...(values.tpd !== undefined ? { transactionsPerDay: Number(values.tpd) } : {}),
+      });
+      process.stdout.write(`api key (shown once): ${apiKey}\nid: ${info.id}\nwallet: ${info.walletAddress}\n`);
+    } else if (command === "list") {
+      for (const k of await keys.list(arg ?? "")) process.stdout.write(show(k) + "\n");
+    } else {
+      process.stdout.write("revoked: " + show(await keys.revoke(arg!)) + "\n");
+    }
+    return 0;
+  } finally {
+    await db.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`keys: ${err instanceof GatewayError || err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,59 @@
+// Versioned schema migrations, run on start, in order, each once. Replicas starting together serialise on
+// an advisory lock. Never edit a shipped migration: add the next one.
+import type { SqlClient } from "./sqlClient.js";
+
+const MIGRATIONS: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "api keys and submission journal",
+    sql: `
+      create table api_keys (
+        id text primary key,
+        prefix text not null,
+        key_hash text not null unique,
+        label text not null default '',
+        wallet_index integer not null unique,
+        created_at timestamptz not null default now(),
+        revoked_at timestamptz,
+        requests_per_minute integer,
+        transactions_per_day integer
+      );
+      create index api_keys_prefix on api_keys (prefix);
+      create sequence api_key_wallet_index start 1;
+
+      create table submissions (
+        queue_id text primary key,
+        network text not null,
+        signer text not null,
+        nonce bigint not null,
+        hash text not null,
+        raw text not null,
+        kind text not null,
+        status text not null,
+        error_message text,
+        created_at timestamptz not null,
+        processed_at timestamptz,
+        idempotency_key text
+      );
+      create index submissions_status on submissions (network, status, created_at);
+      create index submissions_lane on submissions (network, signer, nonce);
+      create unique index submissions_idempotency on submissions (idempotency_key) where idempotency_key is not null;
+    `,
+  },
+];
+
+export async function migrate(db: SqlClient): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock(727274)");
+    await tx.query("create table if not exists schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())");
+    const done = new Set((await tx.query<{ version: number }>("select version from schema_migrations")).map((r) => r.version));
+    const applied: number[] = [];
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      for (const stmt of m.sql.split(";").map((s) => s.trim()).filter(Boolean)) await tx.query(stmt);
+      await tx.query("insert into schema_migrations (version, name) values ($1, $2)", [m.version, m.name]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,64 @@
+// The submission journal on SQL (PGlite or PostgreSQL).
+import type { SqlClient } from "./sqlClient.js";
+import type { SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
+
+interface Row {
+  queue_id: string;
+  network: string;
+  signer: string;
+  nonce: string | number;
+  hash: string;
+  raw: string;
+  kind: SubmissionRecord["kind"];
+  status: SubmissionStatus;
+  error_message: string | null;
+  created_at: Date | string;
+  processed_at: Date | string | null;
+  idempotency_key: string | null;
+}
+
+function fromRow(r: Row): SubmissionRecord {
+  return {
+    queueId: r.queue_id,
+    network: r.network,
+    signer: r.signer,
+    nonce: Number(r.nonce),
+    hash: r.hash,
+    raw: r.raw,
+    kind: r.kind,
+    status: r.status,
+    createdAt: new Date(r.created_at),
+    ...(r.error_message !== null ? { errorMessage: r.error_message } : {}),
+    ...(r.processed_at !== null ? { processedAt: new Date(r.processed_at) } : {}),
+    ...(r.idempotency_key !== null ? { idempotencyKey: r.idempotency_key } : {}),
+  };
+}
+
+export class SqlSubmissionStore implements SubmissionStore {
+  constructor(private readonly db: SqlClient) {}
+
+  async insert(r: SubmissionRecord): Promise<void> {
+    await this.db.query(
+      `insert into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      [r.queueId, r.network, r.signer, r.nonce, r.hash, r.raw, r.kind, r.status, r.errorMessage ?? null, r.createdAt, r.processedAt ?? null, r.idempotencyKey ?? null],
+    );
+  }
+
+  async update(queueId: string, u: SubmissionUpdate): Promise<void> {
+    await this.db.query(
+      `update submissions set status = coalesce($2, status), error_message = coalesce($3, error_message), processed_at = coalesce($4, processed_at) where queue_id = $1`,
+      [queueId, u.status ?? null, u.errorMessage ?? null, u.processedAt ?? null],
+    );
+  }
+
+  async get(queueId: string): Promise<SubmissionRecord | undefined> {
+    const [row] = await this.db.query<Row>("select * from submissions where queue_id = $1", [queueId]);
+    return row ? fromRow(row) : undefined;
+  }
+
+  async listByStatus(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
+    const rows = await this.db.query<Row>("select * from submissions where network = $1 and status = $2 order by created_at limit $3", [network, status, limit]);
+    return rows.map(fromRow);
+  }
+}

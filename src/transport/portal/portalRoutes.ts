@@ -1,0 +1,58 @@
+// Self-service API keys: POST /portal/keys issues a free key (shown once) with its wallet address.
+// Rate-limited per client IP so the free tier cannot be farmed.
+import { GatewayError } from "../../errors.js";
+import type { ApiKeys } from "../../keys/apiKeys.js";
+import type { WindowLimiter } from "../../limits/windowLimiter.js";
+import { json, type HttpAnswer, type RestRoute } from "../http/restRouter.js";
+
+export interface PortalRouteOptions {
+  keys: ApiKeys;
+  issueLimiter: WindowLimiter;
+  /** Base addresses of every network, shown with the new key. */
+  baseUrls: () => Record<string, string>;
+}
+
+const renderError = (err: GatewayError): HttpAnswer =>
+  json(err.httpStatus, { success: false, error: err.message, errorCode: err.zktCode }, err.retryAfterSeconds !== undefined ? { "retry-after": String(err.retryAfterSeconds) } : undefined);
+
+export function portalRoutes(options: PortalRouteOptions): RestRoute[] {
+  return [
+    {
+      method: "POST",
+      pattern: /^\/portal\/keys$/,
+      renderError,
+      async handle(req) {
+        const decision = await options.issueLimiter.take(req.clientIp);
+        if (!decision.allowed) {
+          throw new GatewayError("rate_limited", `too many keys issued from this address; try again in ${decision.resetSeconds} s`, { retryAfterSeconds: decision.resetSeconds });
+        }
+        const text = await req.body();
+        let body: unknown = {};
+        if (text.trim() !== "") {
+          try {
+            body = JSON.parse(text);
+          } catch {
+            throw new GatewayError("validation", "the body must be JSON, e.g. {\"label\": \"my app\"}, or empty");
+          }
+        }
+        if (typeof body !== "object" || body === null || Array.isArray(body)) throw new GatewayError("validation", "the body must be a JSON object");
+        const { label, ...rest } = body as { label?: unknown };
+        if (Object.keys(rest).length > 0) throw new GatewayError("validation", `unknown field "${Object.keys(rest)[0]}" (only label is accepted)`);
+        if (label !== undefined && typeof label !== "string") throw new GatewayError("validation", "label must be a string");
+        const { apiKey, info } = await options.keys.create(label === undefined ? {} : { label });
+        const urls = options.baseUrls();
+        return json(201, {
+          success: true,
+          apiKey,
+          note: "Store this key now: it is shown only once.",
+          id: info.id,
+          prefix: info.prefix,
+          label: info.label,
+          walletAddress: info.walletAddress,
+          createdAt: info.createdAt.toISOString(),
+          endpoints: Object.fromEntries(Object.entries(urls).map(([name, url]) => [name, { jsonRpc: `${url}/zgt/${apiKey}`, zkt: `${url}/zkt/${apiKey}` }])),
+        });
+      },
+    },
+  ];
+}

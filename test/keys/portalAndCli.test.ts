@@ -1,0 +1,69 @@
+// Key issue is rate-limited per IP; the operator CLI creates, lists and revokes keys in the same store.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Gateway } from "../../src/gateway.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { freshSchemaUrl } from "../helpers/postgres.js";
+
+const run = promisify(execFile);
+
+describe("portal", () => {
+  let gw: Gateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({ mutate: (c) => (c.portalKeysPerHour = 2) });
+  });
+  afterAll(() => gw?.close());
+
+  it("issues at most the configured number of keys per IP, then 429 with Retry-After", async () => {
+    const url = gw.network("testnet").url + "/portal/keys";
+    expect((await postJson(url, {})).status).toBe(201);
+    expect((await postJson(url, "")).status).toBe(201);
+    const third = await postJson(url, {});
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(third.json).toMatchObject({ success: false, errorCode: "RATE_LIMITED" });
+  });
+
+  it("bad bodies are refused with a clear message", async () => {
+    const g2 = await startTestGateway();
+    try {
+      const url = g2.network("testnet").url + "/portal/keys";
+      expect((await postJson(url, { label: 5 })).json).toMatchObject({ error: "label must be a string" });
+      expect((await postJson(url, { colour: "red" })).status).toBe(400);
+    } finally {
+      await g2.close();
+    }
+  });
+});
+
+describe("keys CLI", () => {
+  for (const kind of ["pglite", "postgres"] as const) {
+    it(`create, list, revoke (${kind})`, async () => {
+      const env: Record<string, string> = { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), "cli-")) } as Record<string, string>;
+      let drop: (() => Promise<void>) | undefined;
+      if (kind === "postgres") {
+        const s = await freshSchemaUrl();
+        env.DATABASE_URL = s.url;
+        drop = s.drop;
+      }
+      const cli = (...args: string[]) => run(process.execPath, ["--import", "tsx", "src/cli/keys.ts", ...args], { env });
+      const created = await cli("create", "--label", "ops team", "--rpm", "600");
+      const key = /api key \(shown once\): (cgw_\S+)/.exec(created.stdout)![1]!;
+      const wallet = /wallet: (0x[0-9a-fA-F]{40})/.exec(created.stdout)![1]!;
+      const listed = (await cli("list")).stdout;
+      expect(listed).toContain(key.slice(0, 12) + "…");
+      expect(listed).toContain(wallet);
+      expect(listed).toContain('"ops team"');
+      expect(listed).toContain("600/min");
+      expect(listed).not.toContain(key);
+      expect((await cli("revoke", key.slice(0, 12))).stdout).toMatch(/revoked: .*revoked \d{4}-/);
+      const usage = await cli("frobnicate").catch((e: { code: number; stderr: string }) => e);
+      expect((usage as { code: number }).code).toBe(2);
+      await drop?.();
+    });
+  }
+});
