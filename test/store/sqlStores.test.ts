@@ -1,0 +1,47 @@
+// The store suite, on both backends: migrations are idempotent and the journal round-trips.
+import { afterAll, describe, expect, it } from "vitest";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqlClient, type SqlClient } from "../../src/store/sqlClient.js";
+import { migrate } from "../../src/store/migrations.js";
+import { SqlSubmissionStore } from "../../src/store/sqlSubmissionStore.js";
+import type { SubmissionRecord } from "../../src/store/submissionStore.js";
+import { freshSchemaUrl } from "../helpers/postgres.js";
+
+for (const kind of ["pglite", "postgres"] as const) {
+  describe(`SQL store (${kind})`, () => {
+    let db: SqlClient;
+    let drop: (() => Promise<void>) | undefined;
+    afterAll(async () => {
+      await db?.close();
+      await drop?.();
+    });
+
+    it("migrates once, and again is a no-op", async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), "store-"));
+      if (kind === "postgres") {
+        const s = await freshSchemaUrl();
+        drop = s.drop;
+        db = await openSqlClient({ dataDir, databaseUrl: s.url });
+      } else db = await openSqlClient({ dataDir });
+      expect(db.kind).toBe(kind);
+      expect(await migrate(db)).toEqual([1]);
+      expect(await migrate(db)).toEqual([]);
+    });
+
+    it("journals a submission and follows its status", async () => {
+      const store = new SqlSubmissionStore(db);
+      const rec: SubmissionRecord = { queueId: "7f0c2b8e-0000-4000-8000-000000000001", network: "testnet", signer: "0xabc", nonce: 12, hash: "0x01", raw: "0x02", kind: "message", status: "pending", createdAt: new Date("2026-01-01T00:00:00Z"), idempotencyKey: "k1" };
+      await store.insert(rec);
+      await expect(store.insert(rec)).rejects.toThrow();
+      expect(await store.get(rec.queueId)).toEqual(rec);
+      expect((await store.listByStatus("testnet", "pending", 10)).map((r) => r.queueId)).toEqual([rec.queueId]);
+      const done = new Date("2026-01-01T00:00:05Z");
+      await store.update(rec.queueId, { status: "completed", processedAt: done });
+      expect(await store.get(rec.queueId)).toEqual({ ...rec, status: "completed", processedAt: done });
+      expect(await store.listByStatus("testnet", "pending", 10)).toEqual([]);
+      expect(await store.get("nope")).toBeUndefined();
+    });
+  });
+}
