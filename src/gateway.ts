@@ -11,6 +11,7 @@ import { SqlSubmissionStore } from "./store/sqlSubmissionStore.js";
 import { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { WindowLimiter } from "./limits/windowLimiter.js";
 import { portalRoutes } from "./transport/portal/portalRoutes.js";
+import { RateLimits } from "./limits/rateLimits.js";
 
 export interface Gateway {
   networks: RunningNetwork[];
@@ -31,11 +32,13 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const seed = MasterSeed.load(config.dataDir);
   const compiler = new SolidityCompiler();
   const issueLimiter = new WindowLimiter({ id: "portal-keys", limit: config.portalKeysPerHour, windowMs: 3_600_000 });
+  const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log);
   let db: SqlClient | undefined;
   const closeAll = async (): Promise<void> => {
     await Promise.all(networks.map((n) => n.close()));
     await compiler.close();
     await issueLimiter.close();
+    await limits.close();
     await db?.close();
   };
   try {
@@ -47,7 +50,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     // Sequential start keeps anvil's startup bursts apart; it takes well under a second each.
-    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store, compiler, sharedRoutes }));
+    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store, compiler, sharedRoutes, limits }));
     return {
       networks,
       publicSignerAddress: seed.wallet(0).address,

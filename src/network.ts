@@ -18,6 +18,11 @@ import { zktRoutes } from "./transport/zkt/zktRoutes.js";
 import { connectRoutes } from "./transport/connect/routes.js";
 import { errorMappingInterceptor } from "./transport/connect/errorMap.js";
 import { authInterceptor } from "./transport/connect/authInterceptor.js";
+import { limitInterceptor } from "./transport/connect/limitInterceptor.js";
+import { clientIpKey } from "./transport/connect/context.js";
+import { createContextValues } from "@connectrpc/connect";
+import { rateLimitHeaders, type RateLimits } from "./limits/rateLimits.js";
+import { clientIp } from "./limits/clientIp.js";
 
 export interface RunningNetwork {
   config: NetworkConfig;
@@ -41,6 +46,7 @@ export interface NetworkDeps {
   compiler: SolidityCompiler;
   /** Gateway-wide routes served on every network's port (the portal). */
   sharedRoutes: RestRoute[];
+  limits: RateLimits;
 }
 
 export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: NetworkDeps): Promise<RunningNetwork> {
@@ -58,7 +64,9 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     pool = new UpstreamPool({ urls: upstreamUrls, chainId: net.chainId, timeoutMs: gw.upstreamTimeoutMs, probeIntervalMs: gw.upstreamProbeIntervalMs, log });
     await pool.start();
     if (!pool.ready) log.warn("no upstream is reachable yet; serving anyway, readiness is false", { upstreams: pool.health() });
-    const core = new RpcCore(pool, net.chainId);
+    const limits = deps.limits;
+    const core = new RpcCore(pool, net.chainId, (ctx) => limits.checkTransaction(net.name, ctx.access));
+    const trusted = new Set(gw.trustedProxies);
     sequencer = new Sequencer({
       network: net.name,
       chainId: net.chainId,
@@ -74,19 +82,37 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const rest = createRestHandler(
       [
         ...healthRoutes(pool, () => draining),
-        ...jsonRpcRoutes({ dispatcher: core, maxBatchSize: gw.maxBatchSize, authenticate: deps.authenticate }),
-        ...zktRoutes({ core: zkt, authenticate: deps.authenticate }),
+        ...jsonRpcRoutes({
+          dispatcher: core,
+          maxBatchSize: gw.maxBatchSize,
+          authenticate: deps.authenticate,
+          admit: async (access, ip, weight) => rateLimitHeaders(await limits.checkRequests(net.name, access, ip, weight)),
+        }),
+        ...zktRoutes({
+          core: zkt,
+          authenticate: deps.authenticate,
+          limits: {
+            async request(access, ip, tryItOut) {
+              const d = await limits.checkRequests(net.name, access, ip, 1);
+              if (tryItOut) await limits.checkTryItOut(net.name, ip);
+              return rateLimitHeaders(d);
+            },
+            transaction: (access) => limits.checkTransaction(net.name, access),
+          },
+        }),
         ...deps.sharedRoutes,
       ],
       gw.bodyLimitBytes,
       log,
+      trusted,
     );
     const handler = connectNodeAdapter({
       routes: connectRoutes({ core, zkt, maxBatchSize: gw.maxBatchSize }),
       fallback: rest,
       readMaxBytes: gw.bodyLimitBytes,
       // Error mapping outermost, so errors raised while authenticating are mapped too.
-      interceptors: [errorMappingInterceptor, authInterceptor(deps.authenticate)],
+      interceptors: [errorMappingInterceptor, authInterceptor(deps.authenticate), limitInterceptor(limits, net.name)],
+      contextValues: (req) => createContextValues().set(clientIpKey, clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted)),
     });
     server = await listenDual(handler, gw.host, net.port);
     const url = `http://${gw.host}:${server.port}`;

@@ -37,6 +37,20 @@ export interface GatewayConfig {
   databaseUrl?: string;
   /** Keys POST /portal/keys issues per client IP per hour. */
   portalKeysPerHour: number;
+  rateLimit: {
+    /** Requests per caller per network per window (a batch of n counts n). */
+    requestsPerWindow: number;
+    windowMs: number;
+    /** Stricter limit for POST /zkt/try-it-out, per IP per window. */
+    tryItOutRequestsPerWindow: number;
+    /** When Redis is unreachable: "open" serves without limits, "closed" refuses (503). Logged either way. */
+    failMode: "open" | "closed";
+    decisionTimeoutMs: number;
+  };
+  /** Redis for limits shared by every replica; in-process limits when absent. */
+  redisUrl?: string;
+  /** Proxies whose X-Forwarded-For is believed. */
+  trustedProxies: string[];
   networks: NetworkConfig[];
 }
 
@@ -73,6 +87,8 @@ export function defaultConfig(): GatewayConfig {
     upstreamProbeIntervalMs: 1_000,
     logLevel: "info",
     portalKeysPerHour: 10,
+    rateLimit: { requestsPerWindow: 1500, windowMs: 60_000, tryItOutRequestsPerWindow: 100, failMode: "open", decisionTimeoutMs: 250 },
+    trustedProxies: [],
     networks: [structuredClone(defaultNetworks.testnet), structuredClone(defaultNetworks.mainnet)],
   };
 }
@@ -110,7 +126,7 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
     return;
   }
   const obj = raw as Record<string, unknown>;
-  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "networks"]);
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
   Object.assign(config, pick(rest, known));
@@ -148,6 +164,15 @@ function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
   if (env.LOG_LEVEL) config.logLevel = env.LOG_LEVEL as GatewayConfig["logLevel"];
   if (env.DATABASE_URL) config.databaseUrl = env.DATABASE_URL;
   config.portalKeysPerHour = num("PORTAL_KEYS_PER_HOUR") ?? config.portalKeysPerHour;
+  if (env.REDIS_URL) config.redisUrl = env.REDIS_URL;
+  if (env.TRUSTED_PROXIES) config.trustedProxies = env.TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean);
+  config.rateLimit = {
+    ...config.rateLimit,
+    requestsPerWindow: num("RATE_LIMIT") ?? config.rateLimit.requestsPerWindow,
+    windowMs: num("RATE_LIMIT_WINDOW_MS") ?? config.rateLimit.windowMs,
+    tryItOutRequestsPerWindow: num("TRY_IT_OUT_RATE_LIMIT") ?? config.rateLimit.tryItOutRequestsPerWindow,
+    failMode: (env.RATE_LIMIT_FAIL_MODE as "open" | "closed" | undefined) ?? config.rateLimit.failMode,
+  };
   config.bodyLimitBytes = num("BODY_LIMIT_BYTES") ?? config.bodyLimitBytes;
   config.upstreamTimeoutMs = num("UPSTREAM_TIMEOUT_MS") ?? config.upstreamTimeoutMs;
   if (env.NETWORKS) {
@@ -182,6 +207,13 @@ export function validateConfig(config: GatewayConfig): string[] {
   positiveInt("upstreamTimeoutMs", config.upstreamTimeoutMs);
   positiveInt("upstreamProbeIntervalMs", config.upstreamProbeIntervalMs);
   positiveInt("portalKeysPerHour", config.portalKeysPerHour);
+  positiveInt("rateLimit.requestsPerWindow", config.rateLimit.requestsPerWindow);
+  positiveInt("rateLimit.windowMs", config.rateLimit.windowMs);
+  positiveInt("rateLimit.tryItOutRequestsPerWindow", config.rateLimit.tryItOutRequestsPerWindow);
+  positiveInt("rateLimit.decisionTimeoutMs", config.rateLimit.decisionTimeoutMs);
+  if (config.rateLimit.failMode !== "open" && config.rateLimit.failMode !== "closed") problems.push(`rateLimit.failMode: must be "open" or "closed", got "${config.rateLimit.failMode}"`);
+  if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) problems.push("redisUrl: must be a redis:// or rediss:// URL");
+  if (!Array.isArray(config.trustedProxies)) problems.push("trustedProxies: must be a list of IP addresses");
   if (config.databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) problems.push("databaseUrl: must be a postgres:// or postgresql:// URL");
   if (!["debug", "info", "warn", "error", "silent"].includes(config.logLevel)) problems.push(`logLevel: must be debug, info, warn, error or silent, got "${config.logLevel}"`);
   if (config.networks.length === 0) problems.push("networks: at least one network must be enabled");

@@ -73,7 +73,7 @@ export class ApiKeys {
     const [row] = await this.db.query<Row>("select * from api_keys where key_hash = $1", [hashKey(apiKey)]);
     if (!row) throw new GatewayError("unauthorized", "unknown API key: get a free key with POST /portal/keys");
     if (row.revoked_at !== null) throw new GatewayError("unauthorized", "this API key has been revoked");
-    return { kind: "key", keyId: row.id, walletIndex: row.wallet_index };
+    return { kind: "key", keyId: row.id, walletIndex: row.wallet_index, requestsPerMinute: row.requests_per_minute, transactionsPerDay: row.transactions_per_day };
   }
 
   async get(id: string): Promise<ApiKeyInfo | undefined> {

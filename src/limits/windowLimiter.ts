@@ -1,6 +1,7 @@
 // "N requests per window per caller", with bottleneck's reservoir (refilled to N every window) per caller.
 // Taking is non-blocking: reserve `weight` by decrementing the reservoir; if that went below zero, give it
-// back and refuse. bottleneck makes the decrement atomic. (In-process for now; Redis clustering is open.)
+// back and refuse. bottleneck makes the decrement atomic, in-process or, clustered, in Redis (a Lua script),
+// so replicas sharing Redis share one reservoir per caller.
 import Bottleneck from "bottleneck";
 
 export interface LimitDecision {
@@ -14,8 +15,10 @@ export interface LimitDecision {
 export interface WindowLimiterOptions {
   limit: number;
   windowMs: number;
-  /** Names the limiter (and, once clustered, its Redis keys). */
+  /** Names the limiter and its Redis keys. */
   id: string;
+  /** Shared Redis connection (bottleneck clustering); in-process when absent. */
+  connection?: Bottleneck.IORedisConnection;
 }
 
 export class WindowLimiter {
@@ -30,6 +33,7 @@ export class WindowLimiter {
       // Idle callers are forgotten only after several windows, so a window is never reset early.
       timeout: Math.max(5 * 60_000, options.windowMs * 3),
       id: options.id,
+      ...(options.connection ? { datastore: "ioredis" as const, connection: options.connection, clearDatastore: false } : {}),
     });
   }
 
@@ -44,6 +48,7 @@ export class WindowLimiter {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.group.limiters().map(({ limiter }) => limiter.disconnect(false)));
+    // A shared Redis connection is closed by its owner, not by each limiter.
+    if (!this.options.connection) await Promise.all(this.group.limiters().map(({ limiter }) => limiter.disconnect(false)));
   }
 }

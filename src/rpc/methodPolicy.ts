@@ -2,7 +2,9 @@
 import { GatewayError } from "../errors.js";
 
 /** Who is calling: the public, or the holder of an API key (whose wallet is master-seed index walletIndex). */
-export type Access = { kind: "public" } | { kind: "key"; keyId: string; walletIndex: number };
+export type Access =
+  | { kind: "public" }
+  | { kind: "key"; keyId: string; walletIndex: number; requestsPerMinute?: number | null; transactionsPerDay?: number | null };
 
 /** Namespaces forwarded to the node; everything else is unknown to the gateway. */
 const FORWARDED_NAMESPACES = ["eth_", "net_", "web3_"];

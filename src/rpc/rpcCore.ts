@@ -2,7 +2,7 @@
 // custom platform_ methods, and one upstream round trip for everything proxied in a call set.
 import { GatewayError, toGatewayError, type JsonValue } from "../errors.js";
 import type { RpcCall, RpcOutcome, UpstreamPool } from "../chain/upstreamPool.js";
-import { checkMethodAllowed, type Access } from "./methodPolicy.js";
+import { checkMethodAllowed, WRITE_METHODS, type Access } from "./methodPolicy.js";
 
 export interface CallContext {
   access: Access;
@@ -28,6 +28,8 @@ export class RpcCore implements RpcDispatcher {
   constructor(
     private readonly pool: UpstreamPool,
     readonly chainId: number,
+    /** Called before a keyed write goes upstream (the daily transaction quota); throwing refuses it. */
+    private readonly beforeWrite: (ctx: CallContext) => Promise<void> = async () => undefined,
   ) {
     // Answered without a round trip: they never change for a network.
     this.local = new Map<string, JsonValue>([
@@ -51,21 +53,26 @@ export class RpcCore implements RpcDispatcher {
   async callMany(ctx: CallContext, calls: CoreCall[]): Promise<RpcOutcome[]> {
     const outcomes: (RpcOutcome | Promise<RpcOutcome> | undefined)[] = new Array(calls.length);
     const proxied: { index: number; call: RpcCall }[] = [];
-    calls.forEach((call, index) => {
-      try {
-        const custom = this.custom.get(call.method);
-        checkMethodAllowed(call.method, ctx.access, custom !== undefined);
-        if (!Array.isArray(call.params)) {
-          throw new GatewayError("invalid_params", `Invalid params: ${call.method} takes positional params (a JSON array)`);
+    await Promise.all(
+      calls.map(async (call, index) => {
+        try {
+          const custom = this.custom.get(call.method);
+          checkMethodAllowed(call.method, ctx.access, custom !== undefined);
+          if (!Array.isArray(call.params)) {
+            throw new GatewayError("invalid_params", `Invalid params: ${call.method} takes positional params (a JSON array)`);
+          }
+          if (WRITE_METHODS.has(call.method)) await this.beforeWrite(ctx);
+          const local = this.local.get(call.method);
+          if (local !== undefined) outcomes[index] = { ok: true, result: local };
+          else if (custom) outcomes[index] = settle(custom(ctx, call.params));
+          else proxied.push({ index, call: { method: call.method, params: call.params } });
+        } catch (err) {
+          outcomes[index] = { ok: false, error: toGatewayError(err) };
         }
-        const local = this.local.get(call.method);
-        if (local !== undefined) outcomes[index] = { ok: true, result: local };
-        else if (custom) outcomes[index] = settle(custom(ctx, call.params));
-        else proxied.push({ index, call: { method: call.method, params: call.params } });
-      } catch (err) {
-        outcomes[index] = { ok: false, error: err as GatewayError };
-      }
-    });
+      }),
+    );
+    // One upstream round trip for everything proxied, in request order.
+    proxied.sort((a, b) => a.index - b.index);
     if (proxied.length > 0) {
       try {
         const results = await this.pool.callMany(proxied.map((p) => p.call));

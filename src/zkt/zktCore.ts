@@ -66,7 +66,7 @@ export class ZktCore {
   }
 
   /** Reads with eth_call when the function is view/pure, else signs and submits (optionally waiting). */
-  async callContract(access: Access, call: ContractCall, options: { wait?: boolean; forceWrite?: boolean; forceRead?: boolean; idempotencyKey?: string } = {}): Promise<CallResult> {
+  async callContract(access: Access, call: ContractCall, options: { wait?: boolean; forceWrite?: boolean; forceRead?: boolean; idempotencyKey?: string; beforeWrite?: () => Promise<void> } = {}): Promise<CallResult> {
     const to = requireAddress(call.to);
     const iface = parseAbi(call.abi);
     const fn = resolveFunction(iface, call.method, call.arguments.length);
@@ -90,6 +90,7 @@ export class ZktCore {
         throw new GatewayError("validation", `the result of ${fn.name} could not be decoded with the given abi`, { details: { data: result } });
       }
     }
+    await options.beforeWrite?.();
     const rec = await this.submit(access, { to, data, kind: "call", idempotencyKey: options.idempotencyKey }, iface, fn.name);
     if (!options.wait) return { kind: "write", hash: rec.hash, queueId: rec.queueId };
     const receipt = await this.receiptOf(rec, iface);

@@ -11,7 +11,8 @@ import { postJson, startTestGateway } from "../helpers/gateway.js";
 describe("sequencer: 200 concurrent writes through one signer", () => {
   let gw: Gateway;
   beforeAll(async () => {
-    gw = await startTestGateway();
+    // try-it-out's own limit (100/min by default) would refuse half of this burst.
+    gw = await startTestGateway({ mutate: (c) => (c.rateLimit.tryItOutRequestsPerWindow = 1000) });
   });
   afterAll(() => gw?.close());
 

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { toGatewayError } from "../../errors.js";
 import { redactPath, type Logger } from "../../log/logger.js";
 import { readBody } from "./readBody.js";
+import { clientIp } from "../../limits/clientIp.js";
 
 export interface HttpAnswer {
   status: number;
@@ -37,7 +38,7 @@ export function json(status: number, value: unknown, headers?: Record<string, st
   return { status, body: JSON.stringify(value), contentType: "application/json", ...(headers ? { headers } : {}) };
 }
 
-export function createRestHandler(routes: RestRoute[], bodyLimitBytes: number, log: Logger): NodeHandlerFn {
+export function createRestHandler(routes: RestRoute[], bodyLimitBytes: number, log: Logger, trustedProxies: ReadonlySet<string> = new Set()): NodeHandlerFn {
   return (req, res) => {
     const requestId = randomUUID();
     const started = performance.now();
@@ -70,7 +71,7 @@ export function createRestHandler(routes: RestRoute[], bodyLimitBytes: number, l
       path,
       params,
       headers: req.headers,
-      clientIp: req.socket?.remoteAddress ?? "unknown",
+      clientIp: clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trustedProxies),
       requestId,
       body: () => readBody(req, bodyLimitBytes),
     };

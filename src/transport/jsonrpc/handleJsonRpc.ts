@@ -17,6 +17,11 @@ type Parsed = { ok: true; id: Id; notification: boolean; call: CoreCall } | { ok
 
 export interface JsonRpcOptions {
   maxBatchSize: number;
+  /**
+   * Admission (rate limits) for `weight` requests, after the envelope is known and before anything runs;
+   * returns headers to add. A throw refuses the whole request (or batch).
+   */
+  admit?: (weight: number) => Promise<Record<string, string>>;
 }
 
 export async function handleJsonRpc(text: string, ctx: CallContext, dispatcher: RpcDispatcher, options: JsonRpcOptions): Promise<JsonRpcHttpAnswer> {
@@ -32,6 +37,8 @@ export async function handleJsonRpc(text: string, ctx: CallContext, dispatcher: 
       return errorAnswer(400, null, new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}`));
     }
     const parsed = body.map(parseRequest);
+    const admitted = await admit(options, body.length, null);
+    if ("refused" in admitted) return admitted.refused;
     const outcomes = await dispatch(parsed, ctx, dispatcher);
     // A transport-level failure (e.g. rate limit) of the whole batch is answered once, not per item.
     const whole = batchWideError(outcomes);
@@ -41,14 +48,31 @@ export async function handleJsonRpc(text: string, ctx: CallContext, dispatcher: 
       if (p.ok && p.notification) return;
       replies.push(reply(p.id, p.ok ? outcomes[i]! : { ok: false, error: p.error }));
     });
-    return replies.length === 0 ? { status: 204 } : { status: 200, body: `[${replies.join(",")}]` };
+    return withHeaders(replies.length === 0 ? { status: 204 } : { status: 200, body: `[${replies.join(",")}]` }, admitted.headers);
   }
   const parsed = parseRequest(body);
   if (!parsed.ok) return errorAnswer(400, parsed.id, parsed.error);
+  const admitted = await admit(options, 1, parsed.id);
+  if ("refused" in admitted) return admitted.refused;
   const [outcome] = await dispatch([parsed], ctx, dispatcher);
-  if (parsed.notification) return { status: 204 };
+  if (parsed.notification) return withHeaders({ status: 204 }, admitted.headers);
   const status = outcome && !outcome.ok ? httpStatusForJsonRpc(outcome.error) : 200;
-  return withRetryAfter({ status, body: reply(parsed.id, outcome!) }, outcome);
+  return withHeaders(withRetryAfter({ status, body: reply(parsed.id, outcome!) }, outcome), admitted.headers);
+}
+
+async function admit(options: JsonRpcOptions, weight: number, id: Id): Promise<{ headers: Record<string, string> } | { refused: JsonRpcHttpAnswer }> {
+  if (!options.admit) return { headers: {} };
+  try {
+    return { headers: await options.admit(weight) };
+  } catch (err) {
+    const gw = err instanceof GatewayError ? err : new GatewayError("internal", "internal error", { cause: err });
+    return { refused: errorAnswer(httpStatusForJsonRpc(gw), id, gw) };
+  }
+}
+
+function withHeaders(answer: JsonRpcHttpAnswer, headers: Record<string, string>): JsonRpcHttpAnswer {
+  if (Object.keys(headers).length > 0) answer.headers = { ...headers, ...answer.headers };
+  return answer;
 }
 
 async function dispatch(parsed: Parsed[], ctx: CallContext, dispatcher: RpcDispatcher): Promise<(RpcOutcome | undefined)[]> {

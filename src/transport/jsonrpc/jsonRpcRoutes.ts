@@ -13,6 +13,8 @@ export interface JsonRpcRouteOptions {
   dispatcher: RpcDispatcher;
   maxBatchSize: number;
   authenticate: Authenticate;
+  /** Rate-limit admission for a caller; returns X-RateLimit-* headers. */
+  admit: (access: Access, clientIp: string, weight: number) => Promise<Record<string, string>>;
 }
 
 function renderError(err: GatewayError): HttpAnswer {
@@ -23,7 +25,10 @@ function renderError(err: GatewayError): HttpAnswer {
 
 export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
   const serve = async (req: RestRequest, access: Access): Promise<HttpAnswer> => {
-    const answer = await handleJsonRpc(await req.body(), { access }, options.dispatcher, { maxBatchSize: options.maxBatchSize });
+    const answer = await handleJsonRpc(await req.body(), { access }, options.dispatcher, {
+      maxBatchSize: options.maxBatchSize,
+      admit: (weight) => options.admit(access, req.clientIp, weight),
+    });
     return { status: answer.status, ...(answer.body !== undefined ? { body: answer.body } : {}), contentType: "application/json", ...(answer.headers ? { headers: answer.headers } : {}) };
   };
   return [

@@ -10,16 +10,24 @@ import { zktErrorAnswer } from "./errorMap.js";
 import { idOf, parseZktBody, type ZktId } from "./parseZktBody.js";
 import { openApiDocument } from "./openapi.js";
 
+export interface ZktLimits {
+  /** Admits one ZKT request (try-it-out has its own stricter limit); returns X-RateLimit-* headers. */
+  request(access: Access, clientIp: string, tryItOut: boolean): Promise<Record<string, string>>;
+  /** Counts one transaction against the key's daily quota. */
+  transaction(access: Access): Promise<void>;
+}
+
 export interface ZktRouteOptions {
   core: ZktCore;
   authenticate: Authenticate;
+  limits: ZktLimits;
 }
 
 const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
 
 export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
   const { core } = options;
-  const submit = async (req: RestRequest, access: () => Promise<Access>): Promise<HttpAnswer> => {
+  const submit = async (req: RestRequest, access: () => Promise<Access>, tryItOut: boolean): Promise<HttpAnswer> => {
     let body: unknown;
     try {
       body = JSON.parse(await req.body());
@@ -28,26 +36,33 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       return zktErrorAnswer(new GatewayError("validation", "the body is not valid JSON"));
     }
     const id = idOf(body);
+    let headers: Record<string, string> = {};
     try {
       const who = await access();
+      headers = await options.limits.request(who, req.clientIp, tryItOut);
       const op = parseZktBody(body);
+      const quota = () => options.limits.transaction(who);
       switch (op.op) {
         case "message": {
+          await quota();
           const r = await core.writeMessage(who, op.message);
-          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id);
+          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, headers);
         }
         case "call": {
-          const r = await core.callContract(who, op, { wait: op.wait });
-          if (r.kind === "read") return ok({ output: r.output }, id);
-          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: r.receipt } : {}) }, id);
+          const r = await core.callContract(who, op, { wait: op.wait, beforeWrite: quota });
+          if (r.kind === "read") return ok({ output: r.output }, id, headers);
+          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: r.receipt } : {}) }, id, headers);
         }
         case "deploy": {
+          await quota();
           const r = await core.deployContract(who, op.code, op.arguments, op.contractName);
-          return ok({ contractAddress: r.contractAddress, abi: r.abi, hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id);
+          return ok({ contractAddress: r.contractAddress, abi: r.abi, hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, headers);
         }
       }
     } catch (err) {
-      return zktErrorAnswer(toGatewayError(err), id);
+      const answer = zktErrorAnswer(toGatewayError(err), id);
+      answer.headers = { ...headers, ...answer.headers };
+      return answer;
     }
   };
   return [
@@ -58,18 +73,18 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       renderError,
       handle: async (req) => json(200, statusBody(await core.transactionStatus(decodeURIComponent(req.params[0]!)))),
     },
-    { method: "POST", pattern: /^\/zkt\/try-it-out$/, renderError, handle: (req) => submit(req, async () => ({ kind: "public" })) },
+    { method: "POST", pattern: /^\/zkt\/try-it-out$/, renderError, handle: (req) => submit(req, async () => ({ kind: "public" }), true) },
     {
       method: "POST",
       pattern: /^\/zkt\/([^/]+)$/,
       renderError,
-      handle: (req) => submit(req, () => options.authenticate(decodeURIComponent(req.params[0]!))),
+      handle: (req) => submit(req, () => options.authenticate(decodeURIComponent(req.params[0]!)), false),
     },
   ];
 }
 
-function ok(fields: Record<string, unknown>, id: ZktId | undefined): HttpAnswer {
-  return json(200, { success: true, ...fields, ...(id !== undefined ? { id } : {}) });
+function ok(fields: Record<string, unknown>, id: ZktId | undefined, headers: Record<string, string>): HttpAnswer {
+  return json(200, { success: true, ...fields, ...(id !== undefined ? { id } : {}) }, headers);
 }
 
 export function statusBody(r: SubmissionRecord): Record<string, unknown> {

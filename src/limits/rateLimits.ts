@@ -1,0 +1,117 @@
+// The gateway's rate limits, one policy for every transport: per network and caller (API key, else IP)
+// N requests per window (a batch of n counts n; per-key overrides), a stricter limit on try-it-out ZKT,
+// and a per-key daily transaction quota. Over a limit: a rate_limited GatewayError (429, Retry-After) and
+// the request does nothing. If the shared Redis fails, the configured policy (open or closed) applies.
+import Bottleneck from "bottleneck";
+import { Redis } from "ioredis";
+import { GatewayError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import type { Access } from "../rpc/methodPolicy.js";
+import { WindowLimiter, type LimitDecision } from "./windowLimiter.js";
+
+export interface RateLimitConfig {
+  requestsPerWindow: number;
+  windowMs: number;
+  tryItOutRequestsPerWindow: number;
+  /** When Redis is unreachable: "open" serves unlimited, "closed" refuses with 503. */
+  failMode: "open" | "closed";
+  redisUrl?: string;
+  /** How long a limiter decision may take before the fail policy applies. */
+  decisionTimeoutMs: number;
+}
+
+export type LimitScope = "requests" | "try-it-out" | "transactions";
+
+export class RateLimits {
+  private readonly limiters = new Map<string, WindowLimiter>();
+  private readonly connection: Bottleneck.IORedisConnection | undefined;
+  private readonly redis: Redis | undefined;
+  private degraded = false;
+
+  constructor(
+    private readonly config: RateLimitConfig,
+    private readonly log: Logger,
+  ) {
+    if (config.redisUrl) {
+      // No offline queue: while Redis is away commands fail at once and the fail policy answers.
+      this.redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+      this.redis.on("error", () => undefined);
+      this.connection = new Bottleneck.IORedisConnection({ client: this.redis });
+      this.connection.on("error", () => undefined);
+    }
+  }
+
+  /** Counts `weight` requests for the caller on a network; throws rate_limited when over. */
+  async checkRequests(network: string, access: Access, ip: string, weight: number): Promise<LimitDecision | undefined> {
+    const perKey = access.kind === "key" ? access.requestsPerMinute ?? undefined : undefined;
+    const limit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
+    return this.take("requests", network, callerOf(access, ip), limit, this.config.windowMs, weight, "request");
+  }
+
+  async checkTryItOut(network: string, ip: string): Promise<LimitDecision | undefined> {
+    return this.take("try-it-out", network, `ip:${ip}`, this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submission");
+  }
+
+  /** The key's daily transaction quota, when it has one. */
+  async checkTransaction(network: string, access: Access): Promise<void> {
+    if (access.kind !== "key" || !access.transactionsPerDay) return;
+    await this.take("transactions", "all", `key:${access.keyId}`, access.transactionsPerDay, 86_400_000, 1, "transaction (daily quota)");
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.limiters.values()].map((l) => l.close()));
+    await this.connection?.disconnect(false).catch(() => undefined);
+  }
+
+  private async take(scope: LimitScope, network: string, caller: string, limit: number, windowMs: number, weight: number, what: string): Promise<LimitDecision | undefined> {
+    const id = `cgw:${scope}:${network}:${limit}:${windowMs}`;
+    let limiter = this.limiters.get(id);
+    if (!limiter) this.limiters.set(id, (limiter = new WindowLimiter({ id, limit, windowMs, ...(this.connection ? { connection: this.connection } : {}) })));
+    let decision: LimitDecision;
+    try {
+      decision = await withTimeout(limiter.take(caller, weight), this.config.decisionTimeoutMs);
+      if (this.degraded) {
+        this.degraded = false;
+        this.log.info("rate limiter store recovered");
+      }
+    } catch (err) {
+      if (!this.degraded) {
+        this.degraded = true;
+        this.log.error(`rate limiter store unavailable; failing ${this.config.failMode}`, { error: (err as Error).message });
+      }
+      if (this.config.failMode === "open") return undefined;
+      throw new GatewayError("upstream_unavailable", "rate limiting is temporarily unavailable; try again shortly", { retryAfterSeconds: 1 });
+    }
+    if (!decision.allowed) {
+      const n = weight > 1 ? ` (this request counts ${weight})` : "";
+      throw new GatewayError("rate_limited", `rate limit exceeded: at most ${limit} ${what}s per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`, {
+        retryAfterSeconds: decision.resetSeconds,
+        details: { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: decision.resetSeconds },
+      });
+    }
+    return decision;
+  }
+}
+
+export function callerOf(access: Access, ip: string): string {
+  return access.kind === "key" ? `key:${access.keyId}` : `ip:${ip}`;
+}
+
+/** X-RateLimit-* headers for a decision. */
+export function rateLimitHeaders(d: LimitDecision | undefined): Record<string, string> {
+  return d ? { "x-ratelimit-limit": String(d.limit), "x-ratelimit-remaining": String(d.remaining), "x-ratelimit-reset": String(d.resetSeconds) } : {};
+}
+
+function formatWindow(ms: number): string {
+  return ms === 60_000 ? "minute" : ms === 86_400_000 ? "day" : `${ms / 1000} s`;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    p.then(
+      (v) => (clearTimeout(t), resolve(v)),
+      (e: unknown) => (clearTimeout(t), reject(e as Error)),
+    );
+  });
+}
