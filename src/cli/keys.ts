@@ -8,10 +8,12 @@ import { MasterSeed } from "../keys/masterSeed.js";
 import { openSqlClient } from "../store/sqlClient.js";
 import { migrate } from "../store/migrations.js";
 import { GatewayError } from "../errors.js";
+import { SqlSubmissionStore } from "../store/sqlSubmissionStore.js";
 
 const USAGE = `usage: keys create [--label LABEL] [--rpm REQUESTS_PER_MINUTE] [--tpd TRANSACTIONS_PER_DAY]
        keys list [PREFIX]
-       keys revoke ID|PREFIX`;
+       keys revoke ID|PREFIX
+       keys usage ID|PREFIX`;
 
 function show(k: ApiKeyInfo): string {
   const limits = [k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "", k.transactionsPerDay ? `${k.transactionsPerDay} tx/day` : ""].filter(Boolean).join(", ");
@@ -21,7 +23,7 @@ function show(k: ApiKeyInfo): string {
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { label: { type: "string" }, rpm: { type: "string" }, tpd: { type: "string" } } });
   const [command, arg] = positionals;
-  if (!command || !["create", "list", "revoke"].includes(command) || (command === "revoke" && !arg)) {
+  if (!command || !["create", "list", "revoke", "usage"].includes(command) || ((command === "revoke" || command === "usage") && !arg)) {
     process.stderr.write(USAGE + "\n");
     return 2;
   }
@@ -39,6 +41,15 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`api key (shown once): ${apiKey}\nid: ${info.id}\nwallet: ${info.walletAddress}\n`);
     } else if (command === "list") {
       for (const k of await keys.list(arg ?? "")) process.stdout.write(show(k) + "\n");
+    } else if (command === "usage") {
+      const matches = (await keys.get(arg!)) ? [(await keys.get(arg!))!] : await keys.list(arg!);
+      if (matches.length !== 1) throw new GatewayError("validation", `"${arg}" matches ${matches.length} keys; give the id or a longer prefix`);
+      const k = matches[0]!;
+      const used = await new SqlSubmissionStore(db).countBySignerSince(k.walletAddress, new Date(Date.now() - 86_400_000));
+      process.stdout.write(
+        `${show(k)}\ntransactions in the last 24 h: ${used}${k.transactionsPerDay ? ` of ${k.transactionsPerDay}` : " (no daily quota)"}\n` +
+          `requests: ${k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "the network default"} (live counts: X-RateLimit-* response headers)\n`,
+      );
     } else {
       process.stdout.write("revoked: " + show(await keys.revoke(arg!)) + "\n");
     }

@@ -46,6 +46,8 @@ export interface GatewayConfig {
     /** When Redis is unreachable: "open" serves without limits, "closed" refuses (503). Logged either way. */
     failMode: "open" | "closed";
     decisionTimeoutMs: number;
+    /** Namespace of the limiters' Redis keys. */
+    keyPrefix?: string;
   };
   /** Redis for limits shared by every replica; in-process limits when absent. */
   redisUrl?: string;

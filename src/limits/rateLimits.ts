@@ -18,6 +18,8 @@ export interface RateLimitConfig {
   redisUrl?: string;
   /** How long a limiter decision may take before the fail policy applies. */
   decisionTimeoutMs: number;
+  /** Namespace of the limiters' Redis keys (tests isolate runs with it). */
+  keyPrefix?: string;
 }
 
 export type LimitScope = "requests" | "try-it-out" | "transactions";
@@ -33,8 +35,9 @@ export class RateLimits {
     private readonly log: Logger,
   ) {
     if (config.redisUrl) {
-      // No offline queue: while Redis is away commands fail at once and the fail policy answers.
-      this.redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+      // While Redis is away a decision times out (decisionTimeoutMs) and the fail policy answers; commands
+      // queued meanwhile are dropped after one failed reconnect, so the queue stays bounded.
+      this.redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
       this.redis.on("error", () => undefined);
       this.connection = new Bottleneck.IORedisConnection({ client: this.redis });
       this.connection.on("error", () => undefined);
@@ -64,7 +67,7 @@ export class RateLimits {
   }
 
   private async take(scope: LimitScope, network: string, caller: string, limit: number, windowMs: number, weight: number, what: string): Promise<LimitDecision | undefined> {
-    const id = `cgw:${scope}:${network}:${limit}:${windowMs}`;
+    const id = `${this.config.keyPrefix ?? "cgw"}:${scope}:${network}:${limit}:${windowMs}`;
     let limiter = this.limiters.get(id);
     if (!limiter) this.limiters.set(id, (limiter = new WindowLimiter({ id, limit, windowMs, ...(this.connection ? { connection: this.connection } : {}) })));
     let decision: LimitDecision;
@@ -75,6 +78,7 @@ export class RateLimits {
         this.log.info("rate limiter store recovered");
       }
     } catch (err) {
+      this.log.debug("rate limiter decision failed", { error: (err as Error).message, redis: this.redis?.status });
       if (!this.degraded) {
         this.degraded = true;
         this.log.error(`rate limiter store unavailable; failing ${this.config.failMode}`, { error: (err as Error).message });

@@ -21,34 +21,73 @@ export interface WindowLimiterOptions {
   connection?: Bottleneck.IORedisConnection;
 }
 
+interface Entry {
+  limiter: Bottleneck;
+  started: number;
+  lastUsed: number;
+}
+
 export class WindowLimiter {
-  private readonly group: Bottleneck.Group;
-  private readonly started = new Map<string, number>();
+  // Our own map rather than Bottleneck.Group: a limiter created while Redis was down keeps a rejected
+  // `ready` forever, so a failed one must be dropped and re-created, which Group does not allow cleanly.
+  private readonly callers = new Map<string, Entry>();
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly options: WindowLimiterOptions) {
-    this.group = new Bottleneck.Group({
-      reservoir: options.limit,
-      reservoirRefreshAmount: options.limit,
-      reservoirRefreshInterval: options.windowMs,
-      // Idle callers are forgotten only after several windows, so a window is never reset early.
-      timeout: Math.max(5 * 60_000, options.windowMs * 3),
-      id: options.id,
-      ...(options.connection ? { datastore: "ioredis" as const, connection: options.connection, clearDatastore: false } : {}),
-    });
+    // Idle callers are forgotten only after several windows, so a window is never reset early.
+    const idleMs = Math.max(5 * 60_000, options.windowMs * 3);
+    this.sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const [caller, e] of this.callers) if (now - e.lastUsed > idleMs) this.drop(caller);
+    }, Math.min(idleMs, 60_000));
+    this.sweeper.unref();
   }
 
   async take(caller: string, weight = 1): Promise<LimitDecision> {
-    const limiter = this.group.key(caller);
-    if (!this.started.has(caller)) this.started.set(caller, Date.now());
-    const left = await limiter.incrementReservoir(-weight);
+    const entry = this.entry(caller);
+    entry.lastUsed = Date.now();
+    let left: number;
+    try {
+      left = await entry.limiter.incrementReservoir(-weight);
+    } catch (err) {
+      this.drop(caller);
+      throw err;
+    }
     const allowed = left >= 0;
-    if (!allowed) await limiter.incrementReservoir(weight);
-    const elapsed = (Date.now() - this.started.get(caller)!) % this.options.windowMs;
+    if (!allowed) await entry.limiter.incrementReservoir(weight);
+    const elapsed = (Date.now() - entry.started) % this.options.windowMs;
     return { allowed, limit: this.options.limit, remaining: Math.max(0, allowed ? left : left + weight), resetSeconds: Math.max(1, Math.ceil((this.options.windowMs - elapsed) / 1000)) };
   }
 
   async close(): Promise<void> {
-    // A shared Redis connection is closed by its owner, not by each limiter.
-    if (!this.options.connection) await Promise.all(this.group.limiters().map(({ limiter }) => limiter.disconnect(false)));
+    clearInterval(this.sweeper);
+    for (const caller of [...this.callers.keys()]) this.drop(caller);
+  }
+
+  private entry(caller: string): Entry {
+    let e = this.callers.get(caller);
+    if (!e) {
+      const { limit, windowMs, id, connection } = this.options;
+      const limiter = new Bottleneck({
+        id: `${id}-${caller}`,
+        reservoir: limit,
+        reservoirRefreshAmount: limit,
+        reservoirRefreshInterval: windowMs,
+        // Redis keys expire after a few idle windows.
+        timeout: Math.max(5 * 60_000, windowMs * 3),
+        ...(connection ? { datastore: "ioredis" as const, connection, clearDatastore: false } : {}),
+      });
+      limiter.on("error", () => undefined);
+      e = { limiter, started: Date.now(), lastUsed: Date.now() };
+      this.callers.set(caller, e);
+    }
+    return e;
+  }
+
+  private drop(caller: string): void {
+    const e = this.callers.get(caller);
+    this.callers.delete(caller);
+    // With a shared connection this only unsubscribes the limiter; the connection stays open.
+    void e?.limiter.disconnect(false).catch(() => undefined);
   }
 }

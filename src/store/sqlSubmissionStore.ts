@@ -57,6 +57,12 @@ export class SqlSubmissionStore implements SubmissionStore {
     return row ? fromRow(row) : undefined;
   }
 
+  /** Submissions signed by `signer` since `since`, on any network (per-key usage). */
+  async countBySignerSince(signer: string, since: Date): Promise<number> {
+    const [row] = await this.db.query<{ n: string | number }>("select count(*) as n from submissions where signer = $1 and created_at >= $2 and kind <> 'refill'", [signer, since]);
+    return Number(row?.n ?? 0);
+  }
+
   async listByStatus(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
     const rows = await this.db.query<Row>("select * from submissions where network = $1 and status = $2 order by created_at limit $3", [network, status, limit]);
     return rows.map(fromRow);

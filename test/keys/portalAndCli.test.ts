@@ -60,6 +60,9 @@ describe("keys CLI", () => {
       expect(listed).toContain('"ops team"');
       expect(listed).toContain("600/min");
       expect(listed).not.toContain(key);
+      const usage0 = (await cli("usage", key.slice(0, 12))).stdout;
+      expect(usage0).toMatch(/transactions in the last 24 h: 0 \(no daily quota\)/);
+      expect(usage0).toMatch(/requests: 600\/min/);
       expect((await cli("revoke", key.slice(0, 12))).stdout).toMatch(/revoked: .*revoked \d{4}-/);
       const usage = await cli("frobnicate").catch((e: { code: number; stderr: string }) => e);
       expect((usage as { code: number }).code).toBe(2);

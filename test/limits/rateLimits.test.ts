@@ -1,0 +1,194 @@
+// Rate limits as callers see them, with a short window instead of a minute (same code path): exact
+// counts, per-caller isolation, batches counting n, every transport's refusal, and Redis shared by replicas.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { randomBytes } from "node:crypto";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import type { Gateway } from "../../src/gateway.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+
+const call = (id: number) => ({ jsonrpc: "2.0", id, method: "eth_chainId", params: [] });
+
+async function burst(url: string, total: number, headers: Record<string, string>, concurrency = 16): Promise<{ ok: number; limited: number; other: number }> {
+  const counts = { ok: 0, limited: 0, other: 0 };
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next++;
+        const res = await postJson(url, call(next), headers);
+        if (res.status === 200) counts.ok++;
+        else if (res.status === 429 && (res.json as { error: { code: number } }).error.code === -32005) counts.limited++;
+        else counts.other++;
+      }
+    }),
+  );
+  return counts;
+}
+
+describe("rate limits (in-process)", () => {
+  let gw: Gateway;
+  let url: string;
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.rateLimit = { ...c.rateLimit, requestsPerWindow: 1500, windowMs: 30_000, tryItOutRequestsPerWindow: 3 };
+        c.trustedProxies = ["127.0.0.1"]; // lets the test speak for several client IPs
+      },
+    });
+    url = gw.network("testnet").url + "/";
+  });
+  afterAll(() => gw?.close());
+
+  it("a caller sending 1600 requests in a window gets 1500 served, the rest 429 -32005 with Retry-After", async () => {
+    const counts = await burst(url, 1600, { "x-forwarded-for": "10.0.0.1" });
+    expect(counts.other).toBe(0);
+    expect(counts.ok).toBeGreaterThanOrEqual(1485);
+    expect(counts.ok).toBeLessThanOrEqual(1500);
+    expect(counts.ok + counts.limited).toBe(1600);
+    const refused = await postJson(url, call(1), { "x-forwarded-for": "10.0.0.1" });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((refused.json as { error: { message: string } }).error.message).toMatch(/at most 1500 requests per 30 s/);
+  });
+
+  it("another caller is unaffected, and sees X-RateLimit headers", async () => {
+    const res = await postJson(url, call(1), { "x-forwarded-for": "10.0.0.2" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-ratelimit-limit")).toBe("1500");
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("1499");
+    expect(Number(res.headers.get("x-ratelimit-reset"))).toBeGreaterThan(0);
+  });
+
+  it("a batch of 40 counts 40, and a batch that would cross the limit is refused whole", async () => {
+    const headers = { "x-forwarded-for": "10.0.0.3" };
+    const batch = Array.from({ length: 40 }, (_, i) => call(i));
+    for (let i = 0; i < 37; i++) expect((await postJson(url, batch, headers)).status).toBe(200); // 1480
+    const crossing = await postJson(url, batch, headers);
+    expect(crossing.status).toBe(429);
+    expect(crossing.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32005 } });
+    const fits = await postJson(url, batch.slice(0, 20), headers); // exactly 1500
+    expect(fits.status).toBe(200);
+    expect(fits.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect((await postJson(url, call(1), headers)).status).toBe(429);
+  });
+
+  it("X-Forwarded-For from an untrusted peer is ignored", async () => {
+    // The gateway trusts 127.0.0.1; a forged chain still resolves to the right-most untrusted hop.
+    const res = await postJson(url, call(1), { "x-forwarded-for": "10.0.0.1, 10.0.0.9" });
+    expect(res.status).toBe(200);
+  });
+
+  it("try-it-out has its own stricter limit; refused submissions send nothing", async () => {
+    const zkt = gw.network("testnet").url + "/zkt/try-it-out";
+    const nonce = () => gw.network("testnet").pool.call("eth_getTransactionCount", [gw.publicSignerAddress, "pending"]);
+    const headers = { "x-forwarded-for": "10.0.0.4" };
+    for (let i = 0; i < 3; i++) {
+      const res = await postJson(zkt, { arguments: `m${i}` }, headers);
+      expect(res.status).toBe(200);
+      await gw.network("testnet").sequencer.waitForReceipt((res.json as { hash: string }).hash);
+    }
+    const before = await nonce();
+    const refused = await postJson(zkt, { arguments: "one too many", id: 8 }, headers);
+    expect(refused.status).toBe(429);
+    expect(refused.json).toMatchObject({ success: false, errorCode: "RATE_LIMITED", id: 8 });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await nonce()).toBe(before);
+  });
+
+  it("Connect callers get resource_exhausted", async () => {
+    const client = createClient(RpcService, createGrpcTransport({ baseUrl: gw.network("testnet").url }));
+    const err = await client.getChainId({}, { headers: { "x-forwarded-for": "10.0.0.1" } }).catch((e: unknown) => e as ConnectError);
+    expect((err as ConnectError).code).toBe(Code.ResourceExhausted);
+    const ok = await client.getChainId({}, { headers: { "x-forwarded-for": "10.0.0.5" } });
+    expect(ok.chainIdDecimal).toBe(20180427n);
+  });
+
+  it("a key's own limit and daily transaction quota apply", async () => {
+    const { apiKey } = await gw.keys.create({ requestsPerMinute: 1000, transactionsPerDay: 2 });
+    const base = gw.network("testnet").url;
+    for (let i = 0; i < 2; i++) expect((await postJson(`${base}/zkt/${apiKey}`, { arguments: `q${i}` })).status).toBe(200);
+    const third = await postJson(`${base}/zkt/${apiKey}`, { arguments: "q3" });
+    expect(third.status).toBe(429);
+    expect((third.json as { error: string }).error).toMatch(/at most 2 transaction \(daily quota\)s per day/);
+    // Reads are not transactions.
+    const res = await postJson(`${base}/zgt/${apiKey}`, call(1));
+    expect(res.headers.get("x-ratelimit-limit")).toBe("500"); // 1000/min over a 30 s window
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function startRedis(port: number): Promise<ChildProcess> {
+  const p = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    p.stdout!.on("data", (d: Buffer) => d.toString().includes("Ready to accept connections") && resolve(p));
+    p.on("exit", () => reject(new Error("redis-server exited")));
+  });
+}
+
+describe("rate limits shared through Redis", () => {
+  const prefix = "cgwtest" + randomBytes(4).toString("hex");
+  let a: Gateway;
+  let b: Gateway;
+  let redis: ChildProcess | undefined;
+  let redisPort = 0;
+  beforeAll(async () => {
+    redisPort = await freePort();
+    redis = await startRedis(redisPort);
+    const setup = (failMode: "open" | "closed") => (c: Parameters<NonNullable<Parameters<typeof startTestGateway>[0]>["mutate"] & {}>[0]) => {
+      c.redisUrl = `redis://127.0.0.1:${redisPort}`;
+      c.rateLimit = { ...c.rateLimit, requestsPerWindow: 300, windowMs: 30_000, failMode, keyPrefix: prefix };
+      c.trustedProxies = ["127.0.0.1"];
+    };
+    a = await startTestGateway({ mutate: setup("open") });
+    b = await startTestGateway({ mutate: setup("closed") });
+  });
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    redis?.kill("SIGKILL");
+  });
+
+  it("two gateways sharing Redis together serve the configured limit, not twice it", async () => {
+    const headers = { "x-forwarded-for": "10.1.0.1" };
+    const [ca, cb] = await Promise.all([burst(a.network("testnet").url + "/", 250, headers, 8), burst(b.network("testnet").url + "/", 250, headers, 8)]);
+    expect(ca.other + cb.other).toBe(0);
+    expect(ca.ok + cb.ok).toBeGreaterThanOrEqual(297);
+    expect(ca.ok + cb.ok).toBeLessThanOrEqual(300);
+    expect(ca.ok).toBeGreaterThan(0);
+    expect(cb.ok).toBeGreaterThan(0);
+  });
+
+  it("Redis dies: fail-open keeps serving, fail-closed refuses with 503; both recover when it returns", async () => {
+    redis!.kill("SIGKILL");
+    await new Promise((r) => setTimeout(r, 300));
+    const headers = { "x-forwarded-for": "10.1.0.2" };
+    const open = await postJson(a.network("testnet").url + "/", call(1), headers);
+    expect(open.status).toBe(200);
+    const closed = await postJson(b.network("testnet").url + "/", call(1), headers);
+    expect(closed.status).toBe(503);
+    expect((closed.json as { error: { message: string } }).error.message).toMatch(/rate limiting is temporarily unavailable/);
+
+    redis = await startRedis(redisPort);
+    for (const gw of [a, b]) {
+      let recovered = false;
+      for (let i = 0; i < 50 && !recovered; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        const res = await postJson(gw.network("testnet").url + "/", call(1), headers);
+        recovered = res.status === 200 && res.headers.get("x-ratelimit-limit") === "300";
+      }
+      expect(recovered).toBe(true);
+    }
+  });
+});
