@@ -88,6 +88,6 @@ export class WindowLimiter {
     const e = this.callers.get(caller);
     this.callers.delete(caller);
     // With a shared connection this only unsubscribes the limiter; the connection stays open.
-    void e?.limiter.disconnect(false).catch(() => undefined);
+    if (e) void Promise.resolve().then(() => e.limiter.disconnect(false)).catch(() => undefined);
   }
 }
