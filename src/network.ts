@@ -4,6 +4,7 @@ import type { GatewayConfig, NetworkConfig } from "./config/config.js";
 import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
 import { RpcCore } from "./rpc/rpcCore.js";
+import { GatewayError } from "./errors.js";
 import type { Logger } from "./log/logger.js";
 import type { MasterSeed } from "./keys/masterSeed.js";
 import type { SubmissionStore } from "./store/submissionStore.js";
@@ -67,8 +68,12 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const limits = deps.limits;
     const core = new RpcCore(pool, net.chainId, (ctx) => limits.checkTransaction(net.name, ctx.access));
     const trusted = new Set(gw.trustedProxies);
+    // The journal is keyed by network *and* chain (its genesis): a fresh embedded anvil is a new chain, and
+    // what was journaled for the old one must not be replayed onto it.
+    const genesis = (await pool.call("eth_getBlockByNumber", ["0x0", false]).catch(() => null)) as { hash?: string } | null;
+    const journalNetwork = `${net.name}:${genesis?.hash?.slice(0, 18) ?? "unknown"}`;
     sequencer = new Sequencer({
-      network: net.name,
+      network: journalNetwork,
       chainId: net.chainId,
       feeMode: net.feeMode,
       pool,
@@ -76,8 +81,18 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       log,
       receiptPollMs: Math.max(50, Math.round((net.blockTimeSeconds * 1000) / 2)),
       devFunding: embedded !== undefined && net.feeMode === "market",
+      walletFor: (address) => (deps.seed.wallet(0).address === address ? deps.seed.wallet(0) : undefined),
     });
-    const zkt = new ZktCore({ network: net, pool, sequencer, store: deps.store, seed: deps.seed, compiler: deps.compiler });
+    const seq = sequencer;
+    // Keyed raw transactions go through the journal too: accepted once, never lost, never sent twice.
+    core.register("eth_sendRawTransaction", async (_ctx, params) => {
+      if (params.length !== 1 || typeof params[0] !== "string" || !/^0x([0-9a-fA-F]{2})+$/.test(params[0])) {
+        throw new GatewayError("invalid_params", "Invalid params: eth_sendRawTransaction takes one 0x-hex signed transaction");
+      }
+      return seq.submitRaw(params[0]);
+    });
+    await sequencer.start();
+    const zkt = new ZktCore({ network: net, journalNetwork, pool, sequencer, store: deps.store, seed: deps.seed, compiler: deps.compiler });
     let draining = false;
     const rest = createRestHandler(
       [
@@ -129,7 +144,9 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       pool,
       sequencer,
       async close() {
+        // Readiness goes false first, so balancers stop sending; then in-flight broadcasts finish.
         draining = true;
+        await s.drain();
         await srv.close();
         s.stop();
         p.stop();

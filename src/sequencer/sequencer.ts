@@ -1,8 +1,9 @@
 // The sequencer of one network: takes a transaction to send from a gateway-held wallet, assigns its nonce,
-// signs it, journals it (all before the caller gets the hash), then broadcasts it in nonce order with
-// retries on transient upstream failures, and follows it until mined.
+// signs it and journals it (all before the caller gets the hash), then broadcasts it in nonce order with
+// retries on transient upstream failures, and follows it until mined. The journal makes it durable: what
+// was accepted is rebroadcast after an upstream outage or a restart until it is mined or rejected for good.
 import { randomUUID } from "node:crypto";
-import { keccak256, type Wallet, type HDNodeWallet } from "ethers";
+import { keccak256, Transaction, type Wallet, type HDNodeWallet } from "ethers";
 import pRetry from "p-retry";
 import { GatewayError, type JsonValue } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
@@ -36,16 +37,26 @@ export interface SequencerOptions {
   /** Embedded dev chains only: top up signers with anvil_setBalance so market-fee writes can pay. */
   devFunding: boolean;
   broadcastRetries?: number;
+  /** How often journaled-but-unbroadcast transactions are retried in the background. */
+  resumeIntervalMs?: number;
+  /** Resolves signer addresses to the gateway's wallets (to refill nonces after a restart). */
+  walletFor?: (address: string) => SigningWallet | undefined;
 }
 
-const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown/i;
+const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown|transaction already exists/i;
 const NONCE_TOO_LOW = /nonce too low|nonce.*lower than/i;
 const DEV_BALANCE = 10n ** 24n; // 1,000,000 ether of dev-chain money
+
+type BroadcastResult = "accepted" | "rejected" | "unreachable";
 
 export class Sequencer {
   private readonly lanes = new Map<string, NonceLane>();
   private readonly funded = new Set<string>();
   private readonly walletOf = new Map<string, SigningWallet>();
+  /** queueIds with a broadcast queued or running in this process. */
+  private readonly inFlight = new Set<string>();
+  private resumeTimer: NodeJS.Timeout | undefined;
+  private resuming: Promise<void> | undefined;
   readonly fees: FeeOracle;
   readonly receipts: ReceiptWatcher;
 
@@ -55,11 +66,21 @@ export class Sequencer {
   }
 
   /**
+   * Picks up the journal: follows what was broadcast, rebroadcasts what was not (in nonce order), and keeps
+   * doing so in the background so an upstream outage delays accepted writes but never loses them.
+   */
+  async start(): Promise<void> {
+    await this.resume(true).catch((err: unknown) => this.options.log.warn("journal recovery deferred", { error: (err as Error).message }));
+    this.resumeTimer = setInterval(() => void this.resume(false).catch(() => undefined), this.options.resumeIntervalMs ?? 2_000);
+    this.resumeTimer.unref();
+  }
+
+  /**
    * Validates by estimating gas (a revert is thrown as an execution_reverted GatewayError and nothing is
    * sent), then signs and journals; returns once the transaction is journaled, with its hash.
    */
   async submit(intent: TxIntent): Promise<SubmissionRecord> {
-    const { pool, chainId } = this.options;
+    const { pool, chainId, network, store } = this.options;
     const from = intent.wallet.address;
     this.walletOf.set(from, intent.wallet);
     await this.fundIfDev(from);
@@ -70,27 +91,57 @@ export class Sequencer {
     const fees = await this.fees.current();
     const lane = this.lane(from);
     const record = await lane.exclusive(async () => {
-      if (lane.next === undefined) lane.next = Number(BigInt((await pool.call("eth_getTransactionCount", [from, "pending"])) as string));
-      const nonce = lane.next;
-      const raw = await intent.wallet.signTransaction({ chainId, nonce, to: intent.to, data: intent.data, value, gasLimit, ...fees });
-      const rec: SubmissionRecord = {
-        queueId: randomUUID(),
-        network: this.options.network,
-        signer: from,
-        nonce,
-        hash: keccak256(raw),
-        raw,
-        kind: intent.kind,
-        status: "pending",
-        createdAt: new Date(),
-        ...(intent.idempotencyKey ? { idempotencyKey: intent.idempotencyKey } : {}),
-      };
-      await this.options.store.insert(rec);
-      lane.next = nonce + 1; // consumed only once journaled
+      // The chain's view is read once per lane per process; the store never goes below it.
+      lane.next ??= Number(BigInt((await pool.call("eth_getTransactionCount", [from, "pending"])) as string));
+      const rec = await store.reserveAndInsert(network, from, lane.next, async (nonce) => {
+        const raw = await intent.wallet.signTransaction({ chainId, nonce, to: intent.to, data: intent.data, value, gasLimit, ...fees });
+        return {
+          queueId: randomUUID(),
+          network,
+          signer: from,
+          nonce,
+          hash: keccak256(raw),
+          raw,
+          kind: intent.kind,
+          status: "pending",
+          createdAt: new Date(),
+          ...(intent.idempotencyKey ? { idempotencyKey: intent.idempotencyKey } : {}),
+        };
+      });
+      lane.next = rec.nonce + 1;
       return rec;
     });
-    void lane.enqueueBroadcast(() => this.broadcast(record, lane));
+    this.enqueue(record);
     return record;
+  }
+
+  /**
+   * A transaction signed by the caller (key-path eth_sendRawTransaction): journaled, then broadcast. A node's
+   * definite rejection is returned to the caller; an unreachable node is retried in the background.
+   */
+  async submitRaw(raw: string): Promise<string> {
+    let tx: Transaction;
+    try {
+      tx = Transaction.from(raw);
+    } catch {
+      throw new GatewayError("invalid_params", "Invalid params: the raw transaction could not be decoded");
+    }
+    if (!tx.from || !tx.hash) throw new GatewayError("invalid_params", "Invalid params: the raw transaction is not signed");
+    if (tx.chainId !== 0n && tx.chainId !== BigInt(this.options.chainId)) {
+      throw new GatewayError("transaction_rejected", `the transaction is for chain id ${tx.chainId}, this network is ${this.options.chainId}`, { jsonRpcCode: -32003 });
+    }
+    const existing = await this.options.store.getByHash(this.options.network, tx.hash);
+    if (existing && existing.status !== "error") return existing.hash; // a retry: already journaled
+    const rec: SubmissionRecord = { queueId: randomUUID(), network: this.options.network, signer: tx.from, nonce: tx.nonce, hash: tx.hash, raw, kind: "raw", status: "pending", createdAt: new Date() };
+    await this.options.store.insert(rec);
+    this.inFlight.add(rec.queueId);
+    try {
+      const outcome = await this.broadcast(rec, { refill: false });
+      if (outcome.result === "rejected") throw outcome.error;
+    } finally {
+      this.inFlight.delete(rec.queueId);
+    }
+    return rec.hash;
   }
 
   /** Waits until the transaction is mined. */
@@ -98,7 +149,15 @@ export class Sequencer {
     return this.receipts.wait(hash, timeoutMs);
   }
 
+  /** Lets queued broadcasts finish (bounded), for a graceful shutdown. */
+  async drain(timeoutMs = 5_000): Promise<void> {
+    if (this.resumeTimer) clearInterval(this.resumeTimer);
+    const deadline = Date.now() + timeoutMs;
+    while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  }
+
   stop(): void {
+    if (this.resumeTimer) clearInterval(this.resumeTimer);
     this.receipts.stop();
   }
 
@@ -108,7 +167,32 @@ export class Sequencer {
     return lane;
   }
 
-  private async broadcast(rec: SubmissionRecord, lane: NonceLane): Promise<void> {
+  private enqueue(rec: SubmissionRecord): void {
+    if (this.inFlight.has(rec.queueId)) return;
+    this.inFlight.add(rec.queueId);
+    void this.lane(rec.signer)
+      .enqueueBroadcast(async () => {
+        await this.broadcast(rec, { refill: rec.kind !== "refill" && rec.kind !== "raw" });
+      })
+      .finally(() => this.inFlight.delete(rec.queueId));
+  }
+
+  private resume(includeProcessing: boolean): Promise<void> {
+    this.resuming ??= (async () => {
+      try {
+        for (const rec of await this.options.store.listUnfinished(this.options.network, 10_000)) {
+          if (rec.status === "pending") this.enqueue(rec);
+          else if (includeProcessing) this.enqueue(rec); // a restarted node may have lost its pool: resend ("already known" is fine)
+          else this.receipts.track(rec.hash, rec.queueId);
+        }
+      } finally {
+        this.resuming = undefined;
+      }
+    })();
+    return this.resuming;
+  }
+
+  private async broadcast(rec: SubmissionRecord, opts: { refill: boolean }): Promise<{ result: BroadcastResult; error?: GatewayError }> {
     const { pool, store, log } = this.options;
     try {
       await pRetry(
@@ -123,35 +207,39 @@ export class Sequencer {
           }
         },
         {
-          retries: this.options.broadcastRetries ?? 8,
+          retries: this.options.broadcastRetries ?? 6,
           minTimeout: 100,
-          maxTimeout: 3_000,
-          shouldRetry: ({ error }) => error instanceof GatewayError && error.kind === "upstream_unavailable",
+          maxTimeout: 2_000,
+          shouldRetry: ({ error }) => isTransient(error),
           onFailedAttempt: ({ error, attemptNumber }) => log.warn("broadcast attempt failed", { queueId: rec.queueId, attempt: attemptNumber, error: error.message }),
         },
       );
-      await store.update(rec.queueId, { status: "processing" });
-      this.receipts.track(rec.hash, rec.queueId);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      log.error("broadcast failed for good", { queueId: rec.queueId, nonce: rec.nonce, error: message });
-      await store.update(rec.queueId, { status: "error", errorMessage: `the node rejected the transaction: ${message}`, processedAt: new Date() });
-      if (rec.kind !== "refill") await this.refillNonce(rec, lane);
+      if (isTransient(err)) {
+        // Still journaled as pending: the background resume sends it once the upstream is back.
+        log.warn("broadcast deferred: upstream unreachable", { queueId: rec.queueId, nonce: rec.nonce });
+        return { result: "unreachable" };
+      }
+      const error = err instanceof GatewayError ? err : new GatewayError("internal", String(err));
+      log.error("broadcast rejected for good", { queueId: rec.queueId, nonce: rec.nonce, error: error.message });
+      await store.update(rec.queueId, { status: "error", errorMessage: `the node rejected the transaction: ${error.message}`, processedAt: new Date() });
+      if (opts.refill) await this.refillNonce(rec).catch((e: unknown) => log.error("nonce refill failed", { nonce: rec.nonce, error: (e as Error).message }));
+      return { result: "rejected", error };
     }
+    if (rec.status === "pending") await store.update(rec.queueId, { status: "processing" });
+    this.receipts.track(rec.hash, rec.queueId);
+    return { result: "accepted" };
   }
 
   /** A nonce whose transaction was rejected for good is filled with a no-op self-transfer, so later ones mine. */
-  private async refillNonce(rec: SubmissionRecord, lane: NonceLane): Promise<void> {
-    const { chainId } = this.options;
-    const wallet = this.walletOf.get(rec.signer);
+  private async refillNonce(rec: SubmissionRecord): Promise<void> {
+    const wallet = this.walletOf.get(rec.signer) ?? this.options.walletFor?.(rec.signer);
     if (!wallet) return;
     const fees = await this.fees.current();
-    const raw = await wallet.signTransaction({ chainId, nonce: rec.nonce, to: rec.signer, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });
-    const filler: SubmissionRecord = { ...rec, queueId: randomUUID(), hash: keccak256(raw), raw, kind: "refill", status: "pending", createdAt: new Date() };
-    delete filler.idempotencyKey;
-    delete filler.errorMessage;
+    const raw = await wallet.signTransaction({ chainId: this.options.chainId, nonce: rec.nonce, to: rec.signer, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });
+    const filler: SubmissionRecord = { queueId: randomUUID(), network: rec.network, signer: rec.signer, nonce: rec.nonce, hash: keccak256(raw), raw, kind: "refill", status: "pending", createdAt: new Date() };
     await this.options.store.insert(filler);
-    await this.broadcast(filler, lane).catch(() => undefined);
+    await this.broadcast(filler, { refill: false });
   }
 
   private async fundIfDev(address: string): Promise<void> {
@@ -160,6 +248,10 @@ export class Sequencer {
     if (balance < DEV_BALANCE / 2n) await this.options.pool.call("anvil_setBalance", [address, toQuantity(DEV_BALANCE)]);
     this.funded.add(address);
   }
+}
+
+function isTransient(err: unknown): boolean {
+  return err instanceof GatewayError && err.kind === "upstream_unavailable";
 }
 
 function toQuantity(n: bigint): JsonValue {

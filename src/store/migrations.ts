@@ -40,6 +40,26 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       create unique index submissions_idempotency on submissions (idempotency_key) where idempotency_key is not null;
     `,
   },
+  {
+    version: 2,
+    name: "nonce lanes and idempotency",
+    sql: `
+      create table nonce_lanes (
+        network text not null,
+        signer text not null,
+        next_nonce bigint not null,
+        primary key (network, signer)
+      );
+      create table idempotency (
+        scope text not null,
+        key text not null,
+        status integer,
+        body text,
+        created_at timestamptz not null default now(),
+        primary key (scope, key)
+      );
+    `,
+  },
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {

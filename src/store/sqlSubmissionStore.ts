@@ -34,15 +34,43 @@ function fromRow(r: Row): SubmissionRecord {
   };
 }
 
+async function insertRecord(db: Pick<SqlClient, "query">, r: SubmissionRecord): Promise<void> {
+  await db.query(
+    `insert into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [r.queueId, r.network, r.signer, r.nonce, r.hash, r.raw, r.kind, r.status, r.errorMessage ?? null, r.createdAt, r.processedAt ?? null, r.idempotencyKey ?? null],
+  );
+}
+
 export class SqlSubmissionStore implements SubmissionStore {
   constructor(private readonly db: SqlClient) {}
 
+  async reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord> {
+    return this.db.transaction(async (tx) => {
+      // The row lock serialises this lane across replicas until commit; a failed build rolls the nonce back.
+      await tx.query("insert into nonce_lanes (network, signer, next_nonce) values ($1, $2, $3) on conflict do nothing", [network, signer, chainPending]);
+      const [row] = await tx.query<{ nonce: string | number }>(
+        "update nonce_lanes set next_nonce = greatest(next_nonce, $3) + 1 where network = $1 and signer = $2 returning next_nonce - 1 as nonce",
+        [network, signer, chainPending],
+      );
+      const record = await build(Number(row!.nonce));
+      await insertRecord(tx, record);
+      return record;
+    });
+  }
+
   async insert(r: SubmissionRecord): Promise<void> {
-    await this.db.query(
-      `insert into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [r.queueId, r.network, r.signer, r.nonce, r.hash, r.raw, r.kind, r.status, r.errorMessage ?? null, r.createdAt, r.processedAt ?? null, r.idempotencyKey ?? null],
-    );
+    await insertRecord(this.db, r);
+  }
+
+  async listUnfinished(network: string, limit: number): Promise<SubmissionRecord[]> {
+    const rows = await this.db.query<Row>("select * from submissions where network = $1 and status in ('pending', 'processing') order by signer, nonce limit $2", [network, limit]);
+    return rows.map(fromRow);
+  }
+
+  async getByHash(network: string, hash: string): Promise<SubmissionRecord | undefined> {
+    const [row] = await this.db.query<Row>("select * from submissions where network = $1 and hash = $2 order by created_at limit 1", [network, hash]);
+    return row ? fromRow(row) : undefined;
   }
 
   async update(queueId: string, u: SubmissionUpdate): Promise<void> {

@@ -22,15 +22,34 @@ export interface SubmissionRecord {
 export type SubmissionUpdate = Partial<Pick<SubmissionRecord, "status" | "errorMessage" | "processedAt">>;
 
 export interface SubmissionStore {
+  /**
+   * Assigns the lane's next nonce (never below chainPending) and journals the record build() makes for it,
+   * atomically: across replicas no nonce is handed out twice, and one whose build fails is not consumed.
+   */
+  reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord>;
   insert(record: SubmissionRecord): Promise<void>;
   update(queueId: string, update: SubmissionUpdate): Promise<void>;
   get(queueId: string): Promise<SubmissionRecord | undefined>;
   /** Records in a status, oldest first (the receipt watcher polls "processing"). */
   listByStatus(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]>;
+  /** Not yet mined nor failed, by signer and nonce: what recovery rebroadcasts. */
+  listUnfinished(network: string, limit: number): Promise<SubmissionRecord[]>;
+  /** The record with this hash on this network, if journaled. */
+  getByHash(network: string, hash: string): Promise<SubmissionRecord | undefined>;
 }
 
 export class MemorySubmissionStore implements SubmissionStore {
   private readonly records = new Map<string, SubmissionRecord>();
+  private readonly lanes = new Map<string, number>();
+
+  async reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord> {
+    const lane = `${network}/${signer}`;
+    const nonce = Math.max(this.lanes.get(lane) ?? 0, chainPending);
+    const record = await build(nonce);
+    await this.insert(record);
+    this.lanes.set(lane, nonce + 1);
+    return record;
+  }
 
   async insert(record: SubmissionRecord): Promise<void> {
     if (this.records.has(record.queueId)) throw new Error(`duplicate queueId ${record.queueId}`);
@@ -44,6 +63,19 @@ export class MemorySubmissionStore implements SubmissionStore {
     const r = this.records.get(queueId);
     return r ? { ...r } : undefined;
   }
+  async listUnfinished(network: string, limit: number): Promise<SubmissionRecord[]> {
+    return [...this.records.values()]
+      .filter((r) => r.network === network && (r.status === "pending" || r.status === "processing"))
+      .sort((a, b) => a.signer.localeCompare(b.signer) || a.nonce - b.nonce)
+      .slice(0, limit)
+      .map((r) => ({ ...r }));
+  }
+
+  async getByHash(network: string, hash: string): Promise<SubmissionRecord | undefined> {
+    for (const r of this.records.values()) if (r.network === network && r.hash === hash) return { ...r };
+    return undefined;
+  }
+
   async listByStatus(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
     const out: SubmissionRecord[] = [];
     for (const r of this.records.values()) {

@@ -43,6 +43,8 @@ export interface Submitted {
 
 export interface ZktCoreDeps {
   network: NetworkConfig;
+  /** The sequencer's journal key for this network's chain. */
+  journalNetwork: string;
   pool: UpstreamPool;
   sequencer: Sequencer;
   store: SubmissionStore;
@@ -114,7 +116,7 @@ export class ZktCore {
 
   async transactionStatus(queueId: string): Promise<SubmissionRecord> {
     const rec = /^[0-9a-f-]{36}$/.test(queueId) ? await this.deps.store.get(queueId) : undefined;
-    if (!rec || rec.network !== this.deps.network.name) throw new GatewayError("not_found", `no submission with queueId "${queueId}" on this network`);
+    if (!rec || rec.network !== this.deps.journalNetwork) throw new GatewayError("not_found", `no submission with queueId "${queueId}" on this network`);
     return rec;
   }
 
