@@ -12,6 +12,7 @@ import { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { WindowLimiter } from "./limits/windowLimiter.js";
 import { portalRoutes } from "./transport/portal/portalRoutes.js";
 import { RateLimits } from "./limits/rateLimits.js";
+import { IdempotencyStore } from "./store/idempotencyStore.js";
 
 export interface Gateway {
   networks: RunningNetwork[];
@@ -29,7 +30,7 @@ export interface GatewayDeps {
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const log = deps.log ?? createLogger(config.logLevel);
   const networks: RunningNetwork[] = [];
-  const seed = MasterSeed.load(config.dataDir);
+  const seed = MasterSeed.load(config.dataDir, config.masterMnemonic ? { MASTER_MNEMONIC: config.masterMnemonic } : {});
   const compiler = new SolidityCompiler();
   const issueLimiter = new WindowLimiter({ id: "portal-keys", limit: config.portalKeysPerHour, windowMs: 3_600_000 });
   const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log);
@@ -47,10 +48,11 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     if (applied.length > 0) log.info("store migrated", { store: db.kind, versions: applied });
     const keys = new ApiKeys(db, seed);
     const store = new SqlSubmissionStore(db);
+    const idempotency = new IdempotencyStore(db);
     const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     // Sequential start keeps anvil's startup bursts apart; it takes well under a second each.
-    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store, compiler, sharedRoutes, limits }));
+    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store, compiler, sharedRoutes, limits, idempotency }));
     return {
       networks,
       publicSignerAddress: seed.wallet(0).address,

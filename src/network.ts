@@ -24,6 +24,7 @@ import { clientIpKey } from "./transport/connect/context.js";
 import { createContextValues } from "@connectrpc/connect";
 import { rateLimitHeaders, type RateLimits } from "./limits/rateLimits.js";
 import { clientIp } from "./limits/clientIp.js";
+import type { IdempotencyStore } from "./store/idempotencyStore.js";
 
 export interface RunningNetwork {
   config: NetworkConfig;
@@ -48,6 +49,7 @@ export interface NetworkDeps {
   /** Gateway-wide routes served on every network's port (the portal). */
   sharedRoutes: RestRoute[];
   limits: RateLimits;
+  idempotency: IdempotencyStore;
 }
 
 export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: NetworkDeps): Promise<RunningNetwork> {
@@ -101,11 +103,15 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
           dispatcher: core,
           maxBatchSize: gw.maxBatchSize,
           authenticate: deps.authenticate,
+          idempotency: deps.idempotency,
+          network: net.name,
           admit: async (access, ip, weight) => rateLimitHeaders(await limits.checkRequests(net.name, access, ip, weight)),
         }),
         ...zktRoutes({
           core: zkt,
           authenticate: deps.authenticate,
+          idempotency: deps.idempotency,
+          network: net.name,
           limits: {
             async request(access, ip, tryItOut) {
               const d = await limits.checkRequests(net.name, access, ip, 1);

@@ -49,6 +49,8 @@ export interface GatewayConfig {
     /** Namespace of the limiters' Redis keys. */
     keyPrefix?: string;
   };
+  /** BIP-39 phrase of the master seed; generated into dataDir when absent. Replicas must share it. */
+  masterMnemonic?: string;
   /** Redis for limits shared by every replica; in-process limits when absent. */
   redisUrl?: string;
   /** Proxies whose X-Forwarded-For is believed. */
@@ -128,7 +130,7 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
     return;
   }
   const obj = raw as Record<string, unknown>;
-  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "networks"]);
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "masterMnemonic", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
   Object.assign(config, pick(rest, known));
@@ -167,6 +169,7 @@ function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
   if (env.DATABASE_URL) config.databaseUrl = env.DATABASE_URL;
   config.portalKeysPerHour = num("PORTAL_KEYS_PER_HOUR") ?? config.portalKeysPerHour;
   if (env.REDIS_URL) config.redisUrl = env.REDIS_URL;
+  if (env.MASTER_MNEMONIC) config.masterMnemonic = env.MASTER_MNEMONIC;
   if (env.TRUSTED_PROXIES) config.trustedProxies = env.TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean);
   config.rateLimit = {
     ...config.rateLimit,

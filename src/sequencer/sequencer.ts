@@ -174,6 +174,7 @@ export class Sequencer {
       .enqueueBroadcast(async () => {
         await this.broadcast(rec, { refill: rec.kind !== "refill" && rec.kind !== "raw" });
       })
+      .catch((err: unknown) => this.options.log.error("broadcast failed; the journal keeps it for the next resume", { queueId: rec.queueId, error: (err as Error).message }))
       .finally(() => this.inFlight.delete(rec.queueId));
   }
 

@@ -26,7 +26,7 @@ for (const kind of ["pglite", "postgres"] as const) {
         db = await openSqlClient({ dataDir, databaseUrl: s.url });
       } else db = await openSqlClient({ dataDir });
       expect(db.kind).toBe(kind);
-      expect(await migrate(db)).toEqual([1]);
+      expect(await migrate(db)).toEqual([1, 2]);
       expect(await migrate(db)).toEqual([]);
     });
 

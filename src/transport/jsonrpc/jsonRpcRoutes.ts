@@ -5,6 +5,8 @@ import type { RpcDispatcher } from "../../rpc/rpcCore.js";
 import type { HttpAnswer, RestRequest, RestRoute } from "../http/restRouter.js";
 import { handleJsonRpc } from "./handleJsonRpc.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
+import type { IdempotencyStore } from "../../store/idempotencyStore.js";
+import { withIdempotency } from "../http/withIdempotency.js";
 
 /** Resolves an API key to access rights; throws an unauthorized GatewayError for unknown or revoked keys. */
 export type Authenticate = (apiKey: string) => Promise<Access>;
@@ -13,6 +15,8 @@ export interface JsonRpcRouteOptions {
   dispatcher: RpcDispatcher;
   maxBatchSize: number;
   authenticate: Authenticate;
+  idempotency: IdempotencyStore;
+  network: string;
   /** Rate-limit admission for a caller; returns X-RateLimit-* headers. */
   admit: (access: Access, clientIp: string, weight: number) => Promise<Record<string, string>>;
 }
@@ -37,7 +41,11 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
       method: "POST",
       pattern: /^\/zgt\/([^/]+)$/,
       renderError,
-      handle: async (req) => serve(req, await options.authenticate(decodeURIComponent(req.params[0] ?? ""))),
+      async handle(req) {
+        const access = await options.authenticate(decodeURIComponent(req.params[0] ?? ""));
+        const scope = `zgt:${options.network}:${access.kind === "key" ? access.keyId : "public"}`;
+        return withIdempotency(options.idempotency, scope, req, () => serve(req, access));
+      },
     },
   ];
 }

@@ -9,6 +9,8 @@ import { json, type HttpAnswer, type RestRequest, type RestRoute } from "../http
 import { zktErrorAnswer } from "./errorMap.js";
 import { idOf, parseZktBody, type ZktId } from "./parseZktBody.js";
 import { openApiDocument } from "./openapi.js";
+import type { IdempotencyStore } from "../../store/idempotencyStore.js";
+import { withIdempotency } from "../http/withIdempotency.js";
 
 export interface ZktLimits {
   /** Admits one ZKT request (try-it-out has its own stricter limit); returns X-RateLimit-* headers. */
@@ -21,6 +23,9 @@ export interface ZktRouteOptions {
   core: ZktCore;
   authenticate: Authenticate;
   limits: ZktLimits;
+  idempotency: IdempotencyStore;
+  /** Names this network in idempotency scopes. */
+  network: string;
 }
 
 const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
@@ -73,14 +78,33 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       renderError,
       handle: async (req) => json(200, statusBody(await core.transactionStatus(decodeURIComponent(req.params[0]!)))),
     },
-    { method: "POST", pattern: /^\/zkt\/try-it-out$/, renderError, handle: (req) => submit(req, async () => ({ kind: "public" }), true) },
+    {
+      method: "POST",
+      pattern: /^\/zkt\/try-it-out$/,
+      renderError,
+      handle: (req) => withIdempotency(options.idempotency, `zkt:${options.network}:public:${req.clientIp}`, req, () => submit(req, async () => ({ kind: "public" }), true)),
+    },
     {
       method: "POST",
       pattern: /^\/zkt\/([^/]+)$/,
       renderError,
-      handle: (req) => submit(req, () => options.authenticate(decodeURIComponent(req.params[0]!)), false),
+      async handle(req) {
+        const access = await options.authenticate(decodeURIComponent(req.params[0]!)).catch((err: unknown) => err as GatewayError);
+        if (access instanceof GatewayError) return zktErrorAnswer(access, await bodyId(req));
+        const scope = `zkt:${options.network}:${access.kind === "key" ? access.keyId : "public"}`;
+        return withIdempotency(options.idempotency, scope, req, () => submit(req, async () => access, false));
+      },
     },
   ];
+}
+
+/** The request's id, for echoing on errors raised before the body is otherwise read. */
+async function bodyId(req: RestRequest): Promise<ZktId | undefined> {
+  try {
+    return idOf(JSON.parse(await req.body()));
+  } catch {
+    return undefined;
+  }
 }
 
 function ok(fields: Record<string, unknown>, id: ZktId | undefined, headers: Record<string, string>): HttpAnswer {

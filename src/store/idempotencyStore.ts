@@ -1,0 +1,42 @@
+// Idempotency-Key: a retried write returns the first one's answer for 24 h, across replicas (the answer is
+// kept in the store). Concurrent duplicates wait for the first; a failed first attempt leaves no trace.
+import type { SqlClient } from "./sqlClient.js";
+
+export interface StoredAnswer {
+  status: number;
+  body: string;
+}
+
+const TTL_MS = 24 * 3_600_000;
+
+export class IdempotencyStore {
+  constructor(private readonly db: SqlClient) {}
+
+  /** Runs fn once per (scope, key); answers other than 2xx are not kept, so they can be retried. */
+  async once(scope: string, key: string, fn: () => Promise<StoredAnswer>): Promise<StoredAnswer & { replayed: boolean }> {
+    await this.db.query("delete from idempotency where scope = $1 and key = $2 and created_at < $3", [scope, key, new Date(Date.now() - TTL_MS)]);
+    const claimed = await this.db.query("insert into idempotency (scope, key) values ($1, $2) on conflict do nothing returning key", [scope, key]);
+    if (claimed.length === 0) return { ...(await this.waitForAnswer(scope, key, fn)), replayed: true };
+    let answer: StoredAnswer;
+    try {
+      answer = await fn();
+    } catch (err) {
+      await this.db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);
+      throw err;
+    }
+    if (answer.status >= 200 && answer.status < 300) await this.db.query("update idempotency set status = $3, body = $4 where scope = $1 and key = $2", [scope, key, answer.status, answer.body]);
+    else await this.db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);
+    return { ...answer, replayed: false };
+  }
+
+  private async waitForAnswer(scope: string, key: string, fn: () => Promise<StoredAnswer>): Promise<StoredAnswer> {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const [row] = await this.db.query<{ status: number | null; body: string | null }>("select status, body from idempotency where scope = $1 and key = $2", [scope, key]);
+      if (!row) return (await this.once(scope, key, fn)) as StoredAnswer; // the first attempt failed: this one runs
+      if (row.status !== null && row.body !== null) return { status: row.status, body: row.body };
+      if (Date.now() > deadline) return { status: 409, body: JSON.stringify({ success: false, error: "a request with this Idempotency-Key is still in progress", errorCode: "VALIDATION_ERROR" }) };
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}

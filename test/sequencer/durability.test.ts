@@ -1,0 +1,241 @@
+// No accepted submission is lost or sent twice: across a kill -9 of the gateway, an upstream outage, two
+// replicas sharing one signer, and retried requests with an Idempotency-Key.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import net from "node:net";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { JsonRpcProvider, toUtf8String, Wallet } from "ethers";
+import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
+import type { Gateway } from "../../src/gateway.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { startGatewayProcess } from "../helpers/gatewayProcess.js";
+import { freshSchemaUrl } from "../helpers/postgres.js";
+
+const CHAIN_ID = 20180427;
+const MNEMONIC = Wallet.createRandom().mnemonic!.phrase;
+const SIGNER = Wallet.fromPhrase(MNEMONIC).address; // m/44'/60'/0'/0/0: the try-it-out signer
+
+/** Every transaction `from` sent, in chain order, with its decoded message. */
+async function minedFrom(provider: JsonRpcProvider, from: string): Promise<{ nonce: number; message: string; hash: string }[]> {
+  const out: { nonce: number; message: string; hash: string }[] = [];
+  const latest = await provider.getBlockNumber();
+  for (let n = 0; n <= latest; n++) {
+    const block = await provider.getBlock(n, true);
+    for (const tx of block!.prefetchedTransactions) if (tx.from === from) out.push({ nonce: tx.nonce, message: tx.data === "0x" ? "" : toUtf8String(tx.data), hash: tx.hash });
+  }
+  return out;
+}
+
+async function settle(provider: JsonRpcProvider, from: string, timeoutMs = 60_000): Promise<number> {
+  // Wait until nothing of `from` is pending and the count stopped moving.
+  const deadline = Date.now() + timeoutMs;
+  let last = -1;
+  for (;;) {
+    const [mined, pending] = await Promise.all([provider.getTransactionCount(from, "latest"), provider.getTransactionCount(from, "pending")]);
+    if (mined === pending && mined === last) return mined;
+    last = mined;
+    if (Date.now() > deadline) throw new Error(`${from} did not settle: ${mined} mined, ${pending} pending`);
+    await new Promise((r) => setTimeout(r, 750));
+  }
+}
+
+const generousLimits = { RATE_LIMIT: "100000", TRY_IT_OUT_RATE_LIMIT: "100000" };
+
+describe("sequencer durability", () => {
+  let node: EmbeddedNode;
+  let provider: JsonRpcProvider;
+  beforeAll(async () => {
+    node = await startEmbeddedNode({ chainId: CHAIN_ID, blockTimeSeconds: 0.25, feeMode: "zero" });
+    provider = new JsonRpcProvider(node.url, undefined, { staticNetwork: true, pollingInterval: 100 });
+  });
+  afterAll(async () => {
+    provider?.destroy();
+    await node?.stop();
+  });
+
+  it("kill -9 with 500 writes in flight: every answered write mines once, none twice, no nonce gaps", async () => {
+    const env = { TESTNET_UPSTREAMS: node.url, DATA_DIR: mkdtempSync(join(tmpdir(), "durable-")), MASTER_MNEMONIC: MNEMONIC, ...generousLimits };
+    const first = await startGatewayProcess(env);
+    const answered = new Map<string, string>(); // message -> hash
+    let killed = false;
+    const sends = Array.from({ length: 500 }, async (_, i) => {
+      const message = `durable ${i}`;
+      try {
+        const res = await postJson(first.url + "/zkt/try-it-out", { arguments: message });
+        if (res.status === 200) {
+          answered.set(message, (res.json as { hash: string }).hash);
+          if (answered.size === 150 && !killed) {
+            killed = true;
+            first.child.kill("SIGKILL");
+          }
+        }
+      } catch {
+        // connection reset by the kill: no answer
+      }
+    });
+    await Promise.all(sends);
+    await first.exited;
+    expect(killed).toBe(true);
+    const answeredAtKill = new Map(answered);
+
+    const second = await startGatewayProcess(env);
+    const count = await settle(provider, SIGNER);
+    const mined = await minedFrom(provider, SIGNER);
+    second.child.kill("SIGTERM");
+    await second.exited;
+
+    // No gaps: nonces 0..count-1, each once.
+    expect(mined.map((t) => t.nonce)).toEqual(Array.from({ length: count }, (_, i) => i));
+    // Every answered write is on chain, with the hash it was answered with.
+    const byMessage = new Map<string, string[]>();
+    for (const t of mined) byMessage.set(t.message, [...(byMessage.get(t.message) ?? []), t.hash]);
+    for (const [message, hash] of answeredAtKill) expect(byMessage.get(message)).toEqual([hash]);
+    // Nothing mined twice.
+    for (const [message, hashes] of byMessage) expect(hashes, message).toHaveLength(1);
+  });
+
+  it("upstream refusing connections for 10 s mid-burst: every accepted write lands once after it returns", async () => {
+    // A TCP proxy in front of anvil that can refuse connections.
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(new URL(node.url).port as unknown as number, "127.0.0.1");
+      sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      const close = () => (client.destroy(), upstream.destroy());
+      client.on("error", close).on("close", close);
+      upstream.on("error", close).on("close", close);
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    const port = (proxy.address() as net.AddressInfo).port;
+    const gw = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [`http://127.0.0.1:${port}`];
+        c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase;
+        c.rateLimit.tryItOutRequestsPerWindow = 100_000;
+        c.upstreamTimeoutMs = 1_000;
+      },
+    });
+    try {
+      const signer = gw.publicSignerAddress;
+      const base = gw.network("testnet").url;
+      const accepted = new Map<string, { hash: string; queueId: string }>();
+      let cut: Promise<number> | undefined;
+      const sends = Array.from({ length: 150 }, async (_, i) => {
+        const res = await postJson(base + "/zkt/try-it-out", { arguments: `outage ${i}` });
+        if (res.status !== 200) {
+          expect(res.status).toBe(503); // not accepted: refused plainly, never half-done
+          return;
+        }
+        const body = res.json as { hash: string; queueId: string };
+        accepted.set(`outage ${i}`, body);
+        if (accepted.size === 40 && !cut) {
+          // Cut the upstream while accepted writes are still queued for broadcast.
+          proxy.close();
+          for (const s of sockets) s.destroy();
+          cut = (async () => {
+            await new Promise((r) => setTimeout(r, 300));
+            let pending = 0;
+            for (const { queueId } of accepted.values()) {
+              const st = (await (await fetch(`${base}/zkt/transactions/${queueId}`)).json()) as { status: string };
+              if (st.status === "pending") pending++;
+            }
+            await new Promise((r) => setTimeout(r, 9_700));
+            proxy.listen(port, "127.0.0.1");
+            return pending;
+          })();
+        }
+      });
+      await Promise.all(sends);
+      const pendingDuringOutage = await cut!;
+      expect(accepted.size).toBeGreaterThanOrEqual(40);
+      expect(pendingDuringOutage).toBeGreaterThan(0);
+      const count = await settle(provider, signer, 60_000);
+      const mined = await minedFrom(provider, signer);
+      expect(mined.map((t) => t.nonce)).toEqual(Array.from({ length: count }, (_, i) => i));
+      const hashes = new Set(mined.map((t) => t.hash));
+      for (const { hash } of accepted.values()) expect(hashes.has(hash)).toBe(true);
+      const messages = mined.map((t) => t.message).filter((m) => m !== "");
+      expect(new Set(messages).size).toBe(messages.length);
+    } finally {
+      await gw.close();
+      proxy.close();
+    }
+  }, 120_000);
+
+  it("two replicas sharing PostgreSQL, 1000 writes for one key spread over both: all mine, nonces consecutive", async () => {
+    const schema = await freshSchemaUrl();
+    const mnemonic = Wallet.createRandom().mnemonic!.phrase;
+    const replica = () =>
+      startTestGateway({
+        mutate: (c) => {
+          c.networks[0]!.upstreams = [node.url];
+          c.databaseUrl = schema.url;
+          c.masterMnemonic = mnemonic;
+          c.rateLimit.requestsPerWindow = 100_000;
+        },
+      });
+    const a = await replica();
+    const b = await replica();
+    try {
+      const { apiKey, info } = await a.keys.create({ label: "shared" });
+      const urls = [a, b].map((g) => `${g.network("testnet").url}/zkt/${apiKey}`);
+      let next = 0;
+      const hashes: string[] = [];
+      await Promise.all(
+        Array.from({ length: 24 }, async () => {
+          while (next < 1000) {
+            const i = next++;
+            const res = await postJson(urls[i % 2]!, { arguments: `replica ${i}` });
+            expect(res.status).toBe(200);
+            hashes.push((res.json as { hash: string }).hash);
+          }
+        }),
+      );
+      expect(new Set(hashes).size).toBe(1000);
+      const count = await settle(provider, info.walletAddress, 90_000);
+      expect(count).toBe(1000);
+      const mined = await minedFrom(provider, info.walletAddress);
+      expect(mined.map((t) => t.nonce)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await schema.drop();
+    }
+  }, 180_000);
+
+  it("a retried request with the same Idempotency-Key returns the same hash and sends nothing new", async () => {
+    const gw = await startTestGateway({ mutate: (c) => (c.networks[0]!.upstreams = [node.url]) });
+    try {
+      const url = gw.network("testnet").url + "/zkt/try-it-out";
+      const headers = { "idempotency-key": "order-42" };
+      const [one, two] = await Promise.all([postJson(url, { arguments: "exactly once" }, headers), postJson(url, { arguments: "exactly once" }, headers)]);
+      const three = await postJson(url, { arguments: "exactly once" }, headers);
+      const hashes = [one, two, three].map((r) => (r.json as { hash: string }).hash);
+      expect(new Set(hashes).size).toBe(1);
+      expect(three.headers.get("idempotent-replayed")).toBe("true");
+      await settle(provider, gw.publicSignerAddress);
+      const mined = await minedFrom(provider, gw.publicSignerAddress);
+      expect(mined.filter((t) => t.message === "exactly once")).toHaveLength(1);
+      // Another key is another request.
+      const other = await postJson(url, { arguments: "exactly once" }, { "idempotency-key": "order-43" });
+      expect((other.json as { hash: string }).hash).not.toBe(hashes[0]);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it("graceful shutdown: readiness goes false, then queued broadcasts finish before the gateway stops", async () => {
+    const gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [node.url]), (c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase)) });
+    const url = gw.network("testnet").url;
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => postJson(url + "/zkt/try-it-out", { arguments: `drain ${i}` })));
+    const hashes = replies.map((r) => (r.json as { hash: string }).hash);
+    const signer = gw.publicSignerAddress;
+    const closing = gw.close();
+    const ready = await fetch(url + "/readyz").then((r) => r.status, () => "closed");
+    expect([503, "closed"]).toContain(ready);
+    await closing;
+    await settle(provider, signer);
+    const mined = new Set((await minedFrom(provider, signer)).map((t) => t.hash));
+    for (const h of hashes) expect(mined.has(h)).toBe(true);
+  });
+});
