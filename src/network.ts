@@ -83,6 +83,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       log,
       receiptPollMs: Math.max(50, Math.round((net.blockTimeSeconds * 1000) / 2)),
       devFunding: embedded !== undefined && net.feeMode === "market",
+      stuckAfterMs: gw.stuckTransactionMs,
       walletFor: (address) => (deps.seed.wallet(0).address === address ? deps.seed.wallet(0) : undefined),
     });
     const seq = sequencer;

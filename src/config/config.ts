@@ -55,6 +55,8 @@ export interface GatewayConfig {
   redisUrl?: string;
   /** Proxies whose X-Forwarded-For is believed. */
   trustedProxies: string[];
+  /** Fee networks: a broadcast transaction unmined this long is replaced with higher fees (ms). */
+  stuckTransactionMs: number;
   networks: NetworkConfig[];
 }
 
@@ -93,6 +95,7 @@ export function defaultConfig(): GatewayConfig {
     portalKeysPerHour: 10,
     rateLimit: { requestsPerWindow: 1500, windowMs: 60_000, tryItOutRequestsPerWindow: 100, failMode: "open", decisionTimeoutMs: 250 },
     trustedProxies: [],
+    stuckTransactionMs: 30_000,
     networks: [structuredClone(defaultNetworks.testnet), structuredClone(defaultNetworks.mainnet)],
   };
 }
@@ -130,7 +133,7 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
     return;
   }
   const obj = raw as Record<string, unknown>;
-  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "masterMnemonic", "networks"]);
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
   Object.assign(config, pick(rest, known));
@@ -212,6 +215,7 @@ export function validateConfig(config: GatewayConfig): string[] {
   positiveInt("upstreamTimeoutMs", config.upstreamTimeoutMs);
   positiveInt("upstreamProbeIntervalMs", config.upstreamProbeIntervalMs);
   positiveInt("portalKeysPerHour", config.portalKeysPerHour);
+  positiveInt("stuckTransactionMs", config.stuckTransactionMs);
   positiveInt("rateLimit.requestsPerWindow", config.rateLimit.requestsPerWindow);
   positiveInt("rateLimit.windowMs", config.rateLimit.windowMs);
   positiveInt("rateLimit.tryItOutRequestsPerWindow", config.rateLimit.tryItOutRequestsPerWindow);

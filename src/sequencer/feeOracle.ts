@@ -25,6 +25,11 @@ export class FeeOracle {
     return fees;
   }
 
+  /** Forgets the cached fees (after a node refused them). */
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
   /** Most a transaction of `gas` could cost (to fund signers on dev chains). */
   static maxCost(fees: FeeFields, gas: bigint): bigint {
     return gas * (fees.type === 0 ? fees.gasPrice : fees.maxFeePerGas);

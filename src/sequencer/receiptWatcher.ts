@@ -89,8 +89,10 @@ export class ReceiptWatcher {
     this.watched.delete(hash);
     if (!w) return;
     if (w.queueId) {
+      // A fee-bumped submission has several hashes for one nonce; once one mines, the others never will.
+      for (const [h, other] of this.watched) if (other.queueId === w.queueId) (this.watched.delete(h), w.waiters.push(...other.waiters));
       const ok = receipt.status === "0x1";
-      await this.store.update(w.queueId, { status: ok ? "completed" : "error", processedAt: new Date(), ...(ok ? {} : { errorMessage: "the transaction reverted on chain" }) });
+      await this.store.update(w.queueId, { status: ok ? "completed" : "error", hash, processedAt: new Date(), ...(ok ? {} : { errorMessage: "the transaction reverted on chain" }) });
     }
     for (const wake of w.waiters) wake(receipt);
   }

@@ -9,7 +9,7 @@ import { GatewayError, type JsonValue } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
 import type { Logger } from "../log/logger.js";
-import { FeeOracle } from "./feeOracle.js";
+import { FeeOracle, type FeeFields } from "./feeOracle.js";
 import { NonceLane } from "./nonceLane.js";
 import { ReceiptWatcher, type RpcReceipt } from "./receiptWatcher.js";
 import type { FeeMode } from "../config/config.js";
@@ -41,10 +41,16 @@ export interface SequencerOptions {
   resumeIntervalMs?: number;
   /** Resolves signer addresses to the gateway's wallets (to refill nonces after a restart). */
   walletFor?: (address: string) => SigningWallet | undefined;
+  /** Fee networks: a broadcast transaction not mined after this long is replaced with higher fees. */
+  stuckAfterMs?: number;
+  /** At most this many replacements per transaction, each +12.5 % (nodes require ≥ 10 %). */
+  maxFeeBumps?: number;
 }
 
 const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown|transaction already exists/i;
 const NONCE_TOO_LOW = /nonce too low|nonce.*lower than/i;
+/** The node refused the fees (the base fee rose past our cap): re-price and resend rather than give up. */
+const FEE_TOO_LOW = /max fee per gas less than block base fee|fee cap less than block base fee|underpriced|feecap too low|gas price too low/i;
 const DEV_BALANCE = 10n ** 24n; // 1,000,000 ether of dev-chain money
 
 type BroadcastResult = "accepted" | "rejected" | "unreachable";
@@ -56,6 +62,8 @@ export class Sequencer {
   /** queueIds with a broadcast queued or running in this process. */
   private readonly inFlight = new Set<string>();
   private resumeTimer: NodeJS.Timeout | undefined;
+  /** When this process first saw a transaction broadcast but unmined, and how often it was re-priced. */
+  private readonly unmined = new Map<string, { since: number; bumps: number }>();
   private resuming: Promise<void> | undefined;
   readonly fees: FeeOracle;
   readonly receipts: ReceiptWatcher;
@@ -181,10 +189,16 @@ export class Sequencer {
   private resume(includeProcessing: boolean): Promise<void> {
     this.resuming ??= (async () => {
       try {
-        for (const rec of await this.options.store.listUnfinished(this.options.network, 10_000)) {
+        const unfinished = await this.options.store.listUnfinished(this.options.network, 10_000);
+        const ids = new Set(unfinished.map((r) => r.queueId));
+        for (const id of this.unmined.keys()) if (!ids.has(id)) this.unmined.delete(id);
+        for (const rec of unfinished) {
           if (rec.status === "pending") this.enqueue(rec);
           else if (includeProcessing) this.enqueue(rec); // a restarted node may have lost its pool: resend ("already known" is fine)
-          else this.receipts.track(rec.hash, rec.queueId);
+          else {
+            this.receipts.track(rec.hash, rec.queueId);
+            await this.bumpIfStuck(rec);
+          }
         }
       } finally {
         this.resuming = undefined;
@@ -222,6 +236,10 @@ export class Sequencer {
         return { result: "unreachable" };
       }
       const error = err instanceof GatewayError ? err : new GatewayError("internal", String(err));
+      if (FEE_TOO_LOW.test(error.message) && rec.kind !== "raw") {
+        const repriced = await this.reprice(rec).catch(() => undefined);
+        if (repriced) return this.broadcast(repriced, opts);
+      }
       log.error("broadcast rejected for good", { queueId: rec.queueId, nonce: rec.nonce, error: error.message });
       await store.update(rec.queueId, { status: "error", errorMessage: `the node rejected the transaction: ${error.message}`, processedAt: new Date() });
       if (opts.refill) await this.refillNonce(rec).catch((e: unknown) => log.error("nonce refill failed", { nonce: rec.nonce, error: (e as Error).message }));
@@ -230,6 +248,57 @@ export class Sequencer {
     if (rec.status === "pending") await store.update(rec.queueId, { status: "processing" });
     this.receipts.track(rec.hash, rec.queueId);
     return { result: "accepted" };
+  }
+
+  /** Re-signs a fee-refused transaction at the same nonce with the current fees, at most maxFeeBumps times. */
+  private async reprice(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
+    const seen = this.unmined.get(rec.queueId) ?? { since: Date.now(), bumps: 0 };
+    this.unmined.set(rec.queueId, seen);
+    const wallet = this.walletOf.get(rec.signer) ?? this.options.walletFor?.(rec.signer);
+    if (!wallet || seen.bumps >= (this.options.maxFeeBumps ?? 3)) return undefined;
+    this.fees.invalidate();
+    const raw = await this.resign(wallet, rec.raw, await this.fees.current());
+    seen.bumps++;
+    this.options.log.warn("re-pricing a transaction the node refused for its fees", { queueId: rec.queueId, nonce: rec.nonce, bump: seen.bumps });
+    const hash = keccak256(raw);
+    await this.options.store.update(rec.queueId, { hash, raw });
+    return { ...rec, hash, raw };
+  }
+
+  /** The same transaction at the same nonce, with fees raised to at least +12.5 % and at least `current`. */
+  private resign(wallet: SigningWallet, oldRaw: string, current: FeeFields): Promise<string> {
+    const old = Transaction.from(oldRaw);
+    const bump = (x: bigint): bigint => (x * 1125n) / 1000n + 1n;
+    const base = { chainId: this.options.chainId, nonce: old.nonce, to: old.to, data: old.data, value: old.value, gasLimit: old.gasLimit };
+    if (current.type === 0) return wallet.signTransaction({ ...base, type: 0, gasPrice: bumpTo(bump(old.gasPrice ?? 0n), current.gasPrice) });
+    const maxPriorityFeePerGas = bumpTo(bump(old.maxPriorityFeePerGas ?? 0n), current.maxPriorityFeePerGas);
+    const maxFeePerGas = bumpTo(bump(old.maxFeePerGas ?? 0n), current.maxFeePerGas, maxPriorityFeePerGas);
+    return wallet.signTransaction({ ...base, type: 2, maxFeePerGas, maxPriorityFeePerGas });
+  }
+
+  /** Fee networks: re-sign a long-unmined transaction at the same nonce with bounded higher fees. */
+  private async bumpIfStuck(rec: SubmissionRecord): Promise<void> {
+    if (this.options.feeMode !== "market" || rec.kind === "raw") return;
+    const seen = this.unmined.get(rec.queueId) ?? { since: Date.now(), bumps: 0 };
+    this.unmined.set(rec.queueId, seen);
+    if (Date.now() - seen.since < (this.options.stuckAfterMs ?? 30_000) || seen.bumps >= (this.options.maxFeeBumps ?? 3)) return;
+    const wallet = this.walletOf.get(rec.signer) ?? this.options.walletFor?.(rec.signer);
+    if (!wallet) return;
+    this.fees.invalidate();
+    const raw = await this.resign(wallet, rec.raw, await this.fees.current());
+    const hash = keccak256(raw);
+    seen.bumps++;
+    seen.since = Date.now();
+    this.options.log.warn("replacing a stuck transaction with higher fees", { queueId: rec.queueId, nonce: rec.nonce, bump: seen.bumps });
+    try {
+      await this.options.pool.call("eth_sendRawTransaction", [raw]);
+    } catch (err) {
+      this.options.log.warn("fee bump refused", { queueId: rec.queueId, error: (err as Error).message });
+      return;
+    }
+    // The old hash may still mine; the watcher follows both and keeps whichever does.
+    await this.options.store.update(rec.queueId, { hash, raw });
+    this.receipts.track(hash, rec.queueId);
   }
 
   /** A nonce whose transaction was rejected for good is filled with a no-op self-transfer, so later ones mine. */
@@ -249,6 +318,10 @@ export class Sequencer {
     if (balance < DEV_BALANCE / 2n) await this.options.pool.call("anvil_setBalance", [address, toQuantity(DEV_BALANCE)]);
     this.funded.add(address);
   }
+}
+
+function bumpTo(...xs: bigint[]): bigint {
+  return xs.reduce((a, b) => (a > b ? a : b));
 }
 
 function isTransient(err: unknown): boolean {

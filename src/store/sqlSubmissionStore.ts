@@ -75,8 +75,9 @@ export class SqlSubmissionStore implements SubmissionStore {
 
   async update(queueId: string, u: SubmissionUpdate): Promise<void> {
     await this.db.query(
-      `update submissions set status = coalesce($2, status), error_message = coalesce($3, error_message), processed_at = coalesce($4, processed_at) where queue_id = $1`,
-      [queueId, u.status ?? null, u.errorMessage ?? null, u.processedAt ?? null],
+      `update submissions set status = coalesce($2, status), error_message = coalesce($3, error_message), processed_at = coalesce($4, processed_at),
+         hash = coalesce($5, hash), raw = coalesce($6, raw) where queue_id = $1`,
+      [queueId, u.status ?? null, u.errorMessage ?? null, u.processedAt ?? null, u.hash ?? null, u.raw ?? null],
     );
   }
 

@@ -19,7 +19,7 @@ export interface SubmissionRecord {
   idempotencyKey?: string;
 }
 
-export type SubmissionUpdate = Partial<Pick<SubmissionRecord, "status" | "errorMessage" | "processedAt">>;
+export type SubmissionUpdate = Partial<Pick<SubmissionRecord, "status" | "errorMessage" | "processedAt" | "hash" | "raw">>;
 
 export interface SubmissionStore {
   /**
