@@ -173,6 +173,7 @@ function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
   config.portalKeysPerHour = num("PORTAL_KEYS_PER_HOUR") ?? config.portalKeysPerHour;
   if (env.REDIS_URL) config.redisUrl = env.REDIS_URL;
   if (env.MASTER_MNEMONIC) config.masterMnemonic = env.MASTER_MNEMONIC;
+  config.stuckTransactionMs = num("STUCK_TRANSACTION_MS") ?? config.stuckTransactionMs;
   if (env.TRUSTED_PROXIES) config.trustedProxies = env.TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean);
   config.rateLimit = {
     ...config.rateLimit,

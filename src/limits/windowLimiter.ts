@@ -50,7 +50,7 @@ export class WindowLimiter {
     try {
       left = await entry.limiter.incrementReservoir(-weight);
     } catch (err) {
-      this.drop(caller);
+      this.drop(caller, false);
       throw err;
     }
     const allowed = left >= 0;
@@ -61,7 +61,8 @@ export class WindowLimiter {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    for (const caller of [...this.callers.keys()]) this.drop(caller);
+    // A shared connection is closed by its owner, which ends every limiter on it.
+    for (const caller of [...this.callers.keys()]) this.drop(caller, !this.options.connection);
   }
 
   private entry(caller: string): Entry {
@@ -78,16 +79,19 @@ export class WindowLimiter {
         ...(connection ? { datastore: "ioredis" as const, connection, clearDatastore: false } : {}),
       });
       limiter.on("error", () => undefined);
+      // Its Redis setup can fail while Redis is away; take() reports that, nothing else should.
+      limiter.ready().catch(() => undefined);
       e = { limiter, started: Date.now(), lastUsed: Date.now() };
       this.callers.set(caller, e);
     }
     return e;
   }
 
-  private drop(caller: string): void {
+  private drop(caller: string, disconnect = true): void {
     const e = this.callers.get(caller);
     this.callers.delete(caller);
-    // With a shared connection this only unsubscribes the limiter; the connection stays open.
-    if (e) void Promise.resolve().then(() => e.limiter.disconnect(false)).catch(() => undefined);
+    // With a shared connection this only unsubscribes the limiter. Not after a Redis failure: bottleneck's
+    // unsubscribe would then reject where nobody can catch it (the connection owner cleans up instead).
+    if (e && disconnect) void Promise.resolve().then(() => e.limiter.disconnect(false)).catch(() => undefined);
   }
 }

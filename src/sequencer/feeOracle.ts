@@ -16,7 +16,11 @@ export class FeeOracle {
   async current(): Promise<FeeFields> {
     if (this.mode === "zero") return { type: 0, gasPrice: 0n };
     if (this.cached && Date.now() - this.cached.at < 1000) return this.cached.fees;
-    const [block, tip] = await Promise.all([this.pool.call("eth_getBlockByNumber", ["latest", false]), this.pool.call("eth_maxPriorityFeePerGas", [])]);
+    // The pending block carries the base fee the next block will charge (where the node exposes it).
+    const [block, tip] = await Promise.all([
+      this.pool.call("eth_getBlockByNumber", ["pending", false]).catch(() => this.pool.call("eth_getBlockByNumber", ["latest", false])),
+      this.pool.call("eth_maxPriorityFeePerGas", []),
+    ]);
     const base = BigInt((block as { baseFeePerGas?: string } | null)?.baseFeePerGas ?? "0x0");
     const priority = BigInt(tip as string);
     // Twice the base fee survives several full blocks of base-fee growth before the tx would stall.

@@ -256,6 +256,8 @@ export class Sequencer {
     this.unmined.set(rec.queueId, seen);
     const wallet = this.walletOf.get(rec.signer) ?? this.options.walletFor?.(rec.signer);
     if (!wallet || seen.bumps >= (this.options.maxFeeBumps ?? 3)) return undefined;
+    // Give the base fee a block to show before re-reading it.
+    await new Promise((r) => setTimeout(r, 250 * (seen.bumps + 1)));
     this.fees.invalidate();
     const raw = await this.resign(wallet, rec.raw, await this.fees.current());
     seen.bumps++;

@@ -33,7 +33,7 @@ describe("stuck transactions on a market-fee chain", () => {
 
   async function statusOf(queueId: string, until: string): Promise<{ status: string; transactionHash: string }> {
     let status: { status: string; transactionHash: string } | undefined;
-    for (let i = 0; i < 200 && status?.status !== until; i++) {
+    for (let i = 0; i < 400 && status?.status !== until; i++) {
       await new Promise((r) => setTimeout(r, 100));
       status = (await (await fetch(`${gw.network("testnet").url}/zkt/transactions/${queueId}`)).json()) as typeof status;
     }
@@ -66,7 +66,7 @@ describe("stuck transactions on a market-fee chain", () => {
     expect(original).not.toBeNull();
     // Wait for the sequencer to notice (stuckTransactionMs = 1 s) and replace it.
     let replacedHash = hash;
-    for (let i = 0; i < 100 && replacedHash === hash; i++) {
+    for (let i = 0; i < 300 && replacedHash === hash; i++) {
       await new Promise((r) => setTimeout(r, 100));
       replacedHash = ((await (await fetch(`${gw.network("testnet").url}/zkt/transactions/${queueId}`)).json()) as { transactionHash: string }).transactionHash;
     }
