@@ -5,6 +5,13 @@ import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
 import { RpcCore } from "./rpc/rpcCore.js";
 import { GatewayError } from "./errors.js";
+import { Validators } from "./platform/validators.js";
+import { SupportedTokens } from "./platform/supportedTokens.js";
+import { Sponsorship } from "./platform/sponsorship.js";
+import { registerPlatformMethods } from "./platform/platformMethods.js";
+
+/** anvil's first dev account, made the embedded chain's block proposer (its coinbase). */
+const DEV_VALIDATOR = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
 import type { Logger } from "./log/logger.js";
 import type { MasterSeed } from "./keys/masterSeed.js";
 import type { SubmissionStore } from "./store/submissionStore.js";
@@ -95,6 +102,16 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       return seq.submitRaw(params[0]);
     });
     await sequencer.start();
+    const validators = new Validators(pool, { config: net.validators, activeWindowBlocks: net.activeValidatorWindowBlocks });
+    const tokens = new SupportedTokens(pool, log);
+    await tokens.addConfigured(net.supportedTokens);
+    if (embedded) {
+      // A dev chain gets a real validator address and a real token out of the box.
+      await pool.call("anvil_setCoinbase", [DEV_VALIDATOR]);
+      await tokens.deployDemoToken(embedded.url, net.chainId);
+    }
+    const sponsorship = new Sponsorship({ pool, sequencer, seed: deps.seed, chainId: net.chainId });
+    registerPlatformMethods(core, { validators, tokens, sponsorship });
     const zkt = new ZktCore({ network: net, journalNetwork, pool, sequencer, store: deps.store, seed: deps.seed, compiler: deps.compiler });
     let draining = false;
     const rest = createRestHandler(
@@ -106,6 +123,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
           authenticate: deps.authenticate,
           idempotency: deps.idempotency,
           network: net.name,
+          sponsorship,
           admit: async (access, ip, weight) => rateLimitHeaders(await limits.checkRequests(net.name, access, ip, weight)),
         }),
         ...zktRoutes({
@@ -129,7 +147,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       trusted,
     );
     const handler = connectNodeAdapter({
-      routes: connectRoutes({ core, zkt, maxBatchSize: gw.maxBatchSize }),
+      routes: connectRoutes({ core, zkt, sponsorship, maxBatchSize: gw.maxBatchSize }),
       fallback: rest,
       readMaxBytes: gw.bodyLimitBytes,
       // Error mapping outermost, so errors raised while authenticating are mapped too.

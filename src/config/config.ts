@@ -3,6 +3,7 @@
 // every problem is reported at once with the setting's name.
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import type { ValidatorSourceConfig } from "../platform/validators.js";
 
 export type FeeMode = "zero" | "market";
 export type NetworkName = "testnet" | "mainnet";
@@ -21,6 +22,12 @@ export interface NetworkConfig {
   messageRecipient: string;
   /** solc evmVersion for ZKT deploys; paris avoids PUSH0 for chains without Shanghai. */
   evmVersion: string;
+  /** Where platform_getValidatorList comes from: a static list, the node's clique/qbft RPC, or its coinbase. */
+  validators: ValidatorSourceConfig;
+  /** platform_getActiveValidatorList: validators that proposed one of this many latest blocks. */
+  activeValidatorWindowBlocks: number;
+  /** Token contracts platform_getSupportedTokens lists (checked at start to hold code). */
+  supportedTokens: string[];
 }
 
 export interface GatewayConfig {
@@ -70,6 +77,9 @@ export const defaultNetworks: Record<NetworkName, NetworkConfig> = {
     blockTimeSeconds: 0.25,
     messageRecipient: "0x0000000000000000000000000000000000000000",
     evmVersion: "paris",
+    validators: { source: "coinbase" },
+    activeValidatorWindowBlocks: 64,
+    supportedTokens: [],
   },
   mainnet: {
     name: "mainnet",
@@ -80,6 +90,9 @@ export const defaultNetworks: Record<NetworkName, NetworkConfig> = {
     blockTimeSeconds: 0.25,
     messageRecipient: "0x0000000000000000000000000000000000000000",
     evmVersion: "paris",
+    validators: { source: "coinbase" },
+    activeValidatorWindowBlocks: 64,
+    supportedTokens: [],
   },
 };
 
@@ -250,6 +263,15 @@ export function validateConfig(config: GatewayConfig): string[] {
     if (net.feeMode !== "zero" && net.feeMode !== "market") problems.push(`${p}.feeMode: must be "zero" or "market", got "${net.feeMode}"`);
     if (typeof net.blockTimeSeconds !== "number" || !(net.blockTimeSeconds > 0)) problems.push(`${p}.blockTimeSeconds: must be a positive number`);
     if (!/^0x[0-9a-fA-F]{40}$/.test(net.messageRecipient)) problems.push(`${p}.messageRecipient: must be a 0x-prefixed 20-byte address`);
+    const v = net.validators as { source?: string; addresses?: unknown };
+    if (!["static", "clique", "qbft", "coinbase"].includes(v?.source ?? "")) problems.push(`${p}.validators.source: must be static, clique, qbft or coinbase`);
+    if (v?.source === "static" && (!Array.isArray(v.addresses) || !v.addresses.every((a) => typeof a === "string" && /^0x[0-9a-fA-F]{40}$/.test(a)))) {
+      problems.push(`${p}.validators.addresses: a static validator set needs a list of 0x addresses`);
+    }
+    positiveInt(`${p}.activeValidatorWindowBlocks`, net.activeValidatorWindowBlocks);
+    if (!Array.isArray(net.supportedTokens) || !net.supportedTokens.every((a) => typeof a === "string" && /^0x[0-9a-fA-F]{40}$/.test(a))) {
+      problems.push(`${p}.supportedTokens: must be a list of 0x token addresses`);
+    }
   }
   return problems;
 }

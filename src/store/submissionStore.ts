@@ -11,7 +11,7 @@ export interface SubmissionRecord {
   /** Signed raw transaction, kept so it can be rebroadcast. */
   raw: string;
   /** "refill": a no-op self-transfer filling the nonce of a transaction rejected for good. */
-  kind: "message" | "call" | "deploy" | "raw" | "refill";
+  kind: "message" | "call" | "deploy" | "raw" | "refill" | "funding";
   status: SubmissionStatus;
   errorMessage?: string;
   createdAt: Date;

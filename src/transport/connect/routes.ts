@@ -6,16 +6,18 @@ import type { RpcCore } from "../../rpc/rpcCore.js";
 import type { ZktCore } from "../../zkt/zktCore.js";
 import { rpcServiceImpl } from "./rpcService.js";
 import { zktServiceImpl } from "./zktService.js";
+import type { Sponsorship } from "../../platform/sponsorship.js";
 
 export interface ConnectServices {
   core: RpcCore;
+  sponsorship: Sponsorship;
   zkt: ZktCore;
   maxBatchSize: number;
 }
 
 export function connectRoutes(services: ConnectServices): (router: ConnectRouter) => void {
   return (router) => {
-    router.service(RpcService, rpcServiceImpl(services.core, services.maxBatchSize));
+    router.service(RpcService, rpcServiceImpl(services.core, services.maxBatchSize, services.sponsorship));
     router.service(ZktService, zktServiceImpl(services.zkt));
   };
 }

@@ -8,6 +8,7 @@ import type { CallContext, CoreCall, RpcCore } from "../../rpc/rpcCore.js";
 import { requireAddress, requireBlockTag, requireData } from "../../rpc/hex.js";
 import { toJsonRpcError } from "../jsonrpc/errorMap.js";
 import { accessKey } from "./context.js";
+import type { Sponsorship } from "../../platform/sponsorship.js";
 
 function callContext(ctx: HandlerContext): CallContext {
   return { access: ctx.values.get(accessKey) };
@@ -27,7 +28,12 @@ async function callString(core: RpcCore, ctx: HandlerContext, method: string, pa
   return result;
 }
 
-export function rpcServiceImpl(core: RpcCore, maxBatchSize: number): ServiceImpl<typeof RpcService> {
+async function platformList(core: RpcCore, ctx: HandlerContext, method: string, blockHash: string): Promise<{ code: number; value: string[] }> {
+  const result = (await core.call(callContext(ctx), method, blockHash ? [blockHash] : [])) as { code: number; value: string[] };
+  return { code: result.code, value: result.value };
+}
+
+export function rpcServiceImpl(core: RpcCore, maxBatchSize: number, sponsorship: Sponsorship): ServiceImpl<typeof RpcService> {
   return {
     async call(req, ctx) {
       const result = await core.call(callContext(ctx), req.method, paramsOf(req.params));
@@ -60,6 +66,15 @@ export function rpcServiceImpl(core: RpcCore, maxBatchSize: number): ServiceImpl
     async sendRawTransaction(req, ctx) {
       const raw = requireData("raw_transaction", req.rawTransaction);
       return { transactionHash: await callString(core, ctx, "eth_sendRawTransaction", [raw]) };
+    },
+    getValidatorList: (req, ctx) => platformList(core, ctx, "platform_getValidatorList", req.blockHash),
+    getActiveValidatorList: (req, ctx) => platformList(core, ctx, "platform_getActiveValidatorList", req.blockHash),
+    getSupportedTokens: (req, ctx) => platformList(core, ctx, "platform_getSupportedTokens", req.blockHash),
+    async signSponsorConsent(req, ctx) {
+      return sponsorship.signConsent(callContext(ctx).access, req.rawTransaction);
+    },
+    async sendSponsoredTransaction(req, ctx) {
+      return { transactionHash: await callString(core, ctx, "platform_sendSponsoredTransaction", [req.rawTransaction, req.sponsorAddress, req.sponsorSignature]) };
     },
   };
 }

@@ -7,6 +7,8 @@ import { handleJsonRpc } from "./handleJsonRpc.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
 import type { IdempotencyStore } from "../../store/idempotencyStore.js";
 import { withIdempotency } from "../http/withIdempotency.js";
+import type { Sponsorship } from "../../platform/sponsorship.js";
+import { json } from "../http/restRouter.js";
 
 /** Resolves an API key to access rights; throws an unauthorized GatewayError for unknown or revoked keys. */
 export type Authenticate = (apiKey: string) => Promise<Access>;
@@ -17,6 +19,7 @@ export interface JsonRpcRouteOptions {
   authenticate: Authenticate;
   idempotency: IdempotencyStore;
   network: string;
+  sponsorship: Sponsorship;
   /** Rate-limit admission for a caller; returns X-RateLimit-* headers. */
   admit: (access: Access, clientIp: string, weight: number) => Promise<Record<string, string>>;
 }
@@ -45,6 +48,25 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
         const access = await options.authenticate(decodeURIComponent(req.params[0] ?? ""));
         const scope = `zgt:${options.network}:${access.kind === "key" ? access.keyId : "public"}`;
         return withIdempotency(options.idempotency, scope, req, () => serve(req, access));
+      },
+    },
+    {
+      // Experimental: the key's wallet signs the sponsor consent for a raw transaction.
+      method: "POST",
+      pattern: /^\/zgt\/([^/]+)\/sponsor-consent$/,
+      renderError: (err) => json(err.httpStatus === 200 ? 400 : err.httpStatus, { success: false, error: err.message, errorCode: err.zktCode }),
+      async handle(req) {
+        const access = await options.authenticate(decodeURIComponent(req.params[0] ?? ""));
+        let body: unknown;
+        try {
+          body = JSON.parse(await req.body());
+        } catch (err) {
+          if (err instanceof GatewayError) throw err;
+          throw new GatewayError("validation", 'the body must be JSON: {"rawTransaction": "0x…"}');
+        }
+        const raw = (body as { rawTransaction?: unknown } | null)?.rawTransaction;
+        if (typeof raw !== "string") throw new GatewayError("validation", 'rawTransaction is required: {"rawTransaction": "0x…"}');
+        return json(200, { success: true, ...(await options.sponsorship.signConsent(access, raw)) });
       },
     },
   ];

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chaingateway/rpc/v1/rpc.proto.
  */
 export const file_chaingateway_rpc_v1_rpc: GenFile = /*@__PURE__*/
-  fileDesc("Ch1jaGFpbmdhdGV3YXkvcnBjL3YxL3JwYy5wcm90bxITY2hhaW5nYXRld2F5LnJwYy52MSJJCgtDYWxsUmVxdWVzdBIOCgZtZXRob2QYASABKAkSKgoGcGFyYW1zGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZSI2CgxDYWxsUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIj8KDEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlcXVlc3QiPgoNQmF0Y2hSZXNwb25zZRItCgVpdGVtcxgBIAMoCzIeLmNoYWluZ2F0ZXdheS5ycGMudjEuQmF0Y2hJdGVtImEKCUJhdGNoSXRlbRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSLAoFZXJyb3IYAiABKAsyHS5jaGFpbmdhdGV3YXkucnBjLnYxLlJwY0Vycm9yIk8KCFJwY0Vycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIkCgRkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIhMKEUdldENoYWluSWRSZXF1ZXN0IkAKEkdldENoYWluSWRSZXNwb25zZRIQCghjaGFpbl9pZBgBIAEoCRIYChBjaGFpbl9pZF9kZWNpbWFsGAIgASgEIhcKFUdldEJsb2NrTnVtYmVyUmVxdWVzdCIuChZHZXRCbG9ja051bWJlclJlc3BvbnNlEhQKDGJsb2NrX251bWJlchgBIAEoCSIzChFHZXRCYWxhbmNlUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJEg0KBWJsb2NrGAIgASgJIiUKEkdldEJhbGFuY2VSZXNwb25zZRIPCgdiYWxhbmNlGAEgASgJIjQKGVNlbmRSYXdUcmFuc2FjdGlvblJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIjYKGlNlbmRSYXdUcmFuc2FjdGlvblJlc3BvbnNlEhgKEHRyYW5zYWN0aW9uX2hhc2gYASABKAkyzgQKClJwY1NlcnZpY2USSwoEQ2FsbBIgLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlcXVlc3QaIS5jaGFpbmdhdGV3YXkucnBjLnYxLkNhbGxSZXNwb25zZRJOCgVCYXRjaBIhLmNoYWluZ2F0ZXdheS5ycGMudjEuQmF0Y2hSZXF1ZXN0GiIuY2hhaW5nYXRld2F5LnJwYy52MS5CYXRjaFJlc3BvbnNlEmIKCkdldENoYWluSWQSJi5jaGFpbmdhdGV3YXkucnBjLnYxLkdldENoYWluSWRSZXF1ZXN0GicuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRDaGFpbklkUmVzcG9uc2UiA5ACARJpCg5HZXRCbG9ja051bWJlchIqLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0QmxvY2tOdW1iZXJSZXF1ZXN0GisuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRCbG9ja051bWJlclJlc3BvbnNlEl0KCkdldEJhbGFuY2USJi5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEJhbGFuY2VSZXF1ZXN0GicuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRCYWxhbmNlUmVzcG9uc2USdQoSU2VuZFJhd1RyYW5zYWN0aW9uEi4uY2hhaW5nYXRld2F5LnJwYy52MS5TZW5kUmF3VHJhbnNhY3Rpb25SZXF1ZXN0Gi8uY2hhaW5nYXRld2F5LnJwYy52MS5TZW5kUmF3VHJhbnNhY3Rpb25SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("Ch1jaGFpbmdhdGV3YXkvcnBjL3YxL3JwYy5wcm90bxITY2hhaW5nYXRld2F5LnJwYy52MSJJCgtDYWxsUmVxdWVzdBIOCgZtZXRob2QYASABKAkSKgoGcGFyYW1zGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZSI2CgxDYWxsUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIj8KDEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlcXVlc3QiPgoNQmF0Y2hSZXNwb25zZRItCgVpdGVtcxgBIAMoCzIeLmNoYWluZ2F0ZXdheS5ycGMudjEuQmF0Y2hJdGVtImEKCUJhdGNoSXRlbRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSLAoFZXJyb3IYAiABKAsyHS5jaGFpbmdhdGV3YXkucnBjLnYxLlJwY0Vycm9yIk8KCFJwY0Vycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIkCgRkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIhMKEUdldENoYWluSWRSZXF1ZXN0IkAKEkdldENoYWluSWRSZXNwb25zZRIQCghjaGFpbl9pZBgBIAEoCRIYChBjaGFpbl9pZF9kZWNpbWFsGAIgASgEIhcKFUdldEJsb2NrTnVtYmVyUmVxdWVzdCIuChZHZXRCbG9ja051bWJlclJlc3BvbnNlEhQKDGJsb2NrX251bWJlchgBIAEoCSIzChFHZXRCYWxhbmNlUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJEg0KBWJsb2NrGAIgASgJIiUKEkdldEJhbGFuY2VSZXNwb25zZRIPCgdiYWxhbmNlGAEgASgJIjQKGVNlbmRSYXdUcmFuc2FjdGlvblJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIjYKGlNlbmRSYXdUcmFuc2FjdGlvblJlc3BvbnNlEhgKEHRyYW5zYWN0aW9uX2hhc2gYASABKAkiLQoXR2V0VmFsaWRhdG9yTGlzdFJlcXVlc3QSEgoKYmxvY2tfaGFzaBgBIAEoCSI3ChhHZXRWYWxpZGF0b3JMaXN0UmVzcG9uc2USDAoEY29kZRgBIAEoBRINCgV2YWx1ZRgCIAMoCSIzCh1HZXRBY3RpdmVWYWxpZGF0b3JMaXN0UmVxdWVzdBISCgpibG9ja19oYXNoGAEgASgJIj0KHkdldEFjdGl2ZVZhbGlkYXRvckxpc3RSZXNwb25zZRIMCgRjb2RlGAEgASgFEg0KBXZhbHVlGAIgAygJIi8KGUdldFN1cHBvcnRlZFRva2Vuc1JlcXVlc3QSEgoKYmxvY2tfaGFzaBgBIAEoCSI5ChpHZXRTdXBwb3J0ZWRUb2tlbnNSZXNwb25zZRIMCgRjb2RlGAEgASgFEg0KBXZhbHVlGAIgAygJIjQKGVNpZ25TcG9uc29yQ29uc2VudFJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIlkKGlNpZ25TcG9uc29yQ29uc2VudFJlc3BvbnNlEhcKD3Nwb25zb3JfYWRkcmVzcxgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSJuCh9TZW5kU3BvbnNvcmVkVHJhbnNhY3Rpb25SZXF1ZXN0EhcKD3Jhd190cmFuc2FjdGlvbhgBIAEoCRIXCg9zcG9uc29yX2FkZHJlc3MYAiABKAkSGQoRc3BvbnNvcl9zaWduYXR1cmUYAyABKAkiPAogU2VuZFNwb25zb3JlZFRyYW5zYWN0aW9uUmVzcG9uc2USGAoQdHJhbnNhY3Rpb25faGFzaBgBIAEoCTK7CQoKUnBjU2VydmljZRJLCgRDYWxsEiAuY2hhaW5nYXRld2F5LnJwYy52MS5DYWxsUmVxdWVzdBohLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlc3BvbnNlEk4KBUJhdGNoEiEuY2hhaW5nYXRld2F5LnJwYy52MS5CYXRjaFJlcXVlc3QaIi5jaGFpbmdhdGV3YXkucnBjLnYxLkJhdGNoUmVzcG9uc2USYgoKR2V0Q2hhaW5JZBImLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0Q2hhaW5JZFJlcXVlc3QaJy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldENoYWluSWRSZXNwb25zZSIDkAIBEmkKDkdldEJsb2NrTnVtYmVyEiouY2hhaW5nYXRld2F5LnJwYy52MS5HZXRCbG9ja051bWJlclJlcXVlc3QaKy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEJsb2NrTnVtYmVyUmVzcG9uc2USXQoKR2V0QmFsYW5jZRImLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0QmFsYW5jZVJlcXVlc3QaJy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEJhbGFuY2VSZXNwb25zZRJ1ChJTZW5kUmF3VHJhbnNhY3Rpb24SLi5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRSYXdUcmFuc2FjdGlvblJlcXVlc3QaLy5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRSYXdUcmFuc2FjdGlvblJlc3BvbnNlEm8KEEdldFZhbGlkYXRvckxpc3QSLC5jaGFpbmdhdGV3YXkucnBjLnYxLkdldFZhbGlkYXRvckxpc3RSZXF1ZXN0Gi0uY2hhaW5nYXRld2F5LnJwYy52MS5HZXRWYWxpZGF0b3JMaXN0UmVzcG9uc2USgQEKFkdldEFjdGl2ZVZhbGlkYXRvckxpc3QSMi5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEFjdGl2ZVZhbGlkYXRvckxpc3RSZXF1ZXN0GjMuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRBY3RpdmVWYWxpZGF0b3JMaXN0UmVzcG9uc2USdQoSR2V0U3VwcG9ydGVkVG9rZW5zEi4uY2hhaW5nYXRld2F5LnJwYy52MS5HZXRTdXBwb3J0ZWRUb2tlbnNSZXF1ZXN0Gi8uY2hhaW5nYXRld2F5LnJwYy52MS5HZXRTdXBwb3J0ZWRUb2tlbnNSZXNwb25zZRJ1ChJTaWduU3BvbnNvckNvbnNlbnQSLi5jaGFpbmdhdGV3YXkucnBjLnYxLlNpZ25TcG9uc29yQ29uc2VudFJlcXVlc3QaLy5jaGFpbmdhdGV3YXkucnBjLnYxLlNpZ25TcG9uc29yQ29uc2VudFJlc3BvbnNlEocBChhTZW5kU3BvbnNvcmVkVHJhbnNhY3Rpb24SNC5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRTcG9uc29yZWRUcmFuc2FjdGlvblJlcXVlc3QaNS5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRTcG9uc29yZWRUcmFuc2FjdGlvblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * @generated from message chaingateway.rpc.v1.CallRequest
@@ -301,6 +301,227 @@ export const SendRawTransactionResponseSchema: GenMessage<SendRawTransactionResp
   messageDesc(file_chaingateway_rpc_v1_rpc, 13);
 
 /**
+ * @generated from message chaingateway.rpc.v1.GetValidatorListRequest
+ */
+export type GetValidatorListRequest = Message<"chaingateway.rpc.v1.GetValidatorListRequest"> & {
+  /**
+   * Optional 0x block hash; the current set when empty.
+   *
+   * @generated from field: string block_hash = 1;
+   */
+  blockHash: string;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetValidatorListRequest.
+ * Use `create(GetValidatorListRequestSchema)` to create a new message.
+ */
+export const GetValidatorListRequestSchema: GenMessage<GetValidatorListRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 14);
+
+/**
+ * @generated from message chaingateway.rpc.v1.GetValidatorListResponse
+ */
+export type GetValidatorListResponse = Message<"chaingateway.rpc.v1.GetValidatorListResponse"> & {
+  /**
+   * 200 on success (the Stability-compatible result shape).
+   *
+   * @generated from field: int32 code = 1;
+   */
+  code: number;
+
+  /**
+   * Checksummed validator addresses.
+   *
+   * @generated from field: repeated string value = 2;
+   */
+  value: string[];
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetValidatorListResponse.
+ * Use `create(GetValidatorListResponseSchema)` to create a new message.
+ */
+export const GetValidatorListResponseSchema: GenMessage<GetValidatorListResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 15);
+
+/**
+ * @generated from message chaingateway.rpc.v1.GetActiveValidatorListRequest
+ */
+export type GetActiveValidatorListRequest = Message<"chaingateway.rpc.v1.GetActiveValidatorListRequest"> & {
+  /**
+   * @generated from field: string block_hash = 1;
+   */
+  blockHash: string;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetActiveValidatorListRequest.
+ * Use `create(GetActiveValidatorListRequestSchema)` to create a new message.
+ */
+export const GetActiveValidatorListRequestSchema: GenMessage<GetActiveValidatorListRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 16);
+
+/**
+ * @generated from message chaingateway.rpc.v1.GetActiveValidatorListResponse
+ */
+export type GetActiveValidatorListResponse = Message<"chaingateway.rpc.v1.GetActiveValidatorListResponse"> & {
+  /**
+   * @generated from field: int32 code = 1;
+   */
+  code: number;
+
+  /**
+   * @generated from field: repeated string value = 2;
+   */
+  value: string[];
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetActiveValidatorListResponse.
+ * Use `create(GetActiveValidatorListResponseSchema)` to create a new message.
+ */
+export const GetActiveValidatorListResponseSchema: GenMessage<GetActiveValidatorListResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 17);
+
+/**
+ * @generated from message chaingateway.rpc.v1.GetSupportedTokensRequest
+ */
+export type GetSupportedTokensRequest = Message<"chaingateway.rpc.v1.GetSupportedTokensRequest"> & {
+  /**
+   * @generated from field: string block_hash = 1;
+   */
+  blockHash: string;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetSupportedTokensRequest.
+ * Use `create(GetSupportedTokensRequestSchema)` to create a new message.
+ */
+export const GetSupportedTokensRequestSchema: GenMessage<GetSupportedTokensRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 18);
+
+/**
+ * @generated from message chaingateway.rpc.v1.GetSupportedTokensResponse
+ */
+export type GetSupportedTokensResponse = Message<"chaingateway.rpc.v1.GetSupportedTokensResponse"> & {
+  /**
+   * @generated from field: int32 code = 1;
+   */
+  code: number;
+
+  /**
+   * Token contract addresses.
+   *
+   * @generated from field: repeated string value = 2;
+   */
+  value: string[];
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetSupportedTokensResponse.
+ * Use `create(GetSupportedTokensResponseSchema)` to create a new message.
+ */
+export const GetSupportedTokensResponseSchema: GenMessage<GetSupportedTokensResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 19);
+
+/**
+ * @generated from message chaingateway.rpc.v1.SignSponsorConsentRequest
+ */
+export type SignSponsorConsentRequest = Message<"chaingateway.rpc.v1.SignSponsorConsentRequest"> & {
+  /**
+   * 0x-hex signed transaction the key's wallet is to sponsor.
+   *
+   * @generated from field: string raw_transaction = 1;
+   */
+  rawTransaction: string;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.SignSponsorConsentRequest.
+ * Use `create(SignSponsorConsentRequestSchema)` to create a new message.
+ */
+export const SignSponsorConsentRequestSchema: GenMessage<SignSponsorConsentRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 20);
+
+/**
+ * @generated from message chaingateway.rpc.v1.SignSponsorConsentResponse
+ */
+export type SignSponsorConsentResponse = Message<"chaingateway.rpc.v1.SignSponsorConsentResponse"> & {
+  /**
+   * The key's wallet: pass it as sponsorAddress.
+   *
+   * @generated from field: string sponsor_address = 1;
+   */
+  sponsorAddress: string;
+
+  /**
+   * EIP-191 signature over "I consent to be a sponsor of transaction: 0x<keccak256 of raw>".
+   *
+   * @generated from field: string signature = 2;
+   */
+  signature: string;
+
+  /**
+   * The message that was signed.
+   *
+   * @generated from field: string message = 3;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.SignSponsorConsentResponse.
+ * Use `create(SignSponsorConsentResponseSchema)` to create a new message.
+ */
+export const SignSponsorConsentResponseSchema: GenMessage<SignSponsorConsentResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 21);
+
+/**
+ * @generated from message chaingateway.rpc.v1.SendSponsoredTransactionRequest
+ */
+export type SendSponsoredTransactionRequest = Message<"chaingateway.rpc.v1.SendSponsoredTransactionRequest"> & {
+  /**
+   * @generated from field: string raw_transaction = 1;
+   */
+  rawTransaction: string;
+
+  /**
+   * @generated from field: string sponsor_address = 2;
+   */
+  sponsorAddress: string;
+
+  /**
+   * @generated from field: string sponsor_signature = 3;
+   */
+  sponsorSignature: string;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.SendSponsoredTransactionRequest.
+ * Use `create(SendSponsoredTransactionRequestSchema)` to create a new message.
+ */
+export const SendSponsoredTransactionRequestSchema: GenMessage<SendSponsoredTransactionRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 22);
+
+/**
+ * @generated from message chaingateway.rpc.v1.SendSponsoredTransactionResponse
+ */
+export type SendSponsoredTransactionResponse = Message<"chaingateway.rpc.v1.SendSponsoredTransactionResponse"> & {
+  /**
+   * @generated from field: string transaction_hash = 1;
+   */
+  transactionHash: string;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.SendSponsoredTransactionResponse.
+ * Use `create(SendSponsoredTransactionResponseSchema)` to create a new message.
+ */
+export const SendSponsoredTransactionResponseSchema: GenMessage<SendSponsoredTransactionResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 23);
+
+/**
  * RpcService is the JSON-RPC half of the gateway for one network. The generic Call and Batch carry any
  * method the caller's access allows, with JSON params and results; the typed methods serve gRPC clients
  * that prefer fields to JSON. Ethereum quantities and data are 0x-hex strings (proto bytes/uint64 do not
@@ -368,6 +589,58 @@ export const RpcService: GenService<{
     methodKind: "unary";
     input: typeof SendRawTransactionRequestSchema;
     output: typeof SendRawTransactionResponseSchema;
+  },
+  /**
+   * GetValidatorList returns the current validator set (platform_getValidatorList).
+   *
+   * @generated from rpc chaingateway.rpc.v1.RpcService.GetValidatorList
+   */
+  getValidatorList: {
+    methodKind: "unary";
+    input: typeof GetValidatorListRequestSchema;
+    output: typeof GetValidatorListResponseSchema;
+  },
+  /**
+   * GetActiveValidatorList returns the validators that proposed a recent block (platform_getActiveValidatorList).
+   *
+   * @generated from rpc chaingateway.rpc.v1.RpcService.GetActiveValidatorList
+   */
+  getActiveValidatorList: {
+    methodKind: "unary";
+    input: typeof GetActiveValidatorListRequestSchema;
+    output: typeof GetActiveValidatorListResponseSchema;
+  },
+  /**
+   * GetSupportedTokens lists the network's supported token contracts (platform_getSupportedTokens). Experimental.
+   *
+   * @generated from rpc chaingateway.rpc.v1.RpcService.GetSupportedTokens
+   */
+  getSupportedTokens: {
+    methodKind: "unary";
+    input: typeof GetSupportedTokensRequestSchema;
+    output: typeof GetSupportedTokensResponseSchema;
+  },
+  /**
+   * SignSponsorConsent has the key's wallet sign the sponsor consent for a raw transaction. Needs an API key.
+   * Experimental.
+   *
+   * @generated from rpc chaingateway.rpc.v1.RpcService.SignSponsorConsent
+   */
+  signSponsorConsent: {
+    methodKind: "unary";
+    input: typeof SignSponsorConsentRequestSchema;
+    output: typeof SignSponsorConsentResponseSchema;
+  },
+  /**
+   * SendSponsoredTransaction submits a transaction whose fees the key's wallet sponsors
+   * (platform_sendSponsoredTransaction). Needs an API key. Experimental.
+   *
+   * @generated from rpc chaingateway.rpc.v1.RpcService.SendSponsoredTransaction
+   */
+  sendSponsoredTransaction: {
+    methodKind: "unary";
+    input: typeof SendSponsoredTransactionRequestSchema;
+    output: typeof SendSponsoredTransactionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_chaingateway_rpc_v1_rpc, 0);
