@@ -4,6 +4,7 @@ import type { GatewayConfig, NetworkConfig } from "./config/config.js";
 import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
 import { RpcCore } from "./rpc/rpcCore.js";
+import { ImmutableCache } from "./rpc/immutableCache.js";
 import { GatewayError } from "./errors.js";
 import { Validators } from "./platform/validators.js";
 import { SupportedTokens } from "./platform/supportedTokens.js";
@@ -75,7 +76,9 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     await pool.start();
     if (!pool.ready) log.warn("no upstream is reachable yet; serving anyway, readiness is false", { upstreams: pool.health() });
     const limits = deps.limits;
-    const core = new RpcCore(pool, net.chainId, (ctx) => limits.checkTransaction(net.name, ctx.access));
+    const cache = new ImmutableCache({ maxEntries: 10_000, confirmations: net.cacheConfirmations });
+    pool.onHead = (head) => cache.observeHead(head);
+    const core = new RpcCore(pool, net.chainId, (ctx) => limits.checkTransaction(net.name, ctx.access), cache);
     const trusted = new Set(gw.trustedProxies);
     // The journal is keyed by network *and* chain (its genesis): a fresh embedded anvil is a new chain, and
     // what was journaled for the old one must not be replayed onto it.

@@ -37,6 +37,9 @@ export class UpstreamPool {
     this.upstreams = options.urls.map((url) => ({ url, healthy: true, lastError: undefined }));
   }
 
+  /** Called with each probe's latest block number (0x hex), e.g. to track the head for caching. */
+  onHead: ((blockNumber: string) => void) | undefined;
+
   /** Starts periodic health probes; the first runs at once. */
   start(): Promise<void> {
     const probe = (): Promise<void> => this.probeAll().catch(() => undefined);
@@ -147,6 +150,10 @@ export class UpstreamPool {
           const reply = await this.post(u.url, '{"jsonrpc":"2.0","id":0,"method":"eth_chainId","params":[]}');
           const chainId = isReply(reply) ? reply.result : undefined;
           if (chainId !== expected) throw new TransientUpstreamError(`reports chain id ${JSON.stringify(chainId)}, expected ${expected}`);
+          if (this.onHead) {
+            const head = await this.post(u.url, '{"jsonrpc":"2.0","id":0,"method":"eth_blockNumber","params":[]}');
+            if (isReply(head) && typeof head.result === "string") this.onHead(head.result);
+          }
           if (!u.healthy) this.options.log.info("upstream healthy", { upstream: redactUrl(u.url) });
           u.healthy = true;
           u.lastError = undefined;

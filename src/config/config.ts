@@ -28,6 +28,8 @@ export interface NetworkConfig {
   activeValidatorWindowBlocks: number;
   /** Token contracts platform_getSupportedTokens lists (checked at start to hold code). */
   supportedTokens: string[];
+  /** Blocks this deep are final for the read cache (reorg safety). */
+  cacheConfirmations: number;
 }
 
 export interface GatewayConfig {
@@ -80,6 +82,7 @@ export const defaultNetworks: Record<NetworkName, NetworkConfig> = {
     validators: { source: "coinbase" },
     activeValidatorWindowBlocks: 64,
     supportedTokens: [],
+    cacheConfirmations: 2,
   },
   mainnet: {
     name: "mainnet",
@@ -93,6 +96,7 @@ export const defaultNetworks: Record<NetworkName, NetworkConfig> = {
     validators: { source: "coinbase" },
     activeValidatorWindowBlocks: 64,
     supportedTokens: [],
+    cacheConfirmations: 2,
   },
 };
 

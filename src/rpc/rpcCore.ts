@@ -3,6 +3,7 @@
 import { GatewayError, toGatewayError, type JsonValue } from "../errors.js";
 import type { RpcCall, RpcOutcome, UpstreamPool } from "../chain/upstreamPool.js";
 import { checkMethodAllowed, WRITE_METHODS, type Access } from "./methodPolicy.js";
+import type { ImmutableCache } from "./immutableCache.js";
 
 export interface CallContext {
   access: Access;
@@ -30,6 +31,8 @@ export class RpcCore implements RpcDispatcher {
     readonly chainId: number,
     /** Called before a keyed write goes upstream (the daily transaction quota); throwing refuses it. */
     private readonly beforeWrite: (ctx: CallContext) => Promise<void> = async () => undefined,
+    /** Immutable answers served without a round trip (see immutableCache.ts for the reorg-safe rules). */
+    readonly cache?: ImmutableCache,
   ) {
     // Answered without a round trip: they never change for a network.
     this.local = new Map<string, JsonValue>([
@@ -62,7 +65,7 @@ export class RpcCore implements RpcDispatcher {
             throw new GatewayError("invalid_params", `Invalid params: ${call.method} takes positional params (a JSON array)`);
           }
           if (WRITE_METHODS.has(call.method)) await this.beforeWrite(ctx);
-          const local = this.local.get(call.method);
+          const local = this.local.get(call.method) ?? this.cache?.get(call.method, call.params);
           if (local !== undefined) outcomes[index] = { ok: true, result: local };
           else if (custom) outcomes[index] = settle(custom(ctx, call.params));
           else proxied.push({ index, call: { method: call.method, params: call.params } });
@@ -76,7 +79,14 @@ export class RpcCore implements RpcDispatcher {
     if (proxied.length > 0) {
       try {
         const results = await this.pool.callMany(proxied.map((p) => p.call));
-        results.forEach((r, i) => (outcomes[proxied[i]!.index] = r));
+        results.forEach((r, i) => {
+          const { call, index } = proxied[i]!;
+          outcomes[index] = r;
+          if (r.ok && this.cache) {
+            if (call.method === "eth_blockNumber") this.cache.observeHead(r.result);
+            this.cache.put(call.method, call.params, r.result);
+          }
+        });
       } catch (err) {
         for (const p of proxied) outcomes[p.index] = { ok: false, error: toGatewayError(err) };
       }

@@ -1,0 +1,70 @@
+// Answers that can never change, served from memory. Reorg-safe rules:
+//  - by hash (eth_getBlockByHash, and a transaction/receipt whose block is known): a hash names one block
+//    forever, but a transaction can move to another block in a reorg, so transactions and receipts are cached
+//    only once their block is `confirmations` deep;
+//  - by block number (eth_getBlockByNumber, eth_getCode/eth_getBalance/eth_getStorageAt/eth_call at a 0x
+//    number): only when that block is `confirmations` deep (below the head by at least that many);
+//  - tags ("latest", "pending", "safe", …) and null results are never cached.
+import type { JsonValue } from "../errors.js";
+
+export interface CacheOptions {
+  maxEntries: number;
+  /** Depth below the head after which a block can no longer be reorganised away. */
+  confirmations: number;
+}
+
+const BLOCK_ARG_INDEX: Record<string, number> = { eth_getBlockByNumber: 0, eth_getCode: 1, eth_getBalance: 1, eth_getStorageAt: 2, eth_call: 1, eth_getTransactionCount: 1 };
+
+export class ImmutableCache {
+  private readonly entries = new Map<string, JsonValue>();
+  /** The highest block number seen; stale is safe (it only caches less). */
+  head = -1;
+  hits = 0;
+
+  constructor(private readonly options: CacheOptions) {}
+
+  get(method: string, params: JsonValue[]): JsonValue | undefined {
+    if (!this.mayHold(method)) return undefined;
+    const key = method + JSON.stringify(params);
+    const v = this.entries.get(key);
+    if (v === undefined) return undefined;
+    // LRU: re-insert as most recent.
+    this.entries.delete(key);
+    this.entries.set(key, v);
+    this.hits++;
+    return v;
+  }
+
+  put(method: string, params: JsonValue[], result: JsonValue): void {
+    if (result === null || !this.cacheable(method, params, result)) return;
+    this.entries.set(method + JSON.stringify(params), result);
+    if (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  observeHead(blockNumberHex: JsonValue): void {
+    if (typeof blockNumberHex === "string" && /^0x[0-9a-fA-F]+$/.test(blockNumberHex)) this.head = Math.max(this.head, Number.parseInt(blockNumberHex, 16));
+  }
+
+  private mayHold(method: string): boolean {
+    return method === "eth_getBlockByHash" || method === "eth_getTransactionReceipt" || method === "eth_getTransactionByHash" || method in BLOCK_ARG_INDEX;
+  }
+
+  private deep(blockNumber: unknown): boolean {
+    if (typeof blockNumber !== "string" || !/^0x[0-9a-fA-F]+$/.test(blockNumber)) return false;
+    return this.head >= 0 && Number.parseInt(blockNumber, 16) <= this.head - this.options.confirmations;
+  }
+
+  private cacheable(method: string, params: JsonValue[], result: JsonValue): boolean {
+    switch (method) {
+      case "eth_getBlockByHash":
+        return true;
+      case "eth_getTransactionReceipt":
+      case "eth_getTransactionByHash":
+        return typeof result === "object" && !Array.isArray(result) && this.deep((result as { blockNumber?: unknown }).blockNumber);
+      default: {
+        const i = BLOCK_ARG_INDEX[method];
+        return i !== undefined && this.deep(params[i]);
+      }
+    }
+  }
+}
