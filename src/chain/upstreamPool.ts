@@ -1,5 +1,6 @@
 // The upstream pool of one network: sends JSON-RPC to a healthy node, failing over on timeouts, connection
 // errors and 5xx; a background probe keeps health (and readiness) current. Policy lives in front of it.
+import { Pool } from "undici";
 import { GatewayError, fromUpstreamError, type JsonValue } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 
@@ -13,6 +14,9 @@ export type RpcOutcome = { ok: true; result: JsonValue } | { ok: false; error: G
 
 interface Upstream {
   url: string;
+  /** Keep-alive connection pool to the node (undici): no per-request connection or fetch overhead. */
+  http: Pool;
+  path: string;
   healthy: boolean;
   lastError: string | undefined;
 }
@@ -34,7 +38,16 @@ export class UpstreamPool {
 
   constructor(private readonly options: UpstreamPoolOptions) {
     if (options.urls.length === 0) throw new Error("an upstream pool needs at least one URL");
-    this.upstreams = options.urls.map((url) => ({ url, healthy: true, lastError: undefined }));
+    this.upstreams = options.urls.map((url) => {
+      const u = new URL(url);
+      return {
+        url,
+        http: new Pool(u.origin, { connections: 128, keepAliveTimeout: 30_000, connect: { timeout: options.timeoutMs } }),
+        path: u.pathname + u.search,
+        healthy: true,
+        lastError: undefined,
+      };
+    });
   }
 
   /** Called with each probe's latest block number (0x hex), e.g. to track the head for caching. */
@@ -50,6 +63,7 @@ export class UpstreamPool {
 
   stop(): void {
     if (this.probeTimer) clearInterval(this.probeTimer);
+    for (const u of this.upstreams) void u.http.destroy().catch(() => undefined);
   }
 
   /** True when at least one upstream answered its last probe or request. */
@@ -101,7 +115,7 @@ export class UpstreamPool {
     let lastError: unknown;
     for (const upstream of this.order()) {
       try {
-        const parsed = await this.post(upstream.url, body);
+        const parsed = await this.post(upstream, body);
         if (!upstream.healthy) this.options.log.info("upstream recovered", { upstream: redactUrl(upstream.url) });
         upstream.healthy = true;
         upstream.lastError = undefined;
@@ -117,28 +131,31 @@ export class UpstreamPool {
     throw new GatewayError("upstream_unavailable", "no healthy upstream node is reachable; try again shortly", { cause: lastError });
   }
 
-  private async post(url: string, body: string): Promise<unknown> {
-    let res: Response;
+  private async post(upstream: Upstream, body: string): Promise<unknown> {
+    let status: number;
+    let text: string;
     try {
-      res = await fetch(url, {
+      const res = await upstream.http.request({
+        path: upstream.path,
         method: "POST",
         headers: { "content-type": "application/json" },
         body,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
       });
+      status = res.statusCode;
+      text = await res.body.text();
     } catch (err) {
-      const e = err as Error;
-      throw new TransientUpstreamError(e.name === "TimeoutError" ? `timed out after ${this.options.timeoutMs} ms` : `connection failed: ${describeCause(e)}`);
+      const e = err as Error & { code?: string };
+      const timedOut = e.code === "UND_ERR_HEADERS_TIMEOUT" || e.code === "UND_ERR_BODY_TIMEOUT" || e.code === "UND_ERR_CONNECT_TIMEOUT";
+      throw new TransientUpstreamError(timedOut ? `timed out after ${this.options.timeoutMs} ms` : `connection failed: ${describeCause(e)}`);
     }
-    const text = await res.text().catch((err: Error) => {
-      throw new TransientUpstreamError(`reading the answer failed: ${err.message}`);
-    });
-    if (res.status >= 500 || res.status === 429) throw new TransientUpstreamError(`HTTP ${res.status}`);
+    if (status >= 500 || status === 429) throw new TransientUpstreamError(`HTTP ${status}`);
     try {
       return JSON.parse(text) as unknown;
     } catch {
       // A node that answers garbage is as good as down.
-      throw new TransientUpstreamError(`HTTP ${res.status} with a non-JSON body`);
+      throw new TransientUpstreamError(`HTTP ${status} with a non-JSON body`);
     }
   }
 
@@ -147,11 +164,11 @@ export class UpstreamPool {
     await Promise.all(
       this.upstreams.map(async (u) => {
         try {
-          const reply = await this.post(u.url, '{"jsonrpc":"2.0","id":0,"method":"eth_chainId","params":[]}');
+          const reply = await this.post(u, '{"jsonrpc":"2.0","id":0,"method":"eth_chainId","params":[]}');
           const chainId = isReply(reply) ? reply.result : undefined;
           if (chainId !== expected) throw new TransientUpstreamError(`reports chain id ${JSON.stringify(chainId)}, expected ${expected}`);
           if (this.onHead) {
-            const head = await this.post(u.url, '{"jsonrpc":"2.0","id":0,"method":"eth_blockNumber","params":[]}');
+            const head = await this.post(u, '{"jsonrpc":"2.0","id":0,"method":"eth_blockNumber","params":[]}');
             if (isReply(head) && typeof head.result === "string") this.onHead(head.result);
           }
           if (!u.healthy) this.options.log.info("upstream healthy", { upstream: redactUrl(u.url) });
@@ -177,9 +194,9 @@ function isReply(v: unknown): v is UpstreamReply {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function describeCause(err: Error): string {
+function describeCause(err: Error & { code?: string }): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? err.message;
+  return cause?.code ?? err.code ?? cause?.message ?? err.message;
 }
 
 /** Upstream URLs may embed provider keys in the path or userinfo; keep only the origin for logs. */

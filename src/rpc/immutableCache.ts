@@ -24,7 +24,7 @@ export class ImmutableCache {
   constructor(private readonly options: CacheOptions) {}
 
   get(method: string, params: JsonValue[]): JsonValue | undefined {
-    if (!this.mayHold(method)) return undefined;
+    if (!this.mayHold(method, params)) return undefined;
     const key = method + JSON.stringify(params);
     const v = this.entries.get(key);
     if (v === undefined) return undefined;
@@ -45,8 +45,11 @@ export class ImmutableCache {
     if (typeof blockNumberHex === "string" && /^0x[0-9a-fA-F]+$/.test(blockNumberHex)) this.head = Math.max(this.head, Number.parseInt(blockNumberHex, 16));
   }
 
-  private mayHold(method: string): boolean {
-    return method === "eth_getBlockByHash" || method === "eth_getTransactionReceipt" || method === "eth_getTransactionByHash" || method in BLOCK_ARG_INDEX;
+  /** Cheap pre-check so hot uncacheable calls (anything at "latest") never build a key. */
+  private mayHold(method: string, params: JsonValue[]): boolean {
+    if (method === "eth_getBlockByHash" || method === "eth_getTransactionReceipt" || method === "eth_getTransactionByHash") return true;
+    const i = BLOCK_ARG_INDEX[method];
+    return i !== undefined && typeof params[i] === "string" && (params[i] as string).startsWith("0x");
   }
 
   private deep(blockNumber: unknown): boolean {
