@@ -13,6 +13,7 @@ import { WindowLimiter } from "./limits/windowLimiter.js";
 import { portalRoutes } from "./transport/portal/portalRoutes.js";
 import { RateLimits } from "./limits/rateLimits.js";
 import { IdempotencyStore } from "./store/idempotencyStore.js";
+import { Metrics } from "./metrics/metrics.js";
 
 export interface Gateway {
   networks: RunningNetwork[];
@@ -33,7 +34,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const seed = MasterSeed.load(config.dataDir, config.masterMnemonic ? { MASTER_MNEMONIC: config.masterMnemonic } : {});
   const compiler = new SolidityCompiler();
   const issueLimiter = new WindowLimiter({ id: "portal-keys", limit: config.portalKeysPerHour, windowMs: 3_600_000 });
-  const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log);
+  const metrics = new Metrics();
+  const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) => metrics.rateLimitRejections.inc({ network, scope }));
   let db: SqlClient | undefined;
   const closeAll = async (): Promise<void> => {
     await Promise.all(networks.map((n) => n.close()));
@@ -52,7 +54,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     // Sequential start keeps anvil's startup bursts apart; it takes well under a second each.
-    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store, compiler, sharedRoutes, limits, idempotency }));
+    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store, compiler, sharedRoutes, limits, idempotency, metrics }));
     return {
       networks,
       publicSignerAddress: seed.wallet(0).address,

@@ -33,6 +33,7 @@ import { createContextValues } from "@connectrpc/connect";
 import { rateLimitHeaders, type RateLimits } from "./limits/rateLimits.js";
 import { clientIp } from "./limits/clientIp.js";
 import type { IdempotencyStore } from "./store/idempotencyStore.js";
+import type { Metrics } from "./metrics/metrics.js";
 
 export interface RunningNetwork {
   config: NetworkConfig;
@@ -58,6 +59,7 @@ export interface NetworkDeps {
   sharedRoutes: RestRoute[];
   limits: RateLimits;
   idempotency: IdempotencyStore;
+  metrics: Metrics;
 }
 
 export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: NetworkDeps): Promise<RunningNetwork> {
@@ -72,13 +74,22 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       log.info("embedded anvil started", { chainId: net.chainId, blockTime: net.blockTimeSeconds, pid: embedded.pid });
     }
     const upstreamUrls = embedded ? [embedded.url] : net.upstreams;
-    pool = new UpstreamPool({ urls: upstreamUrls, chainId: net.chainId, timeoutMs: gw.upstreamTimeoutMs, probeIntervalMs: gw.upstreamProbeIntervalMs, log });
+    const m = deps.metrics;
+    pool = new UpstreamPool({
+      observer: {
+        latency: (upstream, seconds) => m.upstreamLatency.observe({ network: net.name, upstream }, seconds),
+        health: (upstream, healthy) => m.upstreamHealthy.set({ network: net.name, upstream }, healthy ? 1 : 0),
+      },
+      urls: upstreamUrls, chainId: net.chainId, timeoutMs: gw.upstreamTimeoutMs, probeIntervalMs: gw.upstreamProbeIntervalMs, log });
     await pool.start();
     if (!pool.ready) log.warn("no upstream is reachable yet; serving anyway, readiness is false", { upstreams: pool.health() });
     const limits = deps.limits;
     const cache = new ImmutableCache({ maxEntries: 10_000, confirmations: net.cacheConfirmations });
     pool.onHead = (head) => cache.observeHead(head);
-    const core = new RpcCore(pool, net.chainId, (ctx) => limits.checkTransaction(net.name, ctx.access), cache);
+    const core = new RpcCore(pool, net.chainId, (ctx) => limits.checkTransaction(net.name, ctx.access), cache, (method, outcome) =>
+      // Unknown methods share one label: clients choose method names, the label set must stay bounded.
+      m.rpcCalls.inc({ network: net.name, method: outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other", outcome: outcome.ok ? "ok" : String(outcome.error.jsonRpcCode) }),
+    );
     const trusted = new Set(gw.trustedProxies);
     // The journal is keyed by network *and* chain (its genesis): a fresh embedded anvil is a new chain, and
     // what was journaled for the old one must not be replayed onto it.
@@ -94,6 +105,11 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       receiptPollMs: Math.max(50, Math.round((net.blockTimeSeconds * 1000) / 2)),
       devFunding: embedded !== undefined && net.feeMode === "market",
       stuckAfterMs: gw.stuckTransactionMs,
+      observer: {
+        queueDepth: (n) => m.sequencerQueueDepth.set({ network: net.name }, n),
+        retry: () => m.broadcastRetries.inc({ network: net.name }),
+        nonceLag: (signer, lag) => m.nonceLag.set({ network: net.name, signer }, lag),
+      },
       walletFor: (address) => (deps.seed.wallet(0).address === address ? deps.seed.wallet(0) : undefined),
     });
     const seq = sequencer;
@@ -120,6 +136,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const rest = createRestHandler(
       [
         ...healthRoutes(pool, () => draining),
+        { method: "GET", pattern: /^\/metrics$/, renderError: () => ({ status: 500 }), handle: async () => ({ status: 200, body: await m.text(), contentType: "text/plain; version=0.0.4" }) },
         ...jsonRpcRoutes({
           dispatcher: core,
           maxBatchSize: gw.maxBatchSize,
@@ -148,6 +165,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       gw.bodyLimitBytes,
       log,
       trusted,
+      (route, status) => m.httpRequests.inc({ network: net.name, route, status: String(status) }),
     );
     const handler = connectNodeAdapter({
       routes: connectRoutes({ core, zkt, sponsorship, maxBatchSize: gw.maxBatchSize }),

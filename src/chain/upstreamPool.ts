@@ -21,7 +21,13 @@ interface Upstream {
   lastError: string | undefined;
 }
 
+export interface UpstreamObserver {
+  latency(upstream: string, seconds: number): void;
+  health(upstream: string, healthy: boolean): void;
+}
+
 export interface UpstreamPoolOptions {
+  observer?: UpstreamObserver;
   urls: string[];
   chainId: number;
   timeoutMs: number;
@@ -117,14 +123,14 @@ export class UpstreamPool {
       try {
         const parsed = await this.post(upstream, body);
         if (!upstream.healthy) this.options.log.info("upstream recovered", { upstream: redactUrl(upstream.url) });
-        upstream.healthy = true;
+        this.setHealth(upstream, true);
         upstream.lastError = undefined;
         return parsed;
       } catch (err) {
         if (!(err instanceof TransientUpstreamError)) throw err;
         lastError = err;
         if (upstream.healthy) this.options.log.warn("upstream failed, failing over", { upstream: redactUrl(upstream.url), error: err.message });
-        upstream.healthy = false;
+        this.setHealth(upstream, false);
         upstream.lastError = err.message;
       }
     }
@@ -134,6 +140,7 @@ export class UpstreamPool {
   private async post(upstream: Upstream, body: string): Promise<unknown> {
     let status: number;
     let text: string;
+    const started = performance.now();
     try {
       const res = await upstream.http.request({
         path: upstream.path,
@@ -145,6 +152,7 @@ export class UpstreamPool {
       });
       status = res.statusCode;
       text = await res.body.text();
+      this.options.observer?.latency(redactUrl(upstream.url), (performance.now() - started) / 1000);
     } catch (err) {
       const e = err as Error & { code?: string };
       const timedOut = e.code === "UND_ERR_HEADERS_TIMEOUT" || e.code === "UND_ERR_BODY_TIMEOUT" || e.code === "UND_ERR_CONNECT_TIMEOUT";
@@ -157,6 +165,11 @@ export class UpstreamPool {
       // A node that answers garbage is as good as down.
       throw new TransientUpstreamError(`HTTP ${status} with a non-JSON body`);
     }
+  }
+
+  private setHealth(u: Upstream, healthy: boolean): void {
+    u.healthy = healthy;
+    this.options.observer?.health(redactUrl(u.url), healthy);
   }
 
   private async probeAll(): Promise<void> {
@@ -172,11 +185,11 @@ export class UpstreamPool {
             if (isReply(head) && typeof head.result === "string") this.onHead(head.result);
           }
           if (!u.healthy) this.options.log.info("upstream healthy", { upstream: redactUrl(u.url) });
-          u.healthy = true;
+          this.setHealth(u, true);
           u.lastError = undefined;
         } catch (err) {
           if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: redactUrl(u.url), error: (err as Error).message });
-          u.healthy = false;
+          this.setHealth(u, false);
           u.lastError = (err as Error).message;
         }
       }),

@@ -33,6 +33,8 @@ export class RateLimits {
   constructor(
     private readonly config: RateLimitConfig,
     private readonly log: Logger,
+    /** Called for each refusal (metrics). */
+    private readonly onReject: (network: string, scope: LimitScope) => void = () => undefined,
   ) {
     if (config.redisUrl) {
       // While Redis is away a decision times out (decisionTimeoutMs) and the fail policy answers; commands
@@ -87,6 +89,7 @@ export class RateLimits {
       throw new GatewayError("upstream_unavailable", "rate limiting is temporarily unavailable; try again shortly", { retryAfterSeconds: 1 });
     }
     if (!decision.allowed) {
+      this.onReject(network, scope);
       const n = weight > 1 ? ` (this request counts ${weight})` : "";
       throw new GatewayError("rate_limited", `rate limit exceeded: at most ${limit} ${what}s per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`, {
         retryAfterSeconds: decision.resetSeconds,

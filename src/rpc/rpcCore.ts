@@ -33,6 +33,8 @@ export class RpcCore implements RpcDispatcher {
     private readonly beforeWrite: (ctx: CallContext) => Promise<void> = async () => undefined,
     /** Immutable answers served without a round trip (see immutableCache.ts for the reorg-safe rules). */
     readonly cache?: ImmutableCache,
+    /** Sees every call's outcome (metrics). */
+    private readonly observe?: (method: string, outcome: RpcOutcome) => void,
   ) {
     // Answered without a round trip: they never change for a network.
     this.local = new Map<string, JsonValue>([
@@ -91,7 +93,9 @@ export class RpcCore implements RpcDispatcher {
         for (const p of proxied) outcomes[p.index] = { ok: false, error: toGatewayError(err) };
       }
     }
-    return Promise.all(outcomes.map((o) => o ?? { ok: false as const, error: new GatewayError("internal", "call was not dispatched") }));
+    const settled = await Promise.all(outcomes.map((o) => o ?? { ok: false as const, error: new GatewayError("internal", "call was not dispatched") }));
+    if (this.observe) settled.forEach((o, i) => this.observe!(calls[i]!.method, o));
+    return settled;
   }
 }
 

@@ -45,6 +45,8 @@ export interface SequencerOptions {
   stuckAfterMs?: number;
   /** At most this many replacements per transaction, each +12.5 % (nodes require ≥ 10 %). */
   maxFeeBumps?: number;
+  /** Metrics hooks. */
+  observer?: { queueDepth(n: number): void; retry(): void; nonceLag(signer: string, lag: number): void };
 }
 
 const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown|transaction already exists/i;
@@ -178,17 +180,22 @@ export class Sequencer {
   private enqueue(rec: SubmissionRecord): void {
     if (this.inFlight.has(rec.queueId)) return;
     this.inFlight.add(rec.queueId);
+    this.options.observer?.queueDepth(this.inFlight.size);
     void this.lane(rec.signer)
       .enqueueBroadcast(async () => {
         await this.broadcast(rec, { refill: rec.kind !== "refill" && rec.kind !== "raw" });
       })
       .catch((err: unknown) => this.options.log.error("broadcast failed; the journal keeps it for the next resume", { queueId: rec.queueId, error: (err as Error).message }))
-      .finally(() => this.inFlight.delete(rec.queueId));
+      .finally(() => {
+        this.inFlight.delete(rec.queueId);
+        this.options.observer?.queueDepth(this.inFlight.size);
+      });
   }
 
   private resume(includeProcessing: boolean): Promise<void> {
     this.resuming ??= (async () => {
       try {
+        await this.reportNonceLag();
         const unfinished = await this.options.store.listUnfinished(this.options.network, 10_000);
         const ids = new Set(unfinished.map((r) => r.queueId));
         for (const id of this.unmined.keys()) if (!ids.has(id)) this.unmined.delete(id);
@@ -226,7 +233,10 @@ export class Sequencer {
           minTimeout: 100,
           maxTimeout: 2_000,
           shouldRetry: ({ error }) => isTransient(error),
-          onFailedAttempt: ({ error, attemptNumber }) => log.warn("broadcast attempt failed", { queueId: rec.queueId, attempt: attemptNumber, error: error.message }),
+          onFailedAttempt: ({ error, attemptNumber }) => {
+            if (isTransient(error)) this.options.observer?.retry();
+            log.warn("broadcast attempt failed", { queueId: rec.queueId, attempt: attemptNumber, error: error.message });
+          },
         },
       );
     } catch (err) {
@@ -248,6 +258,17 @@ export class Sequencer {
     if (rec.status === "pending") await store.update(rec.queueId, { status: "processing" });
     this.receipts.track(rec.hash, rec.queueId);
     return { result: "accepted" };
+  }
+
+  /** Per lane: nonces handed out by this process that the chain has not mined yet. */
+  private async reportNonceLag(): Promise<void> {
+    const observer = this.options.observer;
+    if (!observer) return;
+    for (const lane of this.lanes.values()) {
+      if (lane.next === undefined) continue;
+      const mined = Number(BigInt((await this.options.pool.call("eth_getTransactionCount", [lane.address, "latest"])) as string));
+      observer.nonceLag(lane.address, Math.max(0, lane.next - mined));
+    }
   }
 
   /** Re-signs a fee-refused transaction at the same nonce with the current fees, at most maxFeeBumps times. */

@@ -48,9 +48,11 @@ export class SqlSubmissionStore implements SubmissionStore {
   async reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord> {
     return this.db.transaction(async (tx) => {
       // The row lock serialises this lane across replicas until commit; a failed build rolls the nonce back.
-      await tx.query("insert into nonce_lanes (network, signer, next_nonce) values ($1, $2, $3) on conflict do nothing", [network, signer, chainPending]);
+      // One upsert: a new lane starts at the chain's pending nonce; an existing one never goes below it.
       const [row] = await tx.query<{ nonce: string | number }>(
-        "update nonce_lanes set next_nonce = greatest(next_nonce, $3) + 1 where network = $1 and signer = $2 returning next_nonce - 1 as nonce",
+        `insert into nonce_lanes (network, signer, next_nonce) values ($1, $2, $3 + 1)
+         on conflict (network, signer) do update set next_nonce = greatest(nonce_lanes.next_nonce, $3) + 1
+         returning next_nonce - 1 as nonce`,
         [network, signer, chainPending],
       );
       const record = await build(Number(row!.nonce));

@@ -38,7 +38,14 @@ export function json(status: number, value: unknown, headers?: Record<string, st
   return { status, body: JSON.stringify(value), contentType: "application/json", ...(headers ? { headers } : {}) };
 }
 
-export function createRestHandler(routes: RestRoute[], bodyLimitBytes: number, log: Logger, trustedProxies: ReadonlySet<string> = new Set()): NodeHandlerFn {
+export function createRestHandler(
+  routes: RestRoute[],
+  bodyLimitBytes: number,
+  log: Logger,
+  trustedProxies: ReadonlySet<string> = new Set(),
+  /** Sees every answer: the route's pattern (never the path, which may hold a key) and the status. */
+  observe: (route: string, status: number) => void = () => undefined,
+): NodeHandlerFn {
   return (req, res) => {
     const requestId = randomUUID();
     const started = performance.now();
@@ -58,6 +65,7 @@ export function createRestHandler(routes: RestRoute[], bodyLimitBytes: number, l
     }
     const finish = (answer: HttpAnswer): void => {
       write(req, res, answer, requestId);
+      observe(matched?.route.pattern.source ?? "unmatched", answer.status);
       log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
     };
     if (!matched) {

@@ -4,6 +4,7 @@ import { GatewayError } from "../../errors.js";
 import type { ApiKeys } from "../../keys/apiKeys.js";
 import type { WindowLimiter } from "../../limits/windowLimiter.js";
 import { json, type HttpAnswer, type RestRoute } from "../http/restRouter.js";
+import { portalPage } from "./portalPage.js";
 
 export interface PortalRouteOptions {
   keys: ApiKeys;
@@ -17,6 +18,7 @@ const renderError = (err: GatewayError): HttpAnswer =>
 
 export function portalRoutes(options: PortalRouteOptions): RestRoute[] {
   return [
+    { method: "GET", pattern: /^\/portal\/?$/, renderError, handle: async () => ({ status: 200, body: portalPage(options.baseUrls()), contentType: "text/html; charset=utf-8" }) },
     {
       method: "POST",
       pattern: /^\/portal\/keys$/,

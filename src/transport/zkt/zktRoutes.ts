@@ -9,6 +9,7 @@ import { json, type HttpAnswer, type RestRequest, type RestRoute } from "../http
 import { zktErrorAnswer } from "./errorMap.js";
 import { idOf, parseZktBody, type ZktId } from "./parseZktBody.js";
 import { openApiDocument } from "./openapi.js";
+import { docsPage } from "./docsPage.js";
 import type { IdempotencyStore } from "../../store/idempotencyStore.js";
 import { withIdempotency } from "../http/withIdempotency.js";
 
@@ -72,6 +73,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
   };
   return [
     { method: "GET", pattern: /^\/zkt\/openapi\.json$/, renderError, handle: async () => json(200, openApiDocument) },
+    { method: "GET", pattern: /^\/zkt\/docs\/?$/, renderError, handle: async () => ({ status: 200, body: docsPage(), contentType: "text/html; charset=utf-8" }) },
     {
       method: "GET",
       pattern: /^\/zkt\/transactions\/([^/]+)$/,

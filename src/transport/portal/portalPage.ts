@@ -1,0 +1,85 @@
+// The developer portal page (GET /portal): get a free API key, try the three ZKT operations, look up a
+// submission. Plain HTML and a little vanilla JS: nothing to build, nothing to load from elsewhere.
+const TOKEN = `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.20;
+import "@openzeppelin/contracts/token/ERC20/ERC20.sol";
+contract MyToken is ERC20 {
+    constructor(uint256 supply) ERC20("My Token", "MTK") { _mint(msg.sender, supply); }
+}`;
+
+const EXAMPLES = {
+  message: { arguments: "Hello from the portal" },
+  deploy: { code: TOKEN, arguments: ["1000000"], id: "deploy-1" },
+  read: { to: "0x…contractAddress", abi: ["function totalSupply() view returns (uint256)", "function balanceOf(address) view returns (uint256)"], method: "totalSupply", arguments: [], id: 1 },
+  write: { to: "0x…contractAddress", abi: ["function transfer(address to, uint256 value) returns (bool)", "event Transfer(address indexed from, address indexed to, uint256 value)"], method: "transfer", arguments: ["0x000000000000000000000000000000000000dEaD", "100"], wait: true, id: 2 },
+};
+
+export function portalPage(networks: Record<string, string>): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>chain-gateway portal</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font:15px/1.45 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#1d2330}
+h1{margin-bottom:.2rem} h2{margin-top:2rem;border-bottom:1px solid #dde;padding-bottom:.3rem}
+code,pre,textarea{font:13px/1.4 ui-monospace,monospace} pre{background:#f4f6fa;padding:.8rem;overflow:auto;border-radius:6px}
+textarea{width:100%;height:14rem} input,select,button{font:inherit;padding:.35rem .6rem} button{cursor:pointer}
+.row{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center;margin:.5rem 0} .muted{color:#667} .warn{color:#a40}
+</style></head><body>
+<h1>chain-gateway</h1>
+<p class="muted">JSON-RPC and ZKT (beta) for ${Object.entries(networks).map(([n, u]) => `${n} <code>${u}</code>`).join(" and ")}. Docs: <a href="/zkt/docs">ZKT API</a> · <a href="/zkt/openapi.json">OpenAPI</a></p>
+
+<h2>1. Get a free API key</h2>
+<div class="row"><input id="label" placeholder="label (optional)"><button id="create-key">Create key</button></div>
+<div id="key-out" hidden><p class="warn">Store this key now: it is shown only once.</p><pre id="key-json"></pre></div>
+
+<h2>2. Try ZKT</h2>
+<div class="row">Send to <select id="target"><option value="try-it-out">/zkt/try-it-out (shared signer)</option></select>
+Examples: <button data-example="message">message</button><button data-example="deploy">ERC-20 deploy</button><button data-example="read">read</button><button data-example="write">write with wait</button></div>
+<textarea id="body"></textarea>
+<div class="row"><button id="send">Send</button><span id="status" class="muted"></span></div>
+<pre id="response"></pre>
+
+<h2>3. Transaction status</h2>
+<div class="row"><input id="queue-id" size="40" placeholder="queueId"><button id="lookup">Look up</button></div>
+<pre id="status-out"></pre>
+
+<script>
+const EXAMPLES = ${JSON.stringify(EXAMPLES)};
+const $ = (id) => document.getElementById(id);
+let lastContract = null;
+function show(name) {
+  const ex = structuredClone(EXAMPLES[name]);
+  if (lastContract && ex.to) ex.to = lastContract;
+  $("body").value = JSON.stringify(ex, null, 2);
+}
+document.querySelectorAll("[data-example]").forEach((b) => b.addEventListener("click", () => show(b.dataset.example)));
+show("message");
+$("create-key").addEventListener("click", async () => {
+  const res = await fetch("/portal/keys", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify($("label").value ? { label: $("label").value } : {}) });
+  const out = await res.json();
+  $("key-json").textContent = JSON.stringify(out, null, 2);
+  $("key-out").hidden = false;
+  if (out.apiKey) {
+    const o = document.createElement("option");
+    o.value = out.apiKey; o.textContent = "/zkt/" + out.prefix + "… (your key, wallet " + out.walletAddress + ")";
+    $("target").append(o); $("target").value = out.apiKey;
+  }
+});
+$("send").addEventListener("click", async () => {
+  $("status").textContent = "sending…";
+  let body;
+  try { body = JSON.parse($("body").value); } catch { $("status").textContent = "the body is not valid JSON"; return; }
+  const res = await fetch("/zkt/" + encodeURIComponent($("target").value), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const out = await res.json();
+  $("status").textContent = "HTTP " + res.status;
+  $("response").textContent = JSON.stringify(out, null, 2);
+  if (out.contractAddress) lastContract = out.contractAddress;
+  if (out.queueId) $("queue-id").value = out.queueId;
+});
+$("lookup").addEventListener("click", async () => {
+  const res = await fetch("/zkt/transactions/" + encodeURIComponent($("queue-id").value));
+  $("status-out").textContent = JSON.stringify(await res.json(), null, 2);
+});
+</script>
+</body></html>`;
+}
