@@ -1,0 +1,41 @@
+// /metrics after a short mixed run shows non-zero counters for every family.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Gateway } from "../../src/gateway.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+
+describe("Prometheus metrics", () => {
+  let gw: Gateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({ mutate: (c) => (c.rateLimit.tryItOutRequestsPerWindow = 3) });
+  });
+  afterAll(() => gw?.close());
+
+  it("counts requests, calls, upstream latency and health, rejections, sequencer work and nonce lag", async () => {
+    const url = gw.network("testnet").url;
+    await postJson(url, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
+    await postJson(url, { jsonrpc: "2.0", id: 2, method: "eth_accounts", params: [] });
+    const hashes: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await postJson(url + "/zkt/try-it-out", { arguments: `metric ${i}` }); // the 4th is rate-limited
+      if (res.status === 200) hashes.push((res.json as { hash: string }).hash);
+    }
+    await Promise.all(hashes.map((h) => gw.network("testnet").sequencer.waitForReceipt(h)));
+    await new Promise((r) => setTimeout(r, 2_500)); // one sequencer resume pass reports nonce lag
+    const text = await (await fetch(url + "/metrics")).text();
+    const value = (pattern: RegExp): number => {
+      const m = text.split("\n").filter((l) => pattern.test(l));
+      return m.reduce((sum, l) => sum + Number(l.split(" ").pop()), 0);
+    };
+    expect(value(/^gateway_http_requests_total\{.*network="testnet"/)).toBeGreaterThan(0);
+    expect(value(/^gateway_rpc_calls_total\{.*method="eth_blockNumber".*outcome="ok"/)).toBeGreaterThan(0);
+    expect(value(/^gateway_rpc_calls_total\{.*outcome="-32601"/)).toBeGreaterThan(0);
+    expect(value(/^gateway_upstream_request_seconds_count\{/)).toBeGreaterThan(0);
+    expect(value(/^gateway_upstream_healthy\{/)).toBe(1);
+    expect(value(/^gateway_rate_limit_rejections_total\{.*scope="try-it-out"/)).toBe(1);
+    expect(text).toMatch(/^gateway_sequencer_queue_depth\{network="testnet"\} \d+/m);
+    expect(text).toMatch(/^gateway_broadcast_retries_total/m);
+    expect(text).toMatch(/^gateway_nonce_lag\{network="testnet",signer="0x[0-9a-fA-F]{40}"\} 0$/m);
+    // No path (which may carry a key) ever becomes a label.
+    expect(text).not.toMatch(/cgw_/);
+  });
+});

@@ -1,0 +1,57 @@
+// The portal in a real browser (Debian's chromium driven by playwright-core): create a key, send a ZKT
+// message with it, look up its status; a screenshot is saved to test-artifacts/portal.png.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync } from "node:fs";
+import { chromium, type Browser } from "playwright-core";
+import type { Gateway } from "../../src/gateway.js";
+import { startTestGateway } from "../helpers/gateway.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("portal in a browser", () => {
+  let gw: Gateway;
+  let browser: Browser;
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.close();
+  });
+
+  it("creates a key, writes a message with it, and finds its status", async () => {
+    const page = await browser.newPage();
+    await page.goto(gw.network("testnet").url + "/portal");
+    await page.fill("#label", "browser test");
+    await page.click("#create-key");
+    await page.waitForSelector("#key-out:not([hidden])");
+    const key = JSON.parse((await page.textContent("#key-json"))!) as { apiKey: string; walletAddress: string };
+    expect(key.apiKey).toMatch(/^cgw_/);
+    expect(await page.inputValue("#target")).toBe(key.apiKey);
+
+    await page.click('[data-example="message"]');
+    await page.click("#send");
+    await page.waitForFunction(() => document.getElementById("status")!.textContent!.startsWith("HTTP"));
+    expect(await page.textContent("#status")).toBe("HTTP 200");
+    const sent = JSON.parse((await page.textContent("#response"))!) as { success: boolean; hash: string };
+    expect(sent.success).toBe(true);
+    const tx = (await gw.network("testnet").pool.call("eth_getTransactionByHash", [sent.hash])) as { from: string } | null;
+    expect(tx?.from.toLowerCase()).toBe(key.walletAddress.toLowerCase());
+
+    await page.click("#lookup");
+    await page.waitForFunction(() => document.getElementById("status-out")!.textContent!.includes("queueId"));
+    expect(await page.textContent("#status-out")).toContain(sent.hash);
+    await page.screenshot({ path: "test-artifacts/portal.png", fullPage: true });
+  });
+
+  it("the ZKT docs page renders the OpenAPI document", async () => {
+    const page = await browser.newPage();
+    await page.goto(gw.network("testnet").url + "/zkt/docs");
+    expect(await page.textContent("h1")).toMatch(/ZKT API/);
+    expect(await page.locator("section h3").count()).toBeGreaterThanOrEqual(3);
+  });
+});
