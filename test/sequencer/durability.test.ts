@@ -80,6 +80,7 @@ describe("sequencer durability", () => {
     const answeredAtKill = new Map(answered);
 
     const second = await startGatewayProcess(env);
+    await Promise.all([...answeredAtKill.values()].map((hash) => provider.waitForTransaction(hash, 1, 60_000)));
     const count = await settle(provider, SIGNER);
     const mined = await minedFrom(provider, SIGNER);
     second.child.kill("SIGTERM");
@@ -150,6 +151,8 @@ describe("sequencer durability", () => {
       const pendingDuringOutage = await cut!;
       expect(accepted.size).toBeGreaterThanOrEqual(40);
       expect(pendingDuringOutage).toBeGreaterThan(0);
+      // The node alone cannot tell us we are done (deferred writes are still in the gateway): wait for each.
+      await Promise.all([...accepted.values()].map(({ hash }) => provider.waitForTransaction(hash, 1, 60_000)));
       const count = await settle(provider, signer, 60_000);
       const mined = await minedFrom(provider, signer);
       expect(mined.map((t) => t.nonce)).toEqual(Array.from({ length: count }, (_, i) => i));

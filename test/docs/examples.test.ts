@@ -1,0 +1,42 @@
+// The README's runnable examples run here, against a real gateway, so they never rot.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import type { Gateway } from "../../src/gateway.js";
+import { startTestGateway } from "../helpers/gateway.js";
+
+const run = promisify(execFile);
+
+describe("docs/examples", () => {
+  let gw: Gateway;
+  beforeAll(async () => {
+    gw = await startTestGateway();
+  });
+  afterAll(() => gw?.close());
+
+  it("jsonRpcEthers.ts reads chain id, block number and validators", async () => {
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "docs/examples/jsonRpcEthers.ts"], { env: { ...process.env, GATEWAY_URL: gw.network("testnet").url } });
+    expect(JSON.parse(stdout)).toMatchObject({ chainId: 20180427, validators: { code: 200, value: ["0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"] } });
+  });
+
+  it("connectClient.ts reads over gRPC and writes a message signed by the key's wallet", async () => {
+    const { apiKey } = await gw.keys.create({ label: "docs grpc" });
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "docs/examples/connectClient.ts"], { env: { ...process.env, GATEWAY_URL: gw.network("testnet").url, API_KEY: apiKey } });
+    expect(JSON.parse(stdout)).toMatchObject({ chainId: 20180427, hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+  });
+
+  it("zkt.sh runs the three ZKT operations with curl", async () => {
+    const { stdout } = await run("bash", ["docs/examples/zkt.sh"], { env: { ...process.env, GATEWAY_URL: gw.network("testnet").url } });
+    const lines = stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toHaveLength(4);
+    expect(lines.every((l) => l.success === true)).toBe(true);
+    expect(lines[2]!.output).toEqual(["1000"]);
+    expect((lines[3]!.receipt as { status: string }).status).toBe("success");
+  });
+
+  it("sponsoredTransaction.ts sponsors an unfunded sender", async () => {
+    const { apiKey, info } = await gw.keys.create({ label: "docs" });
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "docs/examples/sponsoredTransaction.ts"], { env: { ...process.env, GATEWAY_URL: gw.network("testnet").url, API_KEY: apiKey } });
+    expect(JSON.parse(stdout)).toMatchObject({ status: 1, sponsor: info.walletAddress });
+  });
+});
