@@ -1,38 +1,23 @@
 // /metrics after a short mixed run shows non-zero counters for every family.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Gateway } from "../../src/gateway.js";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
 
 describe("Prometheus metrics", () => {
   let gw: Gateway;
   let node: EmbeddedNode;
-  let proxy: http.Server;
-  let failFirstSend = true;
+  let proxy: FaultyUpstream;
   beforeAll(async () => {
     node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
     // In front of anvil: the first broadcast fails transiently, so the retry counter has something to count.
-    proxy = http.createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const body = Buffer.concat(chunks).toString();
-      if (failFirstSend && body.includes("eth_sendRawTransaction")) {
-        failFirstSend = false;
-        res.writeHead(503).end();
-        return;
-      }
-      const upstream = await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body });
-      res.writeHead(upstream.status, { "content-type": "application/json" }).end(await upstream.text());
-    });
-    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
-    const upstream = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    gw = await startTestGateway({ mutate: (c) => ((c.rateLimit.tryItOutRequestsPerWindow = 3), (c.networks[0]!.upstreams = [upstream])) });
+    proxy = await startFaultyUpstream(node.url);
+    proxy.failNext(1, /eth_sendRawTransaction/);
+    gw = await startTestGateway({ mutate: (c) => ((c.rateLimit.tryItOutRequestsPerWindow = 3), (c.networks[0]!.upstreams = [proxy.url])) });
   });
   afterAll(async () => {
     await gw?.close();
-    proxy?.closeAllConnections();
     proxy?.close();
     await node?.stop();
   });

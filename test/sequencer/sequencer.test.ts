@@ -1,12 +1,11 @@
 // The sequencer under load and faults: one signer, many concurrent writes, and an upstream that fails
 // transiently while broadcasting.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { JsonRpcProvider } from "ethers";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
 
 describe("sequencer: 200 concurrent writes through one signer", () => {
   let gw: Gateway;
@@ -36,36 +35,16 @@ describe("sequencer: 200 concurrent writes through one signer", () => {
 
 describe("sequencer: transient broadcast failures", () => {
   let node: EmbeddedNode;
-  let proxy: http.Server;
+  let proxy: FaultyUpstream;
   let gw: Gateway;
-  let failuresLeft = 0;
-  const sendAttempts: number[] = [];
 
   beforeAll(async () => {
     node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
-    // A proxy in front of anvil that answers 503 to eth_sendRawTransaction while failuresLeft > 0.
-    proxy = http.createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const body = Buffer.concat(chunks).toString();
-      if (body.includes("eth_sendRawTransaction")) {
-        sendAttempts.push(Date.now());
-        if (failuresLeft > 0) {
-          failuresLeft--;
-          res.writeHead(503).end("overloaded");
-          return;
-        }
-      }
-      const upstream = await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body });
-      res.writeHead(upstream.status, { "content-type": "application/json" }).end(await upstream.text());
-    });
-    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
-    const port = (proxy.address() as AddressInfo).port;
-    gw = await startTestGateway({ mutate: (c) => (c.networks[0]!.upstreams = [`http://127.0.0.1:${port}`]) });
+    proxy = await startFaultyUpstream(node.url);
+    gw = await startTestGateway({ mutate: (c) => (c.networks[0]!.upstreams = [proxy.url]) });
   });
   afterAll(async () => {
     await gw?.close();
-    proxy?.closeAllConnections();
     proxy?.close();
     await node?.stop();
   });
@@ -73,14 +52,13 @@ describe("sequencer: transient broadcast failures", () => {
   it("an upstream that returns 503 twice still gets the transaction, once", async () => {
     const provider = new JsonRpcProvider(node.url, undefined, { staticNetwork: true, pollingInterval: 100 });
     const before = await provider.getTransactionCount(gw.publicSignerAddress, "latest");
-    failuresLeft = 2;
+    proxy.failNext(2, /eth_sendRawTransaction/);
     const res = await postJson(gw.network("testnet").url + "/zkt/try-it-out", { arguments: "survives two 503s" });
     expect(res.status).toBe(200);
     const hash = (res.json as { hash: string }).hash;
     const receipt = await provider.waitForTransaction(hash, 1, 20_000);
     expect(receipt?.status).toBe(1);
-    expect(sendAttempts.length).toBe(3);
-    expect(failuresLeft).toBe(0);
+    expect(proxy.matched).toBe(3);
     expect(await provider.getTransactionCount(gw.publicSignerAddress, "latest")).toBe(before + 1);
     provider.destroy();
   });

@@ -1,0 +1,48 @@
+// A JSON-RPC proxy in front of a real node that can fail chosen requests with 503 (transient faults).
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface FaultyUpstream {
+  url: string;
+  /** Requests whose body matches are answered 503 while this many failures remain. */
+  failNext(count: number, match: RegExp): void;
+  /** How many requests matched a fault rule (failed or not). */
+  matched: number;
+  close(): void;
+}
+
+export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstream> {
+  let left = 0;
+  let rule = /$^/;
+  const state = { matched: 0 };
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    if (rule.test(body)) {
+      state.matched++;
+      if (left > 0) {
+        left--;
+        res.writeHead(503).end("overloaded");
+        return;
+      }
+    }
+    const upstream = await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
+    res.writeHead(upstream.status, { "content-type": "application/json" }).end(await upstream.text());
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    failNext(count, match) {
+      left = count;
+      rule = match;
+    },
+    get matched() {
+      return state.matched;
+    },
+    close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
