@@ -1,7 +1,8 @@
-// Structured JSON-lines logger. Secrets never reach it: callers log paths through redactPath and never
-// log bodies, keys or wallet material.
+// Structured JSON logs (pino) behind a small interface. Secrets never reach them: paths are logged through
+// redactPath, bodies and keys are never logged, and pino redacts any field named like a secret anyway.
+import pino from "pino";
+
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
-const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -11,17 +12,31 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
-export function createLogger(level: LogLevel, base: Record<string, unknown> = {}, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
-  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>): void => {
-    if (order[lvl] < order[level]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }) + "\n");
-  };
+const SECRET_FIELDS = ["apiKey", "key", "mnemonic", "privateKey", "seed", "authorization", "raw"];
+
+/** A logger writing JSON lines to stderr, or to `write` (tests capture lines with it). */
+export function createLogger(level: LogLevel, base: Record<string, unknown> = {}, write?: (line: string) => void): Logger {
+  const destination = write ? { write } : pino.destination({ dest: 2, sync: true });
+  const root = pino(
+    {
+      level,
+      base,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: [...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`)], censor: "[REDACTED]" },
+    },
+    destination,
+  );
+  return wrap(root);
+}
+
+function wrap(p: pino.Logger): Logger {
   return {
-    debug: (m, f) => emit("debug", m, f),
-    info: (m, f) => emit("info", m, f),
-    warn: (m, f) => emit("warn", m, f),
-    error: (m, f) => emit("error", m, f),
-    child: (fields) => createLogger(level, { ...base, ...fields }, write),
+    debug: (msg, fields) => p.debug(fields ?? {}, msg),
+    info: (msg, fields) => p.info(fields ?? {}, msg),
+    warn: (msg, fields) => p.warn(fields ?? {}, msg),
+    error: (msg, fields) => p.error(fields ?? {}, msg),
+    child: (fields) => wrap(p.child(fields)),
   };
 }
 
