@@ -48,3 +48,11 @@ describe("config", () => {
     expect(() => loadConfig({ TESTNET_PORT: "eighty" }, mkdtempSync(join(tmpdir(), "cfg-")))).toThrow(/TESTNET_PORT: "eighty" is not a number/);
   });
 });
+
+describe("config reference", () => {
+  it("docs/CONFIG.md is current (npm run docs:config)", async () => {
+    const { configReference } = await import("../../scripts/configReference.js");
+    const { readFileSync } = await import("node:fs");
+    expect(readFileSync("docs/CONFIG.md", "utf8")).toBe(configReference());
+  });
+});

@@ -1,0 +1,38 @@
+// Documentation of every setting, typed against the config so a new setting cannot go undocumented
+// (`npm run docs:config` turns it into docs/CONFIG.md).
+import type { GatewayConfig, NetworkConfig } from "./config.js";
+
+type Doc = { env?: string; text: string };
+
+export const gatewaySettings: Record<keyof GatewayConfig, Doc> = {
+  host: { env: "HOST", text: "Interface every network's port binds to." },
+  dataDir: { env: "DATA_DIR", text: "Where the embedded PGlite store and the generated master seed live." },
+  bodyLimitBytes: { env: "BODY_LIMIT_BYTES", text: "Largest accepted request body on every endpoint (413 beyond)." },
+  maxBatchSize: { text: "Most requests in one JSON-RPC batch (-32600 beyond)." },
+  upstreamTimeoutMs: { env: "UPSTREAM_TIMEOUT_MS", text: "Per-request upstream timeout before failing over." },
+  upstreamProbeIntervalMs: { text: "How often upstream health (and the chain head) is probed." },
+  logLevel: { env: "LOG_LEVEL", text: "debug, info, warn, error or silent." },
+  databaseUrl: { env: "DATABASE_URL", text: "PostgreSQL for keys, journal, nonce lanes and idempotency; PGlite under dataDir when unset." },
+  portalKeysPerHour: { env: "PORTAL_KEYS_PER_HOUR", text: "Keys POST /portal/keys issues per client IP per hour." },
+  rateLimit: { env: "RATE_LIMIT, RATE_LIMIT_WINDOW_MS, TRY_IT_OUT_RATE_LIMIT, RATE_LIMIT_FAIL_MODE", text: "requestsPerWindow per caller per windowMs (a batch of n counts n); tryItOutRequestsPerWindow per IP; failMode open/closed when Redis is unreachable; decisionTimeoutMs before that policy applies; keyPrefix of the Redis keys." },
+  redisUrl: { env: "REDIS_URL", text: "Redis shared by replicas for rate limits (bottleneck clustering); in-process when unset." },
+  trustedProxies: { env: "TRUSTED_PROXIES", text: "Proxy IPs whose X-Forwarded-For is believed." },
+  masterMnemonic: { env: "MASTER_MNEMONIC", text: "BIP-39 phrase every gateway wallet derives from; generated into dataDir/master-seed when unset. Replicas must share it." },
+  stuckTransactionMs: { env: "STUCK_TRANSACTION_MS", text: "Fee networks: a broadcast transaction unmined this long is replaced with +12.5 % fees (at most 3 times)." },
+  networks: { env: "NETWORKS", text: "The networks to serve (testnet, mainnet); see the per-network settings below." },
+};
+
+export const networkSettings: Record<keyof NetworkConfig, Doc> = {
+  name: { text: "testnet or mainnet." },
+  chainId: { text: "The network's chain id (20180427 / 101010)." },
+  port: { env: "TESTNET_PORT / MAINNET_PORT", text: "Port of the network's base address; 0 picks a free one." },
+  upstreams: { env: "TESTNET_UPSTREAMS / MAINNET_UPSTREAMS", text: "Node URLs (comma list in env); empty starts an embedded anvil." },
+  feeMode: { env: "TESTNET_FEE_MODE / MAINNET_FEE_MODE", text: "zero (gas price 0) or market (EIP-1559)." },
+  blockTimeSeconds: { env: "BLOCK_TIME, TESTNET_BLOCK_TIME / MAINNET_BLOCK_TIME", text: "Embedded anvil's interval-mining period." },
+  messageRecipient: { text: "Where ZKT V1 messages are sent." },
+  evmVersion: { text: "solc evmVersion for ZKT deploys." },
+  validators: { text: 'Validator source: {"source": "static", "addresses": [...]}, {"source": "clique"}, {"source": "qbft"} or {"source": "coinbase"}.' },
+  activeValidatorWindowBlocks: { text: "Active validators proposed one of this many latest blocks." },
+  supportedTokens: { text: "Token contracts platform_getSupportedTokens lists." },
+  cacheConfirmations: { text: "Blocks this deep are final for the read cache." },
+};
