@@ -151,6 +151,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
           authenticate: deps.authenticate,
           idempotency: deps.idempotency,
           network: net.name,
+          log,
           limits: {
             async request(access, ip, tryItOut) {
               const d = await limits.checkRequests(net.name, access, ip, 1);

@@ -1,19 +1,25 @@
-// One signer's nonce lane on one network: nonce assignment, signing and journaling run one at a time, and
-// broadcasts go out in nonce order (a node may park a transaction whose predecessor it has not seen).
+// One signer's nonce lane on one network: submissions wait here for a group commit (nonces, signing and
+// journaling for all of them at once), and broadcasts go out in nonce order (a node may park a transaction
+// whose predecessor it has not seen).
+import type { SubmissionRecord } from "../store/submissionStore.js";
+
+/** A transaction waiting for its nonce: signs itself once given one. */
+export interface PendingSignature {
+  sign(nonce: number): Promise<SubmissionRecord>;
+  resolve(r: SubmissionRecord): void;
+  reject(err: unknown): void;
+}
+
 export class NonceLane {
+  /** Submissions waiting for the next group commit. */
+  readonly waiting: PendingSignature[] = [];
+  committing = false;
+
   /** The next nonce to assign; undefined until read from the chain. */
   next: number | undefined;
-  private tail: Promise<unknown> = Promise.resolve();
   private broadcastTail: Promise<unknown> = Promise.resolve();
 
   constructor(readonly address: string) {}
-
-  /** Runs fn while holding the lane. */
-  exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(fn, fn);
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
 
   /** Queues a broadcast behind the lane's earlier ones. */
   enqueueBroadcast(fn: () => Promise<void>): Promise<void> {

@@ -100,29 +100,57 @@ export class Sequencer {
     const gasLimit = (BigInt(estimate as string) * 12n) / 10n;
     const fees = await this.fees.current();
     const lane = this.lane(from);
-    const record = await lane.exclusive(async () => {
-      // The chain's view is read once per lane per process; the store never goes below it.
-      lane.next ??= Number(BigInt((await pool.call("eth_getTransactionCount", [from, "pending"])) as string));
-      const rec = await store.reserveAndInsert(network, from, lane.next, async (nonce) => {
-        const raw = await intent.wallet.signTransaction({ chainId, nonce, to: intent.to, data: intent.data, value, gasLimit, ...fees });
-        return {
-          queueId: randomUUID(),
-          network,
-          signer: from,
-          nonce,
-          hash: keccak256(raw),
-          raw,
-          kind: intent.kind,
-          status: "pending",
-          createdAt: new Date(),
-          ...(intent.idempotencyKey ? { idempotencyKey: intent.idempotencyKey } : {}),
-        };
+    return new Promise<SubmissionRecord>((resolve, reject) => {
+      lane.waiting.push({
+        resolve,
+        reject,
+        async sign(nonce) {
+          const raw = await intent.wallet.signTransaction({ chainId, nonce, to: intent.to, data: intent.data, value, gasLimit, ...fees });
+          return {
+            queueId: randomUUID(),
+            network,
+            signer: from,
+            nonce,
+            hash: keccak256(raw),
+            raw,
+            kind: intent.kind,
+            status: "pending",
+            createdAt: new Date(),
+            ...(intent.idempotencyKey ? { idempotencyKey: intent.idempotencyKey } : {}),
+          };
+        },
       });
-      lane.next = rec.nonce + 1;
-      return rec;
+      void this.commitLane(lane);
     });
-    this.enqueue(record);
-    return record;
+  }
+
+  /**
+   * Group commit: everything waiting on a lane gets consecutive nonces, is signed and journaled in one store
+   * transaction, then queued for broadcast in nonce order. One journal round trip serves many submissions.
+   */
+  private async commitLane(lane: NonceLane): Promise<void> {
+    if (lane.committing) return;
+    lane.committing = true;
+    const { pool, network, store } = this.options;
+    try {
+      while (lane.waiting.length > 0) {
+        const batch = lane.waiting.splice(0, 128);
+        try {
+          // The chain's view is read once per lane per process; the store never goes below it.
+          lane.next ??= Number(BigInt((await pool.call("eth_getTransactionCount", [lane.address, "pending"])) as string));
+          const records = await store.reserveAndInsertMany(network, lane.address, lane.next, batch.length, (nonces) => Promise.all(batch.map((b, i) => b.sign(nonces[i]!))));
+          lane.next = records[records.length - 1]!.nonce + 1;
+          records.forEach((r, i) => {
+            this.enqueue(r);
+            batch[i]!.resolve(r);
+          });
+        } catch (err) {
+          for (const b of batch) b.reject(err);
+        }
+      }
+    } finally {
+      lane.committing = false;
+    }
   }
 
   /**

@@ -34,30 +34,44 @@ function fromRow(r: Row): SubmissionRecord {
   };
 }
 
-async function insertRecord(db: Pick<SqlClient, "query">, r: SubmissionRecord): Promise<void> {
+const COLUMNS = 12;
+
+/** One multi-row insert: a group commit costs one statement, not one per record. */
+async function insertRecords(db: Pick<SqlClient, "query">, records: SubmissionRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const values = records.map((_, i) => `(${Array.from({ length: COLUMNS }, (_, j) => `$${i * COLUMNS + j + 1}`).join(", ")})`).join(", ");
   await db.query(
-    `insert into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    [r.queueId, r.network, r.signer, r.nonce, r.hash, r.raw, r.kind, r.status, r.errorMessage ?? null, r.createdAt, r.processedAt ?? null, r.idempotencyKey ?? null],
+    `insert into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key) values ${values}`,
+    records.flatMap((r) => [r.queueId, r.network, r.signer, r.nonce, r.hash, r.raw, r.kind, r.status, r.errorMessage ?? null, r.createdAt, r.processedAt ?? null, r.idempotencyKey ?? null]),
   );
+}
+
+async function insertRecord(db: Pick<SqlClient, "query">, r: SubmissionRecord): Promise<void> {
+  await insertRecords(db, [r]);
 }
 
 export class SqlSubmissionStore implements SubmissionStore {
   constructor(private readonly db: SqlClient) {}
 
   async reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord> {
+    const [record] = await this.reserveAndInsertMany(network, signer, chainPending, 1, async ([n]) => [await build(n!)]);
+    return record!;
+  }
+
+  async reserveAndInsertMany(network: string, signer: string, chainPending: number, count: number, build: (nonces: number[]) => Promise<SubmissionRecord[]>): Promise<SubmissionRecord[]> {
     return this.db.transaction(async (tx) => {
-      // The row lock serialises this lane across replicas until commit; a failed build rolls the nonce back.
-      // One upsert: a new lane starts at the chain's pending nonce; an existing one never goes below it.
-      const [row] = await tx.query<{ nonce: string | number }>(
-        `insert into nonce_lanes (network, signer, next_nonce) values ($1, $2, $3 + 1)
-         on conflict (network, signer) do update set next_nonce = greatest(nonce_lanes.next_nonce, $3) + 1
-         returning next_nonce - 1 as nonce`,
-        [network, signer, chainPending],
+      // One upsert: a new lane starts at the chain's pending nonce; an existing one never goes below it. The
+      // row lock serialises this lane across replicas until commit; a failed build rolls the nonces back.
+      const [row] = await tx.query<{ first: string | number }>(
+        `insert into nonce_lanes (network, signer, next_nonce) values ($1, $2, $3::bigint + $4::bigint)
+         on conflict (network, signer) do update set next_nonce = greatest(nonce_lanes.next_nonce, $3::bigint) + $4::bigint
+         returning next_nonce - $4::bigint as first`,
+        [network, signer, chainPending, count],
       );
-      const record = await build(Number(row!.nonce));
-      await insertRecord(tx, record);
-      return record;
+      const first = Number(row!.first);
+      const records = await build(Array.from({ length: count }, (_, i) => first + i));
+      await insertRecords(tx, records);
+      return records;
     });
   }
 

@@ -27,6 +27,8 @@ export interface SubmissionStore {
    * atomically: across replicas no nonce is handed out twice, and one whose build fails is not consumed.
    */
   reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord>;
+  /** The same for `count` consecutive nonces in one transaction (group commit); build gets them in order. */
+  reserveAndInsertMany(network: string, signer: string, chainPending: number, count: number, build: (nonces: number[]) => Promise<SubmissionRecord[]>): Promise<SubmissionRecord[]>;
   insert(record: SubmissionRecord): Promise<void>;
   update(queueId: string, update: SubmissionUpdate): Promise<void>;
   get(queueId: string): Promise<SubmissionRecord | undefined>;
@@ -43,12 +45,17 @@ export class MemorySubmissionStore implements SubmissionStore {
   private readonly lanes = new Map<string, number>();
 
   async reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord> {
+    const [record] = await this.reserveAndInsertMany(network, signer, chainPending, 1, async ([n]) => [await build(n!)]);
+    return record!;
+  }
+
+  async reserveAndInsertMany(network: string, signer: string, chainPending: number, count: number, build: (nonces: number[]) => Promise<SubmissionRecord[]>): Promise<SubmissionRecord[]> {
     const lane = `${network}/${signer}`;
-    const nonce = Math.max(this.lanes.get(lane) ?? 0, chainPending);
-    const record = await build(nonce);
-    await this.insert(record);
-    this.lanes.set(lane, nonce + 1);
-    return record;
+    const first = Math.max(this.lanes.get(lane) ?? 0, chainPending);
+    const records = await build(Array.from({ length: count }, (_, i) => first + i));
+    for (const r of records) await this.insert(r);
+    this.lanes.set(lane, first + count);
+    return records;
   }
 
   async insert(record: SubmissionRecord): Promise<void> {

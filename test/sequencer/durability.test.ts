@@ -196,6 +196,7 @@ describe("sequencer durability", () => {
         }),
       );
       expect(new Set(hashes).size).toBe(1000);
+      await Promise.all(hashes.map((h) => provider.waitForTransaction(h, 1, 90_000)));
       const count = await settle(provider, info.walletAddress, 90_000);
       expect(count).toBe(1000);
       const mined = await minedFrom(provider, info.walletAddress);

@@ -11,6 +11,7 @@ import { idOf, parseZktBody, type ZktId } from "./parseZktBody.js";
 import { openApiDocument } from "./openapi.js";
 import { docsPage } from "./docsPage.js";
 import type { IdempotencyStore } from "../../store/idempotencyStore.js";
+import type { Logger } from "../../log/logger.js";
 import { withIdempotency } from "../http/withIdempotency.js";
 
 export interface ZktLimits {
@@ -27,6 +28,7 @@ export interface ZktRouteOptions {
   idempotency: IdempotencyStore;
   /** Names this network in idempotency scopes. */
   network: string;
+  log: Logger;
 }
 
 const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
@@ -66,7 +68,9 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
         }
       }
     } catch (err) {
-      const answer = zktErrorAnswer(toGatewayError(err), id);
+      const gw = toGatewayError(err);
+      if (gw.kind === "internal") options.log.error("ZKT request failed", { requestId: req.requestId, error: String(gw.cause ?? gw) });
+      const answer = zktErrorAnswer(gw, id);
       answer.headers = { ...headers, ...answer.headers };
       return answer;
     }
