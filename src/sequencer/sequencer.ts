@@ -224,7 +224,10 @@ export class Sequencer {
     this.resuming ??= (async () => {
       try {
         await this.reportNonceLag();
-        const unfinished = await this.options.store.listUnfinished(this.options.network, 10_000);
+        // Periodic passes only need what was never broadcast, plus (fee networks) what may be stuck; the
+        // watcher already follows the rest. Start-up replays everything unfinished.
+        const { store, network } = this.options;
+        const unfinished = includeProcessing || this.options.feeMode === "market" ? await store.listUnfinished(network, 10_000) : await store.listByStatus(network, "pending", 10_000);
         const ids = new Set(unfinished.map((r) => r.queueId));
         for (const id of this.unmined.keys()) if (!ids.has(id)) this.unmined.delete(id);
         for (const rec of unfinished) {

@@ -90,11 +90,37 @@ export class SqlSubmissionStore implements SubmissionStore {
   }
 
   async update(queueId: string, u: SubmissionUpdate): Promise<void> {
+    // Plain status changes (broadcast → processing, mined → completed) are the bulk of journal writes:
+    // coalesce those issued in the same tick into one statement per status.
+    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined) return this.coalesced(queueId, u.status, u.processedAt);
     await this.db.query(
       `update submissions set status = coalesce($2, status), error_message = coalesce($3, error_message), processed_at = coalesce($4, processed_at),
          hash = coalesce($5, hash), raw = coalesce($6, raw) where queue_id = $1`,
       [queueId, u.status ?? null, u.errorMessage ?? null, u.processedAt ?? null, u.hash ?? null, u.raw ?? null],
     );
+  }
+
+  private pendingStatus = new Map<string, { ids: string[]; processedAt: Date | null; done: Promise<void> }>();
+
+  private coalesced(queueId: string, status: SubmissionStatus, processedAt: Date | undefined): Promise<void> {
+    const key = `${status}|${processedAt ? "at" : ""}`;
+    let group = this.pendingStatus.get(key);
+    if (!group) {
+      const ids: string[] = [];
+      const at = processedAt ?? null;
+      const done = new Promise<void>((resolve, reject) =>
+        setImmediate(() => {
+          this.pendingStatus.delete(key);
+          this.db
+            .query("update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])", [ids, status, at])
+            .then(() => resolve(), reject);
+        }),
+      );
+      group = { ids, processedAt: at, done };
+      this.pendingStatus.set(key, group);
+    }
+    group.ids.push(queueId);
+    return group.done;
   }
 
   async get(queueId: string): Promise<SubmissionRecord | undefined> {
