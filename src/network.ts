@@ -20,6 +20,7 @@ import { Sequencer } from "./sequencer/sequencer.js";
 import { ZktCore } from "./zkt/zktCore.js";
 import type { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { listenDual, type DualServer } from "./transport/http/listen.js";
+import { withCors } from "./transport/http/cors.js";
 import { createRestHandler, type RestRoute } from "./transport/http/restRouter.js";
 import { healthRoutes } from "./transport/http/healthRoutes.js";
 import { jsonRpcRoutes, type Authenticate } from "./transport/jsonrpc/jsonRpcRoutes.js";
@@ -176,7 +177,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       interceptors: [errorMappingInterceptor, authInterceptor(deps.authenticate), limitInterceptor(limits, net.name)],
       contextValues: (req) => createContextValues().set(clientIpKey, clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted)),
     });
-    server = await listenDual(handler, gw.host, net.port);
+    server = await listenDual(withCors(handler), gw.host, net.port);
     const url = `http://${gw.host}:${server.port}`;
     const srv = server;
     const p = pool;
