@@ -19,10 +19,19 @@ describe("docs/examples", () => {
     expect(JSON.parse(stdout)).toMatchObject({ chainId: 20180427, validators: { code: 200, value: ["0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"] } });
   });
 
-  it("connectClient.ts reads over gRPC and writes a message signed by the key's wallet", async () => {
+  it("connectClient.ts runs every ZKT operation over gRPC with the key's wallet", async () => {
     const { apiKey } = await gw.keys.create({ label: "docs grpc" });
     const { stdout } = await run(process.execPath, ["--import", "tsx", "docs/examples/connectClient.ts"], { env: { ...process.env, GATEWAY_URL: gw.network("testnet").url, API_KEY: apiKey } });
-    expect(JSON.parse(stdout)).toMatchObject({ chainId: 20180427, hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(JSON.parse(stdout)).toMatchObject({ chainId: 20180427, hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), writeStatus: "success", event: "Bumped", count: ["5"] });
+  });
+
+  it("jsonRpc.sh: a call, a batch, a platform_ method, and a refused public write", async () => {
+    const { stdout } = await run("bash", ["docs/examples/jsonRpc.sh"], { env: { ...process.env, GATEWAY_URL: gw.network("testnet").url } });
+    const [call, batch, tokens, write] = stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(call!.result).toMatch(/^0x/);
+    expect(batch).toEqual([{ jsonrpc: "2.0", id: 1, result: "0x133edcb" }, { jsonrpc: "2.0", id: 2, result: "20180427" }]);
+    expect((tokens!.result as { code: number }).code).toBe(200);
+    expect((write!.error as { code: number; message: string }).message).toMatch(/needs an API key/);
   });
 
   it("zkt.sh runs the three ZKT operations with curl", async () => {
