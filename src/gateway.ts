@@ -54,7 +54,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     // Sequential start keeps anvil's startup bursts apart; it takes well under a second each.
-    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store, compiler, sharedRoutes, limits, idempotency, metrics }));
+    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store, compiler, sharedRoutes, limits, idempotency, metrics, walletByAddress: (a) => keys.walletByAddress(a) }));
     return {
       networks,
       publicSignerAddress: seed.wallet(0).address,

@@ -35,6 +35,7 @@ import { rateLimitHeaders, type RateLimits } from "./limits/rateLimits.js";
 import { clientIp } from "./limits/clientIp.js";
 import type { IdempotencyStore } from "./store/idempotencyStore.js";
 import type { Metrics } from "./metrics/metrics.js";
+import type { HDNodeWallet } from "ethers";
 
 export interface RunningNetwork {
   config: NetworkConfig;
@@ -61,6 +62,8 @@ export interface NetworkDeps {
   limits: RateLimits;
   idempotency: IdempotencyStore;
   metrics: Metrics;
+  /** Finds a gateway-held wallet by address (refills and fee bumps after a restart). */
+  walletByAddress: (address: string) => Promise<HDNodeWallet | undefined>;
 }
 
 export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: NetworkDeps): Promise<RunningNetwork> {
@@ -111,7 +114,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         retry: () => m.broadcastRetries.inc({ network: net.name }),
         nonceLag: (signer, lag) => m.nonceLag.set({ network: net.name, signer }, lag),
       },
-      walletFor: (address) => (deps.seed.wallet(0).address === address ? deps.seed.wallet(0) : undefined),
+      walletFor: deps.walletByAddress,
     });
     const seq = sequencer;
     // Keyed raw transactions go through the journal too: accepted once, never lost, never sent twice.

@@ -81,6 +81,17 @@ export class ApiKeys {
     return row ? this.info(row) : undefined;
   }
 
+  /**
+   * The gateway wallet with this address: the shared signer or a key's (revoked keys included, their
+   * journaled transactions still need finishing). Derivation is cached; used only on recovery paths.
+   */
+  async walletByAddress(address: string): Promise<ReturnType<MasterSeed["wallet"]> | undefined> {
+    if (this.seed.wallet(0).address === address) return this.seed.wallet(0);
+    const rows = await this.db.query<{ wallet_index: number }>("select wallet_index from api_keys order by wallet_index");
+    for (const r of rows) if (this.seed.wallet(r.wallet_index).address === address) return this.seed.wallet(r.wallet_index);
+    return undefined;
+  }
+
   /** Keys whose shown prefix starts with `prefix` (all when absent), newest first. */
   async list(prefix = ""): Promise<ApiKeyInfo[]> {
     const rows = await this.db.query<Row>("select * from api_keys where prefix like $1 order by created_at desc", [prefix.replace(/[%_\\]/g, "\\$&") + "%"]);

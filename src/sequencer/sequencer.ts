@@ -40,7 +40,7 @@ export interface SequencerOptions {
   /** How often journaled-but-unbroadcast transactions are retried in the background. */
   resumeIntervalMs?: number;
   /** Resolves signer addresses to the gateway's wallets (to refill nonces after a restart). */
-  walletFor?: (address: string) => SigningWallet | undefined;
+  walletFor?: (address: string) => Promise<SigningWallet | undefined>;
   /** Fee networks: a broadcast transaction not mined after this long is replaced with higher fees. */
   stuckAfterMs?: number;
   /** At most this many replacements per transaction, each +12.5 % (nodes require ≥ 10 %). */
@@ -306,7 +306,7 @@ export class Sequencer {
   private async reprice(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
     const seen = this.unmined.get(rec.queueId) ?? { since: Date.now(), bumps: 0 };
     this.unmined.set(rec.queueId, seen);
-    const wallet = this.walletOf.get(rec.signer) ?? this.options.walletFor?.(rec.signer);
+    const wallet = this.walletOf.get(rec.signer) ?? (await this.options.walletFor?.(rec.signer));
     if (!wallet || seen.bumps >= (this.options.maxFeeBumps ?? 3)) return undefined;
     // Give the base fee a block to show before re-reading it.
     await new Promise((r) => setTimeout(r, 250 * (seen.bumps + 1)));
@@ -336,7 +336,7 @@ export class Sequencer {
     const seen = this.unmined.get(rec.queueId) ?? { since: Date.now(), bumps: 0 };
     this.unmined.set(rec.queueId, seen);
     if (Date.now() - seen.since < (this.options.stuckAfterMs ?? 30_000) || seen.bumps >= (this.options.maxFeeBumps ?? 3)) return;
-    const wallet = this.walletOf.get(rec.signer) ?? this.options.walletFor?.(rec.signer);
+    const wallet = this.walletOf.get(rec.signer) ?? (await this.options.walletFor?.(rec.signer));
     if (!wallet) return;
     this.fees.invalidate();
     const raw = await this.resign(wallet, rec.raw, await this.fees.current());
@@ -357,7 +357,7 @@ export class Sequencer {
 
   /** A nonce whose transaction was rejected for good is filled with a no-op self-transfer, so later ones mine. */
   private async refillNonce(rec: SubmissionRecord): Promise<void> {
-    const wallet = this.walletOf.get(rec.signer) ?? this.options.walletFor?.(rec.signer);
+    const wallet = this.walletOf.get(rec.signer) ?? (await this.options.walletFor?.(rec.signer));
     if (!wallet) return;
     const fees = await this.fees.current();
     const raw = await wallet.signTransaction({ chainId: this.options.chainId, nonce: rec.nonce, to: rec.signer, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });

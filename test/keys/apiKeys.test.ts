@@ -103,6 +103,12 @@ for (const storeKind of ["pglite", "postgres"] as const) {
       provider.destroy();
     });
 
+    it("the gateway finds its wallets by address after a restart (for refills), revoked keys' included", async () => {
+      expect((await gw.keys.walletByAddress(first.walletAddress))?.address).toBe(first.walletAddress);
+      expect((await gw.keys.walletByAddress(gw.publicSignerAddress))?.address).toBe(gw.publicSignerAddress);
+      expect(await gw.keys.walletByAddress("0x000000000000000000000000000000000000dEaD")).toBeUndefined();
+    });
+
     it("a revoked key answers 401 on every transport at once", async () => {
       const base = gw.network("testnet").url;
       await gw.keys.revoke(second.prefix);
