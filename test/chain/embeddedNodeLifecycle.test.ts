@@ -33,12 +33,14 @@ const alive = (pid: number): boolean => {
 };
 
 async function startGatewayProcess(): Promise<{ pid: number; urls: string[]; exited: Promise<number | null> }> {
-  // The real entry point, as `npm start` runs it, on free ports.
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  // `npm start` itself, in its own process group as a terminal would run it, on free ports.
+  const child = spawn("npm", ["start", "--silent"], {
     env: { ...process.env, TESTNET_PORT: "0", MAINNET_PORT: "0", LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["ignore", "pipe", "ignore"],
+    detached: true,
   });
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  // With SIGKILL only the gateway dies; npm exits once its child does.
   const urls: string[] = [];
   await new Promise<void>((resolve, reject) => {
     let out = "";
@@ -63,9 +65,12 @@ describe("embedded anvil lifecycle", () => {
       expect(anvils).toHaveLength(2);
       const res = await fetch(gw.urls[0] + "/", { method: "POST", body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
       expect(await res.json()).toEqual({ jsonrpc: "2.0", id: 1, result: "0x133edcb" });
-      process.kill(gw.pid, signal);
-      const code = await gw.exited;
-      if (signal !== "SIGKILL") expect(code).toBe(0);
+      // Ctrl-C and SIGTERM go to the whole group (npm and the gateway); SIGKILL hits the gateway alone.
+      // npm → sh → tsx → node: the gateway is the innermost process running src/main.ts.
+      const gateway = descendants(gw.pid).filter((p) => execFileSync("ps", ["-o", "args=", "-p", String(p)], { encoding: "utf8" }).includes("src/main.ts")).pop()!;
+      if (signal === "SIGKILL") process.kill(gateway, signal);
+      else process.kill(-gw.pid, signal);
+      await gw.exited;
       const deadline = Date.now() + 5000;
       while (anvils.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(anvils.filter(alive)).toEqual([]);

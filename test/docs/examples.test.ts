@@ -14,6 +14,12 @@ describe("docs/examples", () => {
   });
   afterAll(() => gw?.close());
 
+  it("getApiKey.sh issues a key with its wallet and endpoints", async () => {
+    const { stdout } = await run("bash", ["docs/examples/getApiKey.sh"], { env: { ...process.env, GATEWAY_URL: gw.network("testnet").url } });
+    const key = JSON.parse(stdout) as { apiKey: string; walletAddress: string; label: string };
+    expect(key).toMatchObject({ label: "my app", apiKey: expect.stringMatching(/^cgw_/), walletAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
+  });
+
   it("jsonRpcEthers.ts reads chain id, block number and validators", async () => {
     const { stdout } = await run(process.execPath, ["--import", "tsx", "docs/examples/jsonRpcEthers.ts"], { env: { ...process.env, GATEWAY_URL: gw.network("testnet").url } });
     expect(JSON.parse(stdout)).toMatchObject({ chainId: 20180427, validators: { code: 200, value: ["0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"] } });

@@ -1,5 +1,5 @@
 // Test gateways: real embedded anvil, free ports, logs captured so tests can inspect them.
-import { appendFileSync, mkdirSync, mkdtempSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultConfig, type GatewayConfig, type NetworkName } from "../../src/config/config.js";
@@ -7,6 +7,20 @@ import { startGateway, type Gateway } from "../../src/gateway.js";
 import { createLogger } from "../../src/log/logger.js";
 
 export const LOG_FILE = "test-artifacts/server.log";
+/** Master-seed phrases of every gateway the suite ran; the suite-wide teardown greps the log for them. */
+export const SECRETS_FILE = "test-artifacts/secrets.txt";
+
+export function recordSecret(phrase: string): void {
+  mkdirSync("test-artifacts", { recursive: true });
+  appendFileSync(SECRETS_FILE, phrase.trim() + "\n");
+}
+
+/** Records the seed a started gateway uses (its config's, or the one it generated into dataDir). */
+export function recordGatewaySeed(config: GatewayConfig): void {
+  const file = join(config.dataDir, "master-seed");
+  if (config.masterMnemonic) recordSecret(config.masterMnemonic);
+  else if (existsSync(file)) recordSecret(readFileSync(file, "utf8"));
+}
 
 export interface TestGatewayOptions {
   networks?: NetworkName[];
@@ -28,7 +42,10 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   mkdirSync("test-artifacts", { recursive: true });
   // Every server log line of the suite lands in one file, which the secrets test greps.
   const log = createLogger("debug", {}, (line) => appendFileSync(LOG_FILE, line));
-  return startGateway(testConfig(options), { log });
+  const config = testConfig(options);
+  const gw = await startGateway(config, { log });
+  recordGatewaySeed(config);
+  return gw;
 }
 
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {

@@ -1,5 +1,8 @@
 // The gateway as a real process (`src/main.ts`), for tests that kill and restart it.
 import { spawn, type ChildProcess } from "node:child_process";
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { LOG_FILE, recordSecret } from "./gateway.js";
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -9,11 +12,13 @@ export interface GatewayProcess {
 
 export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: "0", LOG_LEVEL: "warn", ...env },
+    env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: "0", LOG_LEVEL: "debug", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-  child.stderr!.resume();
+  // Its log joins the suite's server log, which the teardown greps for secrets.
+  mkdirSync("test-artifacts", { recursive: true });
+  child.stderr!.on("data", (d: Buffer) => appendFileSync(LOG_FILE, d));
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d: Buffer) => {
@@ -23,5 +28,7 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
     });
     child.on("exit", () => reject(new Error("gateway exited before it was ready:\n" + out)));
   });
+  if (env.MASTER_MNEMONIC) recordSecret(env.MASTER_MNEMONIC);
+  else if (env.DATA_DIR && existsSync(join(env.DATA_DIR, "master-seed"))) recordSecret(readFileSync(join(env.DATA_DIR, "master-seed"), "utf8"));
   return { child, url, exited };
 }

@@ -8,7 +8,7 @@ import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import type { Gateway } from "../../src/gateway.js";
 import { startGateway } from "../../src/gateway.js";
-import { postJson, testConfig, LOG_FILE } from "../helpers/gateway.js";
+import { postJson, testConfig, LOG_FILE, recordGatewaySeed } from "../helpers/gateway.js";
 import { freshSchemaUrl } from "../helpers/postgres.js";
 import { createLogger } from "../../src/log/logger.js";
 import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
@@ -19,7 +19,9 @@ const secrets: string[] = [];
 async function boot(mutate: (c: ReturnType<typeof testConfig>) => void): Promise<Gateway> {
   mkdirSync("test-artifacts", { recursive: true });
   const config = testConfig({ mutate });
-  return startGateway(config, { log: createLogger("debug", {}, (l) => appendFileSync(LOG_FILE, l)) });
+  const gw = await startGateway(config, { log: createLogger("debug", {}, (l) => appendFileSync(LOG_FILE, l)) });
+  recordGatewaySeed(config);
+  return gw;
 }
 
 for (const storeKind of ["pglite", "postgres"] as const) {

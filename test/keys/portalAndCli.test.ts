@@ -50,7 +50,8 @@ describe("keys CLI", () => {
         env.DATABASE_URL = s.url;
         drop = s.drop;
       }
-      const cli = (...args: string[]) => run(process.execPath, ["--import", "tsx", "src/cli/keys.ts", ...args], { env });
+      // As the README runs it: `npm run keys -- …`.
+      const cli = (...args: string[]) => run("npm", ["run", "--silent", "keys", "--", ...args], { env });
       const created = await cli("create", "--label", "ops team", "--rpm", "600");
       const key = /api key \(shown once\): (cgw_\S+)/.exec(created.stdout)![1]!;
       const wallet = /wallet: (0x[0-9a-fA-F]{40})/.exec(created.stdout)![1]!;

@@ -3,7 +3,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
+import { startGatewayProcess, type GatewayProcess } from "../helpers/gatewayProcess.js";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
@@ -138,31 +142,37 @@ function startRedis(port: number): Promise<ChildProcess> {
   });
 }
 
-describe("rate limits shared through Redis", () => {
-  const prefix = "cgwtest" + randomBytes(4).toString("hex");
-  let a: Gateway;
-  let b: Gateway;
+describe("rate limits shared through Redis by two gateway processes", () => {
+  let a: GatewayProcess;
+  let b: GatewayProcess;
+  let node: EmbeddedNode;
   let redis: ChildProcess | undefined;
   let redisPort = 0;
   beforeAll(async () => {
     redisPort = await freePort();
     redis = await startRedis(redisPort);
-    const setup = (failMode: "open" | "closed") => (c: Parameters<NonNullable<Parameters<typeof startTestGateway>[0]>["mutate"] & {}>[0]) => {
-      c.redisUrl = `redis://127.0.0.1:${redisPort}`;
-      c.rateLimit = { ...c.rateLimit, requestsPerWindow: 300, windowMs: 30_000, failMode, keyPrefix: prefix };
-      c.trustedProxies = ["127.0.0.1"];
-    };
-    a = await startTestGateway({ mutate: setup("open") });
-    b = await startTestGateway({ mutate: setup("closed") });
+    node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
+    const env = (failMode: "open" | "closed") => ({
+      TESTNET_UPSTREAMS: node.url,
+      DATA_DIR: mkdtempSync(join(tmpdir(), "limits-")),
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      RATE_LIMIT: "300",
+      RATE_LIMIT_WINDOW_MS: "30000",
+      RATE_LIMIT_FAIL_MODE: failMode,
+      TRUSTED_PROXIES: "127.0.0.1",
+    });
+    [a, b] = await Promise.all([startGatewayProcess(env("open")), startGatewayProcess(env("closed"))]);
   });
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
+    for (const g of [a, b]) g?.child.kill("SIGTERM");
+    await Promise.all([a?.exited, b?.exited]);
     redis?.kill("SIGKILL");
+    await node?.stop();
   });
 
-  it("two gateways sharing Redis together serve the configured limit, not twice it", async () => {
+  it("two gateway processes sharing Redis together serve the configured limit, not twice it", async () => {
     const headers = { "x-forwarded-for": "10.1.0.1" };
-    const [ca, cb] = await Promise.all([burst(a.network("testnet").url + "/", 250, headers, 8), burst(b.network("testnet").url + "/", 250, headers, 8)]);
+    const [ca, cb] = await Promise.all([burst(a.url + "/", 250, headers, 8), burst(b.url + "/", 250, headers, 8)]);
     expect(ca.other + cb.other).toBe(0);
     expect(ca.ok + cb.ok).toBeGreaterThanOrEqual(297);
     expect(ca.ok + cb.ok).toBeLessThanOrEqual(300);
@@ -174,9 +184,9 @@ describe("rate limits shared through Redis", () => {
     redis!.kill("SIGKILL");
     await new Promise((r) => setTimeout(r, 300));
     const headers = { "x-forwarded-for": "10.1.0.2" };
-    const open = await postJson(a.network("testnet").url + "/", call(1), headers);
+    const open = await postJson(a.url + "/", call(1), headers);
     expect(open.status).toBe(200);
-    const closed = await postJson(b.network("testnet").url + "/", call(1), headers);
+    const closed = await postJson(b.url + "/", call(1), headers);
     expect(closed.status).toBe(503);
     expect((closed.json as { error: { message: string } }).error.message).toMatch(/rate limiting is temporarily unavailable/);
 
@@ -185,7 +195,7 @@ describe("rate limits shared through Redis", () => {
       let recovered = false;
       for (let i = 0; i < 50 && !recovered; i++) {
         await new Promise((r) => setTimeout(r, 200));
-        const res = await postJson(gw.network("testnet").url + "/", call(1), headers);
+        const res = await postJson(gw.url + "/", call(1), headers);
         recovered = res.status === 200 && res.headers.get("x-ratelimit-limit") === "300";
       }
       expect(recovered).toBe(true);

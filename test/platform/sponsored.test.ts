@@ -67,6 +67,7 @@ for (const feeMode of ["zero", "market"] as const) {
     it("an unfunded sender's transaction lands; the sender spends nothing of its own", async () => {
       const sender = Wallet.createRandom();
       expect(await node.getBalance(sender.address)).toBe(0n);
+      if (feeMode === "market") expect((await node.getBlock("latest"))!.baseFeePerGas! > 0n).toBe(true);
       const raw = await signedBy(sender);
       const c = await consent(key.apiKey, raw);
       expect(c.sponsorAddress).toBe(key.wallet);
@@ -94,6 +95,7 @@ for (const feeMode of ["zero", "market"] as const) {
 
     it("every bad input is refused with a specific error and nothing broadcast", async () => {
       const sender = Wallet.createRandom();
+      const sponsorNonce = await node.getTransactionCount(key.wallet, "pending");
       const raw = await signedBy(sender);
       const good = await consent(key.apiKey, raw);
       const foreign = await consent(other.apiKey, raw);
@@ -121,6 +123,7 @@ for (const feeMode of ["zero", "market"] as const) {
       }
       await new Promise((r) => setTimeout(r, 600));
       expect(await node.getTransactionCount(sender.address, "pending")).toBe(0);
+      expect(await node.getTransactionCount(key.wallet, "pending")).toBe(sponsorNonce);
     });
   });
 }

@@ -166,23 +166,20 @@ describe("sequencer durability", () => {
     }
   }, 120_000);
 
-  it("two replicas sharing PostgreSQL, 1000 writes for one key spread over both: all mine, nonces consecutive", async () => {
+  it("two replica processes (a port each) sharing PostgreSQL and Redis, 1000 writes for one key over both: all mine, nonces consecutive", async () => {
     const schema = await freshSchemaUrl();
-    const mnemonic = Wallet.createRandom().mnemonic!.phrase;
-    const replica = () =>
-      startTestGateway({
-        mutate: (c) => {
-          c.networks[0]!.upstreams = [node.url];
-          c.databaseUrl = schema.url;
-          c.masterMnemonic = mnemonic;
-          c.rateLimit.requestsPerWindow = 100_000;
-        },
-      });
-    const a = await replica();
-    const b = await replica();
+    const env = () => ({
+      TESTNET_UPSTREAMS: node.url,
+      DATA_DIR: mkdtempSync(join(tmpdir(), "replica-")),
+      DATABASE_URL: schema.url,
+      REDIS_URL: "redis://127.0.0.1:6379",
+      MASTER_MNEMONIC: MNEMONIC,
+      ...generousLimits,
+    });
+    const [a, b] = await Promise.all([startGatewayProcess(env()), startGatewayProcess(env())]);
     try {
-      const { apiKey, info } = await a.keys.create({ label: "shared" });
-      const urls = [a, b].map((g) => `${g.network("testnet").url}/zkt/${apiKey}`);
+      const issued = (await postJson(a.url + "/portal/keys", { label: "shared" })).json as { apiKey: string; walletAddress: string };
+      const urls = [a, b].map((g) => `${g.url}/zkt/${issued.apiKey}`);
       let next = 0;
       const hashes: string[] = [];
       await Promise.all(
@@ -197,12 +194,13 @@ describe("sequencer durability", () => {
       );
       expect(new Set(hashes).size).toBe(1000);
       await Promise.all(hashes.map((h) => provider.waitForTransaction(h, 1, 90_000)));
-      const count = await settle(provider, info.walletAddress, 90_000);
+      const count = await settle(provider, issued.walletAddress, 90_000);
       expect(count).toBe(1000);
-      const mined = await minedFrom(provider, info.walletAddress);
+      const mined = await minedFrom(provider, issued.walletAddress);
       expect(mined.map((t) => t.nonce)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
     } finally {
-      await Promise.all([a.close(), b.close()]);
+      for (const g of [a, b]) g.child.kill("SIGTERM");
+      await Promise.all([a.exited, b.exited]);
       await schema.drop();
     }
   }, 180_000);
