@@ -90,7 +90,7 @@ export class Sequencer {
    * sent), then signs and journals; returns once the transaction is journaled, with its hash.
    */
   async submit(intent: TxIntent): Promise<SubmissionRecord> {
-    const { pool, chainId, network, store } = this.options;
+    const { pool, chainId, network } = this.options;
     const from = intent.wallet.address;
     this.walletOf.set(from, intent.wallet);
     await this.fundIfDev(from);

@@ -2,11 +2,11 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema, ValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
-import { RpcService, BatchItemSchema, RpcErrorSchema, type CallRequest } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { RpcService, BatchItemSchema, type CallRequest } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { GatewayError, type JsonValue } from "../../errors.js";
 import type { CallContext, CoreCall, RpcCore } from "../../rpc/rpcCore.js";
 import { requireAddress, requireBlockTag, requireData } from "../../rpc/hex.js";
-import { toJsonRpcError } from "../jsonrpc/errorMap.js";
+import { toRpcError } from "./errorMap.js";
 import { accessKey } from "./context.js";
 import type { Sponsorship } from "../../platform/sponsorship.js";
 
@@ -49,7 +49,7 @@ export function rpcServiceImpl(core: RpcCore, maxBatchSize: number, sponsorship:
         items: outcomes.map((o) =>
           o.ok
             ? create(BatchItemSchema, { result: fromJson(ValueSchema, o.result) })
-            : create(BatchItemSchema, { error: create(RpcErrorSchema, rpcErrorInit(o.error)) }),
+            : create(BatchItemSchema, { error: toRpcError(o.error) }),
         ),
       };
     },
@@ -77,9 +77,4 @@ export function rpcServiceImpl(core: RpcCore, maxBatchSize: number, sponsorship:
       return { transactionHash: await callString(core, ctx, "platform_sendSponsoredTransaction", [req.rawTransaction, req.sponsorAddress, req.sponsorSignature]) };
     },
   };
-}
-
-function rpcErrorInit(err: GatewayError): { code: number; message: string; data?: ReturnType<typeof fromJson<typeof ValueSchema>> } {
-  const e = toJsonRpcError(err);
-  return e.data === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, data: fromJson(ValueSchema, e.data) };
 }

@@ -1,6 +1,6 @@
 // JSON-RPC 2.0 envelope handling over HTTP, exactly as the specification says: single calls, batches,
 // notifications, parse and invalid-request errors. It decides nothing about methods: the dispatcher does.
-import { GatewayError, type JsonValue } from "../../errors.js";
+import { GatewayError, toGatewayError, type JsonValue } from "../../errors.js";
 import type { RpcOutcome } from "../../chain/upstreamPool.js";
 import type { CallContext, CoreCall, RpcDispatcher } from "../../rpc/rpcCore.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
@@ -65,7 +65,7 @@ async function admit(options: JsonRpcOptions, weight: number, id: Id): Promise<{
   try {
     return { headers: await options.admit(weight) };
   } catch (err) {
-    const gw = err instanceof GatewayError ? err : new GatewayError("internal", "internal error", { cause: err });
+    const gw = toGatewayError(err);
     return { refused: errorAnswer(httpStatusForJsonRpc(gw), id, gw) };
   }
 }

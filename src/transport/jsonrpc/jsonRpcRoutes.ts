@@ -9,6 +9,7 @@ import type { IdempotencyStore } from "../../store/idempotencyStore.js";
 import { withIdempotency } from "../http/withIdempotency.js";
 import type { Sponsorship } from "../../platform/sponsorship.js";
 import { json } from "../http/restRouter.js";
+import { zktErrorAnswer } from "../zkt/errorMap.js";
 
 /** Resolves an API key to access rights; throws an unauthorized GatewayError for unknown or revoked keys. */
 export type Authenticate = (apiKey: string) => Promise<Access>;
@@ -54,7 +55,7 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
       // Experimental: the key's wallet signs the sponsor consent for a raw transaction.
       method: "POST",
       pattern: /^\/zgt\/([^/]+)\/sponsor-consent$/,
-      renderError: (err) => json(err.httpStatus === 200 ? 400 : err.httpStatus, { success: false, error: err.message, errorCode: err.zktCode }),
+      renderError: (err) => zktErrorAnswer(err),
       async handle(req) {
         const access = await options.authenticate(decodeURIComponent(req.params[0] ?? ""));
         let body: unknown;

@@ -5,6 +5,7 @@ import type { ApiKeys } from "../../keys/apiKeys.js";
 import type { WindowLimiter } from "../../limits/windowLimiter.js";
 import { json, type HttpAnswer, type RestRoute } from "../http/restRouter.js";
 import { portalPage } from "./portalPage.js";
+import { zktErrorAnswer } from "../zkt/errorMap.js";
 
 export interface PortalRouteOptions {
   keys: ApiKeys;
@@ -13,8 +14,8 @@ export interface PortalRouteOptions {
   baseUrls: () => Record<string, string>;
 }
 
-const renderError = (err: GatewayError): HttpAnswer =>
-  json(err.httpStatus, { success: false, error: err.message, errorCode: err.zktCode }, err.retryAfterSeconds !== undefined ? { "retry-after": String(err.retryAfterSeconds) } : undefined);
+// REST errors here take the ZKT error shape.
+const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
 
 export function portalRoutes(options: PortalRouteOptions): RestRoute[] {
   return [
