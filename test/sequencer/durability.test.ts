@@ -80,11 +80,17 @@ describe("sequencer durability", () => {
     const answeredAtKill = new Map(answered);
 
     const second = await startGatewayProcess(env);
-    await Promise.all([...answeredAtKill.values()].map((hash) => provider.waitForTransaction(hash, 1, 60_000)));
-    const count = await settle(provider, SIGNER);
-    const mined = await minedFrom(provider, SIGNER);
-    second.child.kill("SIGTERM");
-    await second.exited;
+    let count: number;
+    let mined: Awaited<ReturnType<typeof minedFrom>>;
+    try {
+      await Promise.all([...answeredAtKill.values()].map((hash) => provider.waitForTransaction(hash, 1, 60_000)));
+      count = await settle(provider, SIGNER);
+      mined = await minedFrom(provider, SIGNER);
+    } finally {
+      // Never leak the gateway process, even when an assertion above fails.
+      second.child.kill("SIGTERM");
+      await second.exited;
+    }
 
     // No gaps: nonces 0..count-1, each once.
     expect(mined.map((t) => t.nonce)).toEqual(Array.from({ length: count }, (_, i) => i));
