@@ -33,7 +33,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const networks: RunningNetwork[] = [];
   const seed = MasterSeed.load(config.dataDir, config.masterMnemonic ? { MASTER_MNEMONIC: config.masterMnemonic } : {});
   const compiler = new SolidityCompiler();
-  const issueLimiter = new WindowLimiter({ id: "portal-keys", limit: config.portalKeysPerHour, windowMs: 3_600_000 });
+  const issueLimiter = new WindowLimiter({ limit: config.portalKeysPerHour, windowMs: 3_600_000 });
   const metrics = new Metrics();
   const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) => metrics.rateLimitRejections.inc({ network, scope }));
   let db: SqlClient | undefined;

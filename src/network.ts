@@ -3,6 +3,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { GatewayConfig, NetworkConfig } from "./config/config.js";
 import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
+import { InflightReads } from "./rpc/inflightReads.js";
 import { RpcCore } from "./rpc/rpcCore.js";
 import { ImmutableCache } from "./rpc/immutableCache.js";
 import { GatewayError } from "./errors.js";
@@ -81,7 +82,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const m = deps.metrics;
     pool = new UpstreamPool({
       observer: {
-        latency: (upstream, seconds) => m.upstreamLatency.observe({ network: net.name, upstream }, seconds),
+        latency: (upstream, seconds) => m.observeUpstream(net.name, upstream, seconds),
         health: (upstream, healthy) => m.upstreamHealthy.set({ network: net.name, upstream }, healthy ? 1 : 0),
       },
       urls: upstreamUrls, chainId: net.chainId, timeoutMs: gw.upstreamTimeoutMs, probeIntervalMs: gw.upstreamProbeIntervalMs, log });
@@ -92,7 +93,8 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     pool.onHead = (head) => cache.observeHead(head);
     const core = new RpcCore(pool, net.chainId, (ctx) => limits.checkTransaction(net.name, ctx.access), cache, (method, outcome) =>
       // Unknown methods share one label: clients choose method names, the label set must stay bounded.
-      m.rpcCalls.inc({ network: net.name, method: outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other", outcome: outcome.ok ? "ok" : String(outcome.error.jsonRpcCode) }),
+      m.countRpc(net.name, outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other", outcome.ok ? "ok" : String(outcome.error.jsonRpcCode)),
+      gw.coalesceReads ? new InflightReads() : undefined,
     );
     const trusted = new Set(gw.trustedProxies);
     // The journal is keyed by network *and* chain (its genesis): a fresh embedded anvil is a new chain, and
@@ -170,7 +172,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       gw.bodyLimitBytes,
       log,
       trusted,
-      (route, status) => m.httpRequests.inc({ network: net.name, route, status: String(status) }),
+      (route, status) => m.countHttp(net.name, route, status),
     );
     const handler = connectNodeAdapter({
       routes: connectRoutes({ core, zkt, sponsorship, maxBatchSize: gw.maxBatchSize }),

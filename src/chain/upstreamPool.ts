@@ -14,6 +14,8 @@ export type RpcOutcome = { ok: true; result: JsonValue } | { ok: false; error: G
 
 interface Upstream {
   url: string;
+  /** The URL without path or credentials, for logs and metric labels (computed once). */
+  label: string;
   /** Keep-alive connection pool to the node (undici): no per-request connection or fetch overhead. */
   http: Pool;
   path: string;
@@ -48,6 +50,7 @@ export class UpstreamPool {
       const u = new URL(url);
       return {
         url,
+        label: redactUrl(url),
         http: new Pool(u.origin, { connections: 128, keepAliveTimeout: 30_000, connect: { timeout: options.timeoutMs } }),
         path: u.pathname + u.search,
         healthy: true,
@@ -78,7 +81,7 @@ export class UpstreamPool {
   }
 
   health(): { url: string; healthy: boolean; lastError?: string }[] {
-    return this.upstreams.map((u) => ({ url: redactUrl(u.url), healthy: u.healthy, ...(u.lastError ? { lastError: u.lastError } : {}) }));
+    return this.upstreams.map((u) => ({ url: u.label, healthy: u.healthy, ...(u.lastError ? { lastError: u.lastError } : {}) }));
   }
 
   /** One call; throws the upstream's JSON-RPC error as a GatewayError. */
@@ -122,14 +125,16 @@ export class UpstreamPool {
     for (const upstream of this.order()) {
       try {
         const parsed = await this.post(upstream, body);
-        if (!upstream.healthy) this.options.log.info("upstream recovered", { upstream: redactUrl(upstream.url) });
-        this.setHealth(upstream, true);
-        upstream.lastError = undefined;
+        if (!upstream.healthy) {
+          this.options.log.info("upstream recovered", { upstream: upstream.label });
+          this.setHealth(upstream, true);
+          upstream.lastError = undefined;
+        }
         return parsed;
       } catch (err) {
         if (!(err instanceof TransientUpstreamError)) throw err;
         lastError = err;
-        if (upstream.healthy) this.options.log.warn("upstream failed, failing over", { upstream: redactUrl(upstream.url), error: err.message });
+        if (upstream.healthy) this.options.log.warn("upstream failed, failing over", { upstream: upstream.label, error: err.message });
         this.setHealth(upstream, false);
         upstream.lastError = err.message;
       }
@@ -152,7 +157,7 @@ export class UpstreamPool {
       });
       status = res.statusCode;
       text = await res.body.text();
-      this.options.observer?.latency(redactUrl(upstream.url), (performance.now() - started) / 1000);
+      this.options.observer?.latency(upstream.label, (performance.now() - started) / 1000);
     } catch (err) {
       const e = err as Error & { code?: string };
       const timedOut = e.code === "UND_ERR_HEADERS_TIMEOUT" || e.code === "UND_ERR_BODY_TIMEOUT" || e.code === "UND_ERR_CONNECT_TIMEOUT";
@@ -169,7 +174,7 @@ export class UpstreamPool {
 
   private setHealth(u: Upstream, healthy: boolean): void {
     u.healthy = healthy;
-    this.options.observer?.health(redactUrl(u.url), healthy);
+    this.options.observer?.health(u.label, healthy);
   }
 
   private async probeAll(): Promise<void> {
@@ -184,11 +189,11 @@ export class UpstreamPool {
             const head = await this.post(u, '{"jsonrpc":"2.0","id":0,"method":"eth_blockNumber","params":[]}');
             if (isReply(head) && typeof head.result === "string") this.onHead(head.result);
           }
-          if (!u.healthy) this.options.log.info("upstream healthy", { upstream: redactUrl(u.url) });
+          if (!u.healthy) this.options.log.info("upstream healthy", { upstream: u.label });
           this.setHealth(u, true);
           u.lastError = undefined;
         } catch (err) {
-          if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: redactUrl(u.url), error: (err as Error).message });
+          if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: u.label, error: (err as Error).message });
           this.setHealth(u, false);
           u.lastError = (err as Error).message;
         }

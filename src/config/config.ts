@@ -38,6 +38,8 @@ export interface GatewayConfig {
   /** Largest accepted request body on every endpoint, bytes. */
   bodyLimitBytes: number;
   maxBatchSize: number;
+  /** Identical read calls in flight at the same moment share one upstream request. */
+  coalesceReads: boolean;
   upstreamTimeoutMs: number;
   /** How often unhealthy upstreams are probed again, ms. */
   upstreamProbeIntervalMs: number;
@@ -106,6 +108,7 @@ export function defaultConfig(): GatewayConfig {
     dataDir: ".data",
     bodyLimitBytes: 1024 * 1024,
     maxBatchSize: 40,
+    coalesceReads: true,
     upstreamTimeoutMs: 10_000,
     upstreamProbeIntervalMs: 1_000,
     logLevel: "info",
@@ -150,7 +153,7 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
     return;
   }
   const obj = raw as Record<string, unknown>;
-  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "networks"]);
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
   Object.assign(config, pick(rest, known));
@@ -200,6 +203,10 @@ function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
     failMode: (env.RATE_LIMIT_FAIL_MODE as "open" | "closed" | undefined) ?? config.rateLimit.failMode,
   };
   config.bodyLimitBytes = num("BODY_LIMIT_BYTES") ?? config.bodyLimitBytes;
+  const coalesce = env.COALESCE_READS;
+  if (coalesce === "true" || coalesce === "1") config.coalesceReads = true;
+  else if (coalesce === "false" || coalesce === "0") config.coalesceReads = false;
+  else if (coalesce !== undefined && coalesce !== "") problems.push(`COALESCE_READS: "${coalesce}" is not true or false`);
   config.upstreamTimeoutMs = num("UPSTREAM_TIMEOUT_MS") ?? config.upstreamTimeoutMs;
   if (env.NETWORKS) {
     const names = env.NETWORKS.split(",").map((s) => s.trim()).filter(Boolean);
@@ -230,6 +237,7 @@ export function validateConfig(config: GatewayConfig): string[] {
   if (typeof config.host !== "string" || config.host === "") problems.push("host: must be a non-empty string");
   positiveInt("bodyLimitBytes", config.bodyLimitBytes);
   positiveInt("maxBatchSize", config.maxBatchSize);
+  if (typeof config.coalesceReads !== "boolean") problems.push(`coalesceReads: must be true or false, got ${JSON.stringify(config.coalesceReads)}`);
   positiveInt("upstreamTimeoutMs", config.upstreamTimeoutMs);
   positiveInt("upstreamProbeIntervalMs", config.upstreamProbeIntervalMs);
   positiveInt("portalKeysPerHour", config.portalKeysPerHour);

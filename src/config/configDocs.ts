@@ -9,6 +9,7 @@ export const gatewaySettings: Record<keyof GatewayConfig, Doc> = {
   dataDir: { env: "DATA_DIR", text: "Where the embedded PGlite store and the generated master seed live." },
   bodyLimitBytes: { env: "BODY_LIMIT_BYTES", text: "Largest accepted request body on every endpoint (413 beyond)." },
   maxBatchSize: { text: "Most requests in one JSON-RPC batch (-32600 beyond)." },
+  coalesceReads: { env: "COALESCE_READS", text: "true: an upstream read (eth_blockNumber, eth_call, eth_getBalance, …) identical to one already in flight waits for that one's answer instead of sending its own; false: every call goes upstream." },
   upstreamTimeoutMs: { env: "UPSTREAM_TIMEOUT_MS", text: "Per-request upstream timeout before failing over." },
   upstreamProbeIntervalMs: { text: "How often upstream health (and the chain head) is probed." },
   logLevel: { env: "LOG_LEVEL", text: "debug, info, warn, error or silent." },

@@ -7,7 +7,8 @@ import { Redis } from "ioredis";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import type { Access } from "../rpc/methodPolicy.js";
-import { WindowLimiter, type LimitDecision } from "./windowLimiter.js";
+import { WindowLimiter, type CallerLimiter, type LimitDecision } from "./windowLimiter.js";
+import { ClusteredWindowLimiter } from "./clusteredWindowLimiter.js";
 
 export interface RateLimitConfig {
   requestsPerWindow: number;
@@ -25,7 +26,7 @@ export interface RateLimitConfig {
 export type LimitScope = "requests" | "try-it-out" | "transactions";
 
 export class RateLimits {
-  private readonly limiters = new Map<string, WindowLimiter>();
+  private readonly limiters = new Map<string, CallerLimiter>();
   private readonly connection: Bottleneck.IORedisConnection | undefined;
   private readonly redis: Redis | undefined;
   private degraded = false;
@@ -71,10 +72,15 @@ export class RateLimits {
   private async take(scope: LimitScope, network: string, caller: string, limit: number, windowMs: number, weight: number, what: string): Promise<LimitDecision | undefined> {
     const id = `${this.config.keyPrefix ?? "cgw"}:${scope}:${network}:${limit}:${windowMs}`;
     let limiter = this.limiters.get(id);
-    if (!limiter) this.limiters.set(id, (limiter = new WindowLimiter({ id, limit, windowMs, ...(this.connection ? { connection: this.connection } : {}) })));
+    if (!limiter) {
+      limiter = this.connection ? new ClusteredWindowLimiter({ id, limit, windowMs, connection: this.connection }) : new WindowLimiter({ limit, windowMs });
+      this.limiters.set(id, limiter);
+    }
     let decision: LimitDecision;
     try {
-      decision = await withTimeout(limiter.take(caller, weight), this.config.decisionTimeoutMs);
+      const taken = limiter.take(caller, weight);
+      // Only a clustered (Redis) decision can hang or fail; a local one is already made.
+      decision = taken instanceof Promise ? await withTimeout(taken, this.config.decisionTimeoutMs) : taken;
       if (this.degraded) {
         this.degraded = false;
         this.log.info("rate limiter store recovered");

@@ -10,6 +10,8 @@ export interface Logger {
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
   child(fields: Record<string, unknown>): Logger;
+  /** Whether debug lines are written: lets a hot path skip building fields nobody will see. */
+  readonly debugEnabled: boolean;
 }
 
 const SECRET_FIELDS = ["apiKey", "key", "mnemonic", "privateKey", "seed", "authorization", "raw"];
@@ -37,6 +39,9 @@ function wrap(p: pino.Logger): Logger {
     warn: (msg, fields) => p.warn(fields ?? {}, msg),
     error: (msg, fields) => p.error(fields ?? {}, msg),
     child: (fields) => wrap(p.child(fields)),
+    get debugEnabled() {
+      return p.isLevelEnabled("debug");
+    },
   };
 }
 

@@ -22,6 +22,35 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: "gateway_process_" });
   }
 
+  // Hot-path metrics go through label-bound children, found by one string key: prom-client otherwise sorts
+  // and hashes the label object on every call (~3 % of the gateway's CPU on plain proxied calls).
+  private readonly httpChildren = new Map<string, Counter.Internal>();
+  private readonly rpcChildren = new Map<string, Counter.Internal>();
+  private readonly upstreamChildren = new Map<string, Histogram.Internal<string>>();
+
+  /** Counts an HTTP answer. */
+  countHttp(network: string, route: string, status: number): void {
+    const key = `${network}\0${route}\0${status}`;
+    let c = this.httpChildren.get(key);
+    if (!c) this.httpChildren.set(key, (c = this.httpRequests.labels({ network, route, status: String(status) })));
+    c.inc();
+  }
+
+  /** Counts a JSON-RPC call's outcome ("ok" or its error code). */
+  countRpc(network: string, method: string, outcome: string): void {
+    const key = `${network}\0${method}\0${outcome}`;
+    let c = this.rpcChildren.get(key);
+    if (!c) this.rpcChildren.set(key, (c = this.rpcCalls.labels({ network, method, outcome })));
+    c.inc();
+  }
+
+  observeUpstream(network: string, upstream: string, seconds: number): void {
+    const key = `${network}\0${upstream}`;
+    let h = this.upstreamChildren.get(key);
+    if (!h) this.upstreamChildren.set(key, (h = this.upstreamLatency.labels({ network, upstream })));
+    h.observe(seconds);
+  }
+
   text(): Promise<string> {
     return this.registry.metrics();
   }

@@ -4,6 +4,7 @@ import { GatewayError, toGatewayError, type JsonValue } from "../errors.js";
 import type { RpcCall, RpcOutcome, UpstreamPool } from "../chain/upstreamPool.js";
 import { checkMethodAllowed, WRITE_METHODS, type Access } from "./methodPolicy.js";
 import type { ImmutableCache } from "./immutableCache.js";
+import type { InflightReads } from "./inflightReads.js";
 
 export interface CallContext {
   access: Access;
@@ -35,6 +36,8 @@ export class RpcCore implements RpcDispatcher {
     readonly cache?: ImmutableCache,
     /** Sees every call's outcome (metrics). */
     private readonly observe?: (method: string, outcome: RpcOutcome) => void,
+    /** Shares in-flight upstream reads between identical calls; absent, every call goes upstream. */
+    private readonly inflight?: InflightReads,
   ) {
     // Answered without a round trip: they never change for a network.
     this.local = new Map<string, JsonValue>([
@@ -56,47 +59,82 @@ export class RpcCore implements RpcDispatcher {
   }
 
   async callMany(ctx: CallContext, calls: CoreCall[]): Promise<RpcOutcome[]> {
-    const outcomes: (RpcOutcome | Promise<RpcOutcome> | undefined)[] = new Array(calls.length);
-    const proxied: { index: number; call: RpcCall }[] = [];
-    await Promise.all(
-      calls.map(async (call, index) => {
-        try {
-          const custom = this.custom.get(call.method);
-          checkMethodAllowed(call.method, ctx.access, custom !== undefined);
-          if (!Array.isArray(call.params)) {
-            throw new GatewayError("invalid_params", `Invalid params: ${call.method} takes positional params (a JSON array)`);
-          }
-          if (WRITE_METHODS.has(call.method)) await this.beforeWrite(ctx);
-          const local = this.local.get(call.method) ?? this.cache?.get(call.method, call.params);
-          if (local !== undefined) outcomes[index] = { ok: true, result: local };
-          else if (custom) outcomes[index] = settle(custom(ctx, call.params));
-          else proxied.push({ index, call: { method: call.method, params: call.params } });
-        } catch (err) {
-          outcomes[index] = { ok: false, error: toGatewayError(err) };
-        }
-      }),
-    );
-    // One upstream round trip for everything proxied, in request order.
-    proxied.sort((a, b) => a.index - b.index);
-    if (proxied.length > 0) {
+    const outcomes: (RpcOutcome | Promise<RpcOutcome>)[] = new Array(calls.length);
+    const proxied: Proxied[] = [];
+    // Writes first pass the daily quota (async); everything else is routed synchronously, in request order.
+    let quotaChecks: Promise<void>[] | undefined;
+    for (let index = 0; index < calls.length; index++) {
+      const call = calls[index]!;
       try {
-        const results = await this.pool.callMany(proxied.map((p) => p.call));
-        results.forEach((r, i) => {
-          const { call, index } = proxied[i]!;
-          outcomes[index] = r;
+        const custom = this.custom.get(call.method);
+        checkMethodAllowed(call.method, ctx.access, custom !== undefined);
+        if (!Array.isArray(call.params)) {
+          throw new GatewayError("invalid_params", `Invalid params: ${call.method} takes positional params (a JSON array)`);
+        }
+        const params = call.params;
+        if (WRITE_METHODS.has(call.method)) {
+          (quotaChecks ??= []).push(
+            this.beforeWrite(ctx)
+              .then(() => this.route(ctx, index, call.method, params, custom, outcomes, proxied))
+              .catch((err: unknown) => void (outcomes[index] = { ok: false, error: toGatewayError(err) })),
+          );
+        } else this.route(ctx, index, call.method, params, custom, outcomes, proxied);
+      } catch (err) {
+        outcomes[index] = { ok: false, error: toGatewayError(err) };
+      }
+    }
+    if (quotaChecks) await Promise.all(quotaChecks);
+    if (proxied.length > 0) this.sendUpstream(proxied, outcomes);
+    const settled = await Promise.all(outcomes);
+    if (this.observe) for (let i = 0; i < settled.length; i++) this.observe(calls[i]!.method, settled[i]!);
+    return settled;
+  }
+
+  /** Local answer, cached answer, custom method, a coalesced in-flight read, or a new upstream call. */
+  private route(ctx: CallContext, index: number, method: string, params: JsonValue[], custom: CustomMethod | undefined, outcomes: (RpcOutcome | Promise<RpcOutcome>)[], proxied: Proxied[]): void {
+    const local = this.local.get(method) ?? this.cache?.get(method, params);
+    if (local !== undefined) outcomes[index] = { ok: true, result: local };
+    else if (custom) outcomes[index] = settle(custom(ctx, params));
+    else {
+      const key = this.inflight?.keyOf(method, params);
+      const joined = key === undefined ? undefined : this.inflight!.join(key);
+      if (joined) outcomes[index] = joined;
+      else proxied.push({ index, key, call: { method, params } });
+    }
+  }
+
+  /** One upstream round trip for every new proxied call of a request, in request order. */
+  private sendUpstream(proxied: Proxied[], outcomes: (RpcOutcome | Promise<RpcOutcome>)[]): void {
+    proxied.sort((a, b) => a.index - b.index);
+    const results = this.pool.callMany(proxied.map((p) => p.call)).then(
+      (rs) => {
+        rs.forEach((r, i) => {
+          const { call } = proxied[i]!;
           if (r.ok && this.cache) {
             if (call.method === "eth_blockNumber") this.cache.observeHead(r.result);
             this.cache.put(call.method, call.params, r.result);
           }
         });
-      } catch (err) {
-        for (const p of proxied) outcomes[p.index] = { ok: false, error: toGatewayError(err) };
-      }
-    }
-    const settled = await Promise.all(outcomes.map((o) => o ?? { ok: false as const, error: new GatewayError("internal", "call was not dispatched") }));
-    if (this.observe) settled.forEach((o, i) => this.observe!(calls[i]!.method, o));
-    return settled;
+        return rs;
+      },
+      (err: unknown) => {
+        const error = toGatewayError(err);
+        return proxied.map((): RpcOutcome => ({ ok: false, error }));
+      },
+    );
+    proxied.forEach((p, i) => {
+      const outcome = results.then((rs) => rs[i] ?? { ok: false as const, error: new GatewayError("internal", "upstream returned no answer") });
+      outcomes[p.index] = outcome;
+      if (p.key !== undefined) this.inflight!.track(p.key, outcome);
+    });
   }
+}
+
+interface Proxied {
+  index: number;
+  /** Coalescing key when identical later reads may join this call. */
+  key: string | undefined;
+  call: RpcCall;
 }
 
 function settle(p: Promise<JsonValue>): Promise<RpcOutcome> {

@@ -1,4 +1,5 @@
-// A JSON-RPC proxy in front of a real node that can fail chosen requests with 503 (transient faults).
+// A JSON-RPC proxy in front of a real node that can fail chosen requests with 503 (transient faults) or
+// answer them slowly (an overloaded node), counting the requests that match.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -6,6 +7,8 @@ export interface FaultyUpstream {
   url: string;
   /** Requests whose body matches are answered 503 while this many failures remain. */
   failNext(count: number, match: RegExp): void;
+  /** Requests whose body matches are counted from zero and answered after `ms`, the first `fail` of them with 503. */
+  slow(ms: number, match: RegExp, fail?: number): void;
   /** How many requests matched a fault rule (failed or not). */
   matched: number;
   close(): void;
@@ -13,6 +16,7 @@ export interface FaultyUpstream {
 
 export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstream> {
   let left = 0;
+  let delayMs = 0;
   let rule = /$^/;
   const state = { matched: 0 };
   const server = http.createServer(async (req, res) => {
@@ -21,6 +25,7 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     const body = Buffer.concat(chunks).toString();
     if (rule.test(body)) {
       state.matched++;
+      if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
       if (left > 0) {
         left--;
         res.writeHead(503).end("overloaded");
@@ -35,7 +40,14 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     failNext(count, match) {
       left = count;
+      delayMs = 0;
       rule = match;
+    },
+    slow(ms, match, fail = 0) {
+      left = fail;
+      delayMs = ms;
+      rule = match;
+      state.matched = 0;
     },
     get matched() {
       return state.matched;

@@ -1,18 +1,42 @@
 // Reads a request body up to a limit. Connect's readMaxBytes covers only Connect paths; this covers the rest.
+// Plain 'data'/'end' listeners: the stream's async iterator costs measurably more per request (bench).
 import type { NodeServerRequest } from "./nodeTypes.js";
 import { GatewayError } from "../../errors.js";
 
-export async function readBody(req: NodeServerRequest, limit: number): Promise<string> {
+export function readBody(req: NodeServerRequest, limit: number): Promise<string> {
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        // Stop reading; the answer closes an HTTP/1.1 connection whose body was not read to the end.
+        req.pause();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"));
+    };
+    const onError = (err: Error): void => {
+      cleanup();
+      reject(err);
+    };
+    const cleanup = (): void => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+  });
 }
 
 function tooLarge(limit: number): GatewayError {

@@ -66,7 +66,7 @@ export function createRestHandler(
     const finish = (answer: HttpAnswer): void => {
       write(req, res, answer, requestId);
       observe(matched?.route.pattern.source ?? "unmatched", answer.status);
-      log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
+      if (log.debugEnabled) log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
     };
     if (!matched) {
       req.resume();
