@@ -14,6 +14,8 @@ export class NonceLane {
   /** Submissions waiting for the next group commit. */
   readonly waiting: PendingSignature[] = [];
   committing = false;
+  /** A group commit is due on the next turn of the event loop. */
+  commitScheduled = false;
 
   /** The next nonce to assign; undefined until read from the chain. */
   next: number | undefined;
