@@ -17,6 +17,8 @@ export interface RpcReceipt {
 
 interface Watched {
   queueId: string | undefined;
+  /** Whether a later hash was tracked for the same queueId (a fee bump), so the journal holds another one. */
+  superseded: boolean;
   waiters: ((r: RpcReceipt) => void)[];
   since: number;
 }
@@ -25,6 +27,8 @@ const BATCH = 100;
 
 export class ReceiptWatcher {
   private readonly watched = new Map<string, Watched>();
+  /** Every hash tracked per submission (fee bumps add hashes), so a mined one finds its siblings at once. */
+  private readonly hashesOf = new Map<string, string[]>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
 
@@ -38,9 +42,26 @@ export class ReceiptWatcher {
   /** Follows a broadcast transaction until mined; the journal record is completed then. */
   track(hash: string, queueId?: string): void {
     const w = this.watched.get(hash);
-    if (w) w.queueId ??= queueId;
-    else this.watched.set(hash, { queueId, waiters: [], since: Date.now() });
+    if (w) {
+      if (w.queueId === undefined && queueId !== undefined) {
+        w.queueId = queueId;
+        this.sibling(queueId, hash);
+      }
+    } else {
+      this.watched.set(hash, { queueId, superseded: false, waiters: [], since: Date.now() });
+      if (queueId !== undefined) this.sibling(queueId, hash);
+    }
     this.ensureTimer();
+  }
+
+  private sibling(queueId: string, hash: string): void {
+    const hashes = this.hashesOf.get(queueId);
+    if (!hashes) return void this.hashesOf.set(queueId, [hash]);
+    for (const h of hashes) {
+      const other = this.watched.get(h);
+      if (other) other.superseded = true;
+    }
+    hashes.push(hash);
   }
 
   /** Resolves with the receipt once mined; rejects after timeoutMs. */
@@ -90,9 +111,20 @@ export class ReceiptWatcher {
     if (!w) return;
     if (w.queueId) {
       // A fee-bumped submission has several hashes for one nonce; once one mines, the others never will.
-      for (const [h, other] of this.watched) if (other.queueId === w.queueId) (this.watched.delete(h), w.waiters.push(...other.waiters));
+      for (const h of this.hashesOf.get(w.queueId) ?? []) {
+        const other = this.watched.get(h);
+        if (other) (this.watched.delete(h), w.waiters.push(...other.waiters));
+      }
+      this.hashesOf.delete(w.queueId);
       const ok = receipt.status === "0x1";
-      await this.store.update(w.queueId, { status: ok ? "completed" : "error", hash, processedAt: new Date(), ...(ok ? {} : { errorMessage: "the transaction reverted on chain" }) });
+      // The journal already holds the latest tracked hash; only an older (superseded) one that mined is
+      // written. Plain status changes are coalesced into one statement by the store.
+      await this.store.update(w.queueId, {
+        status: ok ? "completed" : "error",
+        processedAt: new Date(),
+        ...(w.superseded ? { hash } : {}),
+        ...(ok ? {} : { errorMessage: "the transaction reverted on chain" }),
+      });
     }
     for (const wake of w.waiters) wake(receipt);
   }

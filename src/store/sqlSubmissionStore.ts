@@ -35,6 +35,11 @@ function fromRow(r: Row): SubmissionRecord {
 }
 
 const COLUMNS = 12;
+/**
+ * How long plain status changes gather before one statement writes them all. A lane broadcasts one
+ * transaction per upstream round trip, so a per-tick flush wrote one row per statement (bench).
+ */
+const STATUS_FLUSH_MS = 25;
 
 /** One multi-row insert: a group commit costs one statement, not one per record. */
 async function insertRecords(db: Pick<SqlClient, "query">, records: SubmissionRecord[]): Promise<void> {
@@ -79,8 +84,11 @@ export class SqlSubmissionStore implements SubmissionStore {
     await insertRecord(this.db, r);
   }
 
-  async listUnfinished(network: string, limit: number): Promise<SubmissionRecord[]> {
-    const rows = await this.db.query<Row>("select * from submissions where network = $1 and status in ('pending', 'processing') order by signer, nonce limit $2", [network, limit]);
+  async listUnfinished(network: string, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {
+    const rows = await this.db.query<Row>(
+      "select * from submissions where network = $1 and status in ('pending', 'processing') and created_at < coalesce($3::timestamptz, 'infinity'::timestamptz) order by signer, nonce limit $2",
+      [network, limit, createdBefore ?? null],
+    );
     return rows.map(fromRow);
   }
 
@@ -91,7 +99,7 @@ export class SqlSubmissionStore implements SubmissionStore {
 
   async update(queueId: string, u: SubmissionUpdate): Promise<void> {
     // Plain status changes (broadcast → processing, mined → completed) are the bulk of journal writes:
-    // coalesce those issued in the same tick into one statement per status.
+    // coalesce those issued within a few milliseconds into one statement per status.
     if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined) return this.coalesced(queueId, u.status, u.processedAt);
     await this.db.query(
       `update submissions set status = coalesce($2, status), error_message = coalesce($3, error_message), processed_at = coalesce($4, processed_at),
@@ -108,13 +116,16 @@ export class SqlSubmissionStore implements SubmissionStore {
     if (!group) {
       const ids: string[] = [];
       const at = processedAt ?? null;
+      // "processing" only ever follows "pending": flushed late, or racing on another pooled connection, it
+      // must not undo a "completed" written meanwhile.
+      const guard = status === "processing" ? " and status = 'pending'" : "";
       const done = new Promise<void>((resolve, reject) =>
-        setImmediate(() => {
+        setTimeout(() => {
           this.pendingStatus.delete(key);
           this.db
-            .query("update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])", [ids, status, at])
+            .query(`update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])${guard}`, [ids, status, at])
             .then(() => resolve(), reject);
-        }),
+        }, STATUS_FLUSH_MS),
       );
       group = { ids, processedAt: at, done };
       this.pendingStatus.set(key, group);
@@ -134,8 +145,11 @@ export class SqlSubmissionStore implements SubmissionStore {
     return Number(row?.n ?? 0);
   }
 
-  async listByStatus(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
-    const rows = await this.db.query<Row>("select * from submissions where network = $1 and status = $2 order by created_at limit $3", [network, status, limit]);
+  async listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {
+    const rows = await this.db.query<Row>(
+      "select * from submissions where network = $1 and status = $2 and created_at < coalesce($4::timestamptz, 'infinity'::timestamptz) order by created_at limit $3",
+      [network, status, limit, createdBefore ?? null],
+    );
     return rows.map(fromRow);
   }
 }

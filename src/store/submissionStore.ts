@@ -32,10 +32,10 @@ export interface SubmissionStore {
   insert(record: SubmissionRecord): Promise<void>;
   update(queueId: string, update: SubmissionUpdate): Promise<void>;
   get(queueId: string): Promise<SubmissionRecord | undefined>;
-  /** Records in a status, oldest first (the receipt watcher polls "processing"). */
-  listByStatus(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]>;
-  /** Not yet mined nor failed, by signer and nonce: what recovery rebroadcasts. */
-  listUnfinished(network: string, limit: number): Promise<SubmissionRecord[]>;
+  /** Records in a status, oldest first; only those created before `createdBefore` when given. */
+  listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
+  /** Not yet mined nor failed, by signer and nonce: what recovery rebroadcasts (created before `createdBefore`). */
+  listUnfinished(network: string, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
   /** The record with this hash on this network, if journaled. */
   getByHash(network: string, hash: string): Promise<SubmissionRecord | undefined>;
 }
@@ -64,15 +64,16 @@ export class MemorySubmissionStore implements SubmissionStore {
   }
   async update(queueId: string, update: SubmissionUpdate): Promise<void> {
     const r = this.records.get(queueId);
-    if (r) Object.assign(r, update);
+    // "processing" only ever follows "pending" (a late mark must not undo "completed"), as in the SQL store.
+    if (r && !(update.status === "processing" && r.status !== "pending")) Object.assign(r, update);
   }
   async get(queueId: string): Promise<SubmissionRecord | undefined> {
     const r = this.records.get(queueId);
     return r ? { ...r } : undefined;
   }
-  async listUnfinished(network: string, limit: number): Promise<SubmissionRecord[]> {
+  async listUnfinished(network: string, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {
     return [...this.records.values()]
-      .filter((r) => r.network === network && (r.status === "pending" || r.status === "processing"))
+      .filter((r) => r.network === network && (r.status === "pending" || r.status === "processing") && (!createdBefore || r.createdAt < createdBefore))
       .sort((a, b) => a.signer.localeCompare(b.signer) || a.nonce - b.nonce)
       .slice(0, limit)
       .map((r) => ({ ...r }));
@@ -83,10 +84,10 @@ export class MemorySubmissionStore implements SubmissionStore {
     return undefined;
   }
 
-  async listByStatus(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
+  async listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {
     const out: SubmissionRecord[] = [];
     for (const r of this.records.values()) {
-      if (r.network === network && r.status === status) out.push({ ...r });
+      if (r.network === network && r.status === status && (!createdBefore || r.createdAt < createdBefore)) out.push({ ...r });
       if (out.length >= limit) break;
     }
     return out;

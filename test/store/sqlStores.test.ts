@@ -37,9 +37,16 @@ for (const kind of ["pglite", "postgres"] as const) {
       await expect(store.insert(rec)).rejects.toThrow();
       expect(await store.get(rec.queueId)).toEqual(rec);
       expect((await store.listByStatus("testnet", "pending", 10)).map((r) => r.queueId)).toEqual([rec.queueId]);
+      // Periodic recovery asks only for records older than a cutoff.
+      expect(await store.listByStatus("testnet", "pending", 10, new Date("2026-01-01T00:00:00Z"))).toEqual([]);
+      expect(await store.listUnfinished("testnet", 10, new Date("2026-01-01T00:00:00Z"))).toEqual([]);
+      expect((await store.listUnfinished("testnet", 10, new Date("2026-01-01T00:00:01Z"))).map((r) => r.queueId)).toEqual([rec.queueId]);
       const done = new Date("2026-01-01T00:00:05Z");
       await store.update(rec.queueId, { status: "completed", processedAt: done });
       expect(await store.get(rec.queueId)).toEqual({ ...rec, status: "completed", processedAt: done });
+      // A late "processing" mark (broadcast bookkeeping) never undoes "completed".
+      await store.update(rec.queueId, { status: "processing" });
+      expect((await store.get(rec.queueId))?.status).toBe("completed");
       expect(await store.listByStatus("testnet", "pending", 10)).toEqual([]);
       expect(await store.get("nope")).toBeUndefined();
     });
