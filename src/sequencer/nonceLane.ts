@@ -16,6 +16,10 @@ export class NonceLane {
   committing = false;
   /** A group commit is due on the next turn of the event loop. */
   commitScheduled = false;
+  /** Journaled transactions waiting for the lane's next broadcast batch. */
+  readonly toBroadcast: SubmissionRecord[] = [];
+  /** A broadcast batch is queued behind the running one and will take everything in toBroadcast. */
+  broadcastScheduled = false;
 
   /** The next nonce to assign; undefined until read from the chain. */
   next: number | undefined;

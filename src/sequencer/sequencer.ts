@@ -54,7 +54,9 @@ const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyK
 const NONCE_TOO_LOW = /nonce too low|nonce.*lower than/i;
 /** The node refused the fees (the base fee rose past our cap): re-price and resend rather than give up. */
 const FEE_TOO_LOW = /max fee per gas less than block base fee|fee cap less than block base fee|underpriced|feecap too low|gas price too low/i;
-const DEV_BALANCE = 10n ** 24n; // 1,000,000 ether of dev-chain money
+const DEV_BALANCE = 10n ** 24n;
+/** Most transactions one broadcast batch carries. */
+const BROADCAST_BATCH = 100; // 1,000,000 ether of dev-chain money
 
 type BroadcastResult = "accepted" | "rejected" | "unreachable";
 
@@ -224,15 +226,37 @@ export class Sequencer {
     if (this.inFlight.has(rec.queueId)) return;
     this.inFlight.add(rec.queueId);
     this.options.observer?.queueDepth(this.inFlight.size);
-    void this.lane(rec.signer)
-      .enqueueBroadcast(async () => {
-        await this.broadcast(rec, { refill: rec.kind !== "refill" && rec.kind !== "raw" });
-      })
-      .catch((err: unknown) => this.options.log.error("broadcast failed; the journal keeps it for the next resume", { queueId: rec.queueId, error: (err as Error).message }))
-      .finally(() => {
-        this.inFlight.delete(rec.queueId);
-        this.options.observer?.queueDepth(this.inFlight.size);
-      });
+    const lane = this.lane(rec.signer);
+    lane.toBroadcast.push(rec);
+    if (lane.broadcastScheduled) return;
+    lane.broadcastScheduled = true;
+    void lane.enqueueBroadcast(() => this.broadcastQueued(lane));
+  }
+
+  /**
+   * Sends everything queued on a lane, in nonce order, as one JSON-RPC batch: one round trip for a whole group
+   * commit instead of one per transaction. Whatever the batch did not get accepted (or the whole batch, if the
+   * upstream failed) goes through broadcast() one by one, with its retries, re-pricing and nonce refill.
+   */
+  private async broadcastQueued(lane: NonceLane): Promise<void> {
+    lane.broadcastScheduled = false;
+    const recs = lane.toBroadcast.splice(0).sort((a, b) => a.nonce - b.nonce);
+    const { pool, log } = this.options;
+    for (let i = 0; i < recs.length; i += BROADCAST_BATCH) {
+      const chunk = recs.slice(i, i + BROADCAST_BATCH);
+      const outcomes = chunk.length > 1 ? await pool.callMany(chunk.map((r) => ({ method: "eth_sendRawTransaction", params: [r.raw] }))).catch(() => undefined) : undefined;
+      for (const [j, rec] of chunk.entries()) {
+        try {
+          if (outcomes?.[j]?.ok) this.markBroadcast(rec);
+          else await this.broadcast(rec, { refill: rec.kind !== "refill" && rec.kind !== "raw" });
+        } catch (err) {
+          log.error("broadcast failed; the journal keeps it for the next resume", { queueId: rec.queueId, error: (err as Error).message });
+        } finally {
+          this.inFlight.delete(rec.queueId);
+          this.options.observer?.queueDepth(this.inFlight.size);
+        }
+      }
+    }
   }
 
   private resume(includeProcessing: boolean): Promise<void> {
@@ -304,11 +328,17 @@ export class Sequencer {
       if (opts.refill) await this.refillNonce(rec).catch((e: unknown) => log.error("nonce refill failed", { nonce: rec.nonce, error: (e as Error).message }));
       return { result: "rejected", error };
     }
+    this.markBroadcast(rec);
+    return { result: "accepted" };
+  }
+
+  /** The node has the transaction: journal it as processing and follow it until mined. */
+  private markBroadcast(rec: SubmissionRecord): void {
     // Not awaited: the lane's next broadcast need not wait for the journal. Until the mark lands the record
     // still reads "pending", and a resume in between only resends it, which the node answers "already known".
+    const { store, log } = this.options;
     if (rec.status === "pending") void store.update(rec.queueId, { status: "processing" }).catch((err: unknown) => log.warn("journal status update failed", { queueId: rec.queueId, error: (err as Error).message }));
     this.receipts.track(rec.hash, rec.queueId);
-    return { result: "accepted" };
   }
 
   /** Per lane: nonces handed out by this process that the chain has not mined yet. */
