@@ -3,7 +3,8 @@
 // request. Only calls whose answer is a pure function of chain state and params qualify; filter polls
 // (eth_getFilterChanges consumes what it returns) and anything that writes never do.
 // A joined answer is no older than the moment the shared request was sent, i.e. at most one upstream round
-// trip before the joiner arrived: the same freshness a load-balanced pool of nodes gives anyway.
+// trip before the joiner arrived: the same freshness a load-balanced pool of nodes gives anyway. Reads of the
+// "pending" block are never shared (read-your-writes after a send).
 import type { JsonValue } from "../errors.js";
 import type { RpcOutcome } from "../chain/upstreamPool.js";
 
@@ -42,7 +43,11 @@ export class InflightReads {
 
   /** The coalescing key of a call, or undefined when it must go upstream on its own. */
   keyOf(method: string, params: JsonValue[]): string | undefined {
-    return COALESCIBLE.has(method) ? method + JSON.stringify(params) : undefined;
+    if (!COALESCIBLE.has(method)) return undefined;
+    const p = JSON.stringify(params);
+    // "pending" state moves with every accepted transaction: a caller that just sent one and asks for its
+    // pending nonce must not get an answer requested before the send (read-your-writes).
+    return p.includes('"pending"') ? undefined : method + p;
   }
 
   /** The outcome of an identical call in flight, if any. */

@@ -54,6 +54,13 @@ describe("coalescing identical in-flight reads", () => {
     expect(proxy.matched).toBe(5);
   });
 
+  it("reads of the pending block are never shared (a sender's next nonce must see its last send)", async () => {
+    proxy.slow(200, /0c0a1e/);
+    const url = on.network("testnet").url + "/";
+    await Promise.all(Array.from({ length: 5 }, (_, i) => postJson(url, { jsonrpc: "2.0", id: i, method: "eth_getTransactionCount", params: [ADDRESS, "pending"] })));
+    expect(proxy.matched).toBe(5);
+  });
+
   it("filter polls are never shared: each consumes its own changes", async () => {
     const url = on.network("testnet").url + "/";
     const created = await postJson(url, { jsonrpc: "2.0", id: 1, method: "eth_newBlockFilter", params: [] });
