@@ -208,6 +208,8 @@ async function main(): Promise<void> {
       ["eth_blockNumber", JSON.stringify(rpc("eth_blockNumber"))],
       ["eth_chainId", JSON.stringify(rpc("eth_chainId"))],
       [`eth_getBlockByNumber(${fullBlock}, full)`, JSON.stringify(rpc("eth_getBlockByNumber", [fullBlock, true]))],
+      // Large and never cached: the proxied path's cost on a big result.
+      [`eth_getBlockReceipts(${fullBlock})`, JSON.stringify(rpc("eth_getBlockReceipts", [fullBlock]))],
       ["batch of 40 eth_getBalance (40 addresses)", JSON.stringify(addresses.map((a, i) => rpc("eth_getBalance", [a, "latest"], i)))],
     ];
     if (only("rpc")) {

@@ -9,8 +9,24 @@ export interface RpcCall {
   params: JsonValue[];
 }
 
-/** A call's outcome: a result, or a GatewayError to report for that call. */
-export type RpcOutcome = { ok: true; result: JsonValue } | { ok: false; error: GatewayError };
+/**
+ * A call's outcome: a result, or a GatewayError to report for that call. `raw`, when present, is the result's
+ * JSON text exactly as the node sent it: JSON-RPC replies splice it in unparsed, and `result` is then parsed
+ * only if something reads it (the cache, Connect).
+ */
+export type RpcOutcome = { ok: true; result: JsonValue; raw?: string } | { ok: false; error: GatewayError };
+
+/** An outcome that parses its raw JSON only when `result` is first read. */
+export function rawOutcome(raw: string): RpcOutcome {
+  let parsed: JsonValue | undefined;
+  return {
+    ok: true,
+    raw,
+    get result(): JsonValue {
+      return (parsed ??= JSON.parse(raw) as JsonValue);
+    },
+  };
+}
 
 interface Upstream {
   url: string;
@@ -102,7 +118,11 @@ export class UpstreamPool {
         ? { jsonrpc: "2.0", id: firstId, method: calls[0]!.method, params: calls[0]!.params }
         : calls.map((c, i) => ({ jsonrpc: "2.0", id: firstId + i, method: c.method, params: c.params })),
     );
-    const parsed = await this.send(body);
+    // A single call's answer in the layout nodes use ({"jsonrpc":"2.0","id":N,"result":…}) is sliced, not
+    // parsed: the JSON-RPC reply re-uses the node's bytes, so a large result is not parsed and re-serialised.
+    const prefix = calls.length === 1 ? `{"jsonrpc":"2.0","id":${firstId},"result":` : undefined;
+    const parsed = await this.send(body, (text) => (prefix !== undefined ? sliceResult(text, prefix) : undefined) ?? parseJson(text));
+    if (parsed instanceof RawResult) return [rawOutcome(parsed.raw)];
     const replies = Array.isArray(parsed) ? parsed : [parsed];
     const byId = new Map<number, UpstreamReply>();
     for (const reply of replies) if (isReply(reply) && typeof reply.id === "number") byId.set(reply.id, reply);
@@ -120,11 +140,12 @@ export class UpstreamPool {
     return [...healthy, ...unhealthy];
   }
 
-  private async send(body: string): Promise<unknown> {
+  /** Posts to the first healthy upstream whose answer `decode` accepts, failing over on transient errors. */
+  private async send<T>(body: string, decode: (text: string) => T): Promise<T> {
     let lastError: unknown;
     for (const upstream of this.order()) {
       try {
-        const parsed = await this.post(upstream, body);
+        const parsed = decode(await this.post(upstream, body));
         if (!upstream.healthy) {
           this.options.log.info("upstream recovered", { upstream: upstream.label });
           this.setHealth(upstream, true);
@@ -142,7 +163,8 @@ export class UpstreamPool {
     throw new GatewayError("upstream_unavailable", "no healthy upstream node is reachable; try again shortly", { cause: lastError });
   }
 
-  private async post(upstream: Upstream, body: string): Promise<unknown> {
+  /** The body of a non-5xx answer; transient errors for timeouts, connection failures, 5xx and 429. */
+  private async post(upstream: Upstream, body: string): Promise<string> {
     let status: number;
     let text: string;
     const started = performance.now();
@@ -164,12 +186,7 @@ export class UpstreamPool {
       throw new TransientUpstreamError(timedOut ? `timed out after ${this.options.timeoutMs} ms` : `connection failed: ${describeCause(e)}`);
     }
     if (status >= 500 || status === 429) throw new TransientUpstreamError(`HTTP ${status}`);
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      // A node that answers garbage is as good as down.
-      throw new TransientUpstreamError(`HTTP ${status} with a non-JSON body`);
-    }
+    return text;
   }
 
   private setHealth(u: Upstream, healthy: boolean): void {
@@ -182,11 +199,11 @@ export class UpstreamPool {
     await Promise.all(
       this.upstreams.map(async (u) => {
         try {
-          const reply = await this.post(u, '{"jsonrpc":"2.0","id":0,"method":"eth_chainId","params":[]}');
+          const reply = parseJson(await this.post(u, '{"jsonrpc":"2.0","id":0,"method":"eth_chainId","params":[]}'));
           const chainId = isReply(reply) ? reply.result : undefined;
           if (chainId !== expected) throw new TransientUpstreamError(`reports chain id ${JSON.stringify(chainId)}, expected ${expected}`);
           if (this.onHead) {
-            const head = await this.post(u, '{"jsonrpc":"2.0","id":0,"method":"eth_blockNumber","params":[]}');
+            const head = parseJson(await this.post(u, '{"jsonrpc":"2.0","id":0,"method":"eth_blockNumber","params":[]}'));
             if (isReply(head) && typeof head.result === "string") this.onHead(head.result);
           }
           if (!u.healthy) this.options.log.info("upstream healthy", { upstream: u.label });
@@ -199,6 +216,41 @@ export class UpstreamPool {
         }
       }),
     );
+  }
+}
+
+class RawResult {
+  constructor(readonly raw: string) {}
+}
+
+/** The result's JSON text when `text` is `prefix` + one JSON value + "}", else undefined (then parse). */
+function sliceResult(text: string, prefix: string): RawResult | undefined {
+  let end = text.length;
+  while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--;
+  if (!text.startsWith(prefix) || text.charCodeAt(end - 1) !== 0x7d) return undefined;
+  const raw = text.slice(prefix.length, end - 1);
+  // A cheap shape check that the value is whole: it must open and close like one JSON value. Anything else
+  // goes through JSON.parse, which rejects garbage (and a node answering garbage is failed over).
+  const first = raw.charCodeAt(0);
+  const last = raw.charCodeAt(raw.length - 1);
+  const whole =
+    (first === 0x22 && last === 0x22 && raw.length >= 2) || // "…"
+    (first === 0x7b && last === 0x7d) || // {…}
+    (first === 0x5b && last === 0x5d) || // […]
+    raw === "null" || raw === "true" || raw === "false" || /^-?\d+$/.test(raw);
+  return whole ? new RawResult(raw) : undefined;
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    // A node that answers garbage is as good as down.
+    throw new TransientUpstreamError("the answer is not JSON");
   }
 }
 

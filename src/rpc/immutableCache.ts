@@ -15,8 +15,13 @@ export interface CacheOptions {
 
 const BLOCK_ARG_INDEX: Record<string, number> = { eth_getBlockByNumber: 0, eth_getCode: 1, eth_getBalance: 1, eth_getStorageAt: 2, eth_call: 1, eth_getTransactionCount: 1 };
 
+interface Entry {
+  value: JsonValue;
+  raw: string | undefined;
+}
+
 export class ImmutableCache {
-  private readonly entries = new Map<string, JsonValue>();
+  private readonly entries = new Map<string, Entry>();
   /** The highest block number seen; stale is safe (it only caches less). */
   head = -1;
   hits = 0;
@@ -24,20 +29,27 @@ export class ImmutableCache {
   constructor(private readonly options: CacheOptions) {}
 
   get(method: string, params: JsonValue[]): JsonValue | undefined {
-    if (!this.mayHold(method, params)) return undefined;
-    const key = method + JSON.stringify(params);
-    const v = this.entries.get(key);
-    if (v === undefined) return undefined;
-    // LRU: re-insert as most recent.
-    this.entries.delete(key);
-    this.entries.set(key, v);
-    this.hits++;
-    return v;
+    return this.getEntry(method, params)?.value;
   }
 
-  put(method: string, params: JsonValue[], result: JsonValue): void {
+  /** The cached value with its JSON text (kept, so a hit is answered without serialising a large result again). */
+  getEntry(method: string, params: JsonValue[]): { value: JsonValue; raw: string } | undefined {
+    if (!this.mayHold(method, params)) return undefined;
+    const key = method + JSON.stringify(params);
+    const e = this.entries.get(key);
+    if (e === undefined) return undefined;
+    // LRU: re-insert as most recent.
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    this.hits++;
+    e.raw ??= JSON.stringify(e.value);
+    return e as { value: JsonValue; raw: string };
+  }
+
+  /** Keeps an answer if the reorg-safe rules allow; `raw` is its JSON text as received, when known. */
+  put(method: string, params: JsonValue[], result: JsonValue, raw?: string): void {
     if (result === null || !this.cacheable(method, params, result)) return;
-    this.entries.set(method + JSON.stringify(params), result);
+    this.entries.set(method + JSON.stringify(params), { value: result, raw });
     if (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
   }
 
@@ -45,8 +57,8 @@ export class ImmutableCache {
     if (typeof blockNumberHex === "string" && /^0x[0-9a-fA-F]+$/.test(blockNumberHex)) this.head = Math.max(this.head, Number.parseInt(blockNumberHex, 16));
   }
 
-  /** Cheap pre-check so hot uncacheable calls (anything at "latest") never build a key. */
-  private mayHold(method: string, params: JsonValue[]): boolean {
+  /** Cheap pre-check so hot uncacheable calls (anything at "latest") never build a key nor parse a result. */
+  mayHold(method: string, params: JsonValue[]): boolean {
     if (method === "eth_getBlockByHash" || method === "eth_getTransactionReceipt" || method === "eth_getTransactionByHash") return true;
     const i = BLOCK_ARG_INDEX[method];
     return i !== undefined && typeof params[i] === "string" && (params[i] as string).startsWith("0x");

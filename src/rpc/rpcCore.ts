@@ -92,8 +92,10 @@ export class RpcCore implements RpcDispatcher {
 
   /** Local answer, cached answer, custom method, a coalesced in-flight read, or a new upstream call. */
   private route(ctx: CallContext, index: number, method: string, params: JsonValue[], custom: CustomMethod | undefined, outcomes: (RpcOutcome | Promise<RpcOutcome>)[], proxied: Proxied[]): void {
-    const local = this.local.get(method) ?? this.cache?.get(method, params);
+    const local = this.local.get(method);
+    const cached = local === undefined ? this.cache?.getEntry(method, params) : undefined;
     if (local !== undefined) outcomes[index] = { ok: true, result: local };
+    else if (cached) outcomes[index] = { ok: true, result: cached.value, raw: cached.raw };
     else if (custom) outcomes[index] = settle(custom(ctx, params));
     else {
       const key = this.inflight?.keyOf(method, params);
@@ -110,9 +112,10 @@ export class RpcCore implements RpcDispatcher {
       (rs) => {
         rs.forEach((r, i) => {
           const { call } = proxied[i]!;
+          // Touching r.result parses a raw answer: only for what the cache may keep.
           if (r.ok && this.cache) {
             if (call.method === "eth_blockNumber") this.cache.observeHead(r.result);
-            this.cache.put(call.method, call.params, r.result);
+            if (this.cache.mayHold(call.method, call.params)) this.cache.put(call.method, call.params, r.result, r.raw);
           }
         });
         return rs;

@@ -74,6 +74,15 @@ describe("faulty fake upstreams", () => {
     ["times out", () => undefined],
     ["answers 503", (_req, res) => res.writeHead(503).end("busy")],
     ["answers garbage", (_req, res) => res.writeHead(200).end("<html>")],
+    [
+      // The usual reply layout around a result that is not one JSON value: must not be passed through.
+      "answers a broken result in the usual layout",
+      (req, res) => {
+        let body = "";
+        req.on("data", (c: Buffer) => (body += c));
+        req.on("end", () => res.writeHead(200).end(`{"jsonrpc":"2.0","id":${(JSON.parse(body) as { id: number }).id},"result":<html>}`));
+      },
+    ],
   ];
   for (const [name, handler] of scenarios) {
     it(`a node that ${name} is skipped`, async () => {

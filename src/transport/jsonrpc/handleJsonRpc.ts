@@ -115,7 +115,7 @@ function parseRequest(req: unknown): Parsed {
 
 function reply(id: Id, outcome: RpcOutcome): string {
   return outcome.ok
-    ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(outcome.result)}}`
+    ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${outcome.raw ?? JSON.stringify(outcome.result)}}`
     : JSON.stringify({ jsonrpc: "2.0", id, error: toJsonRpcError(outcome.error) });
 }
 
