@@ -297,26 +297,34 @@ async function main(): Promise<void> {
 
     const zktSeconds = Math.max(5, DURATION);
     lines.push("| path | accepted writes/s | mined all after (s) | accepted-and-mined/s | accepted-and-mined / node intake | nonce gaps | errors |", "|---|---|---|---|---|---|---|");
+    /** The try-it-out signer of a gateway (master-seed index 0) under the write load, until all is mined. */
+    const oneSignerRun = async (url: string, gwDataDir: string) => {
+      const signer = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(readFileSync(join(gwDataDir, "master-seed"), "utf8").trim()), "m/44'/60'/0'/0/0").address;
+      const before = await provider.getTransactionCount(signer, "latest");
+      const run = await writeLoop([url + "/zkt/try-it-out"], zktSeconds, CONNECTIONS);
+      return { run, mined: await minedAll(provider, [signer], new Map([[signer, before + run.hashes.length]])) };
+    };
+    const zktRow = (label: string, { run, mined }: Awaited<ReturnType<typeof oneSignerRun>>): { row: string; minedRate: number } => {
+      const minedRate = run.hashes.length / (run.elapsed + mined.seconds);
+      const row = `| ${label} | ${Math.round(run.hashes.length / run.elapsed)} | ${mined.seconds.toFixed(1)} | ${Math.round(minedRate)} | ${(minedRate / intakeRate).toFixed(2)} | ${mined.gaps} | ${run.errors} |`;
+      return { row, minedRate };
+    };
     // One signer: try-it-out.
-    const signerAddress = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(readFileSync(join(dataDir, "master-seed"), "utf8").trim()), "m/44'/60'/0'/0/0").address;
-    const before1 = await provider.getTransactionCount(signerAddress, "latest");
-    const one = await writeLoop([gateway.url + "/zkt/try-it-out"], zktSeconds, CONNECTIONS);
-    const m1 = await minedAll(provider, [signerAddress], new Map([[signerAddress, before1 + one.hashes.length]]));
-    const acc1 = one.hashes.length / one.elapsed;
-    const mined1 = one.hashes.length / (one.elapsed + m1.seconds);
-    lines.push(`| 1 signer (try-it-out) | ${Math.round(acc1)} | ${m1.seconds.toFixed(1)} | ${Math.round(mined1)} | ${(mined1 / intakeRate).toFixed(2)} | ${m1.gaps} | ${one.errors} |`);
+    const one = await oneSignerRun(gateway.url, dataDir);
+    const m1 = one.mined;
+    const { row: row1, minedRate: mined1 } = zktRow("1 signer (try-it-out)", one);
+    lines.push(row1);
     // Eight keys.
     const keys = await Promise.all(Array.from({ length: 8 }, async () => (await (await fetch(gateway.url + "/portal/keys", { method: "POST", body: "{}" })).json()) as { apiKey: string; walletAddress: string }));
     const before8 = new Map(await Promise.all(keys.map(async (k) => [k.walletAddress, await provider.getTransactionCount(k.walletAddress, "latest")] as [string, number])));
     const eight = await writeLoop(keys.map((k) => `${gateway.url}/zkt/${k.apiKey}`), zktSeconds, CONNECTIONS);
     const expected8 = new Map(keys.map((k, i) => [k.walletAddress, before8.get(k.walletAddress)! + Math.floor(eight.hashes.length / 8) + (i < eight.hashes.length % 8 ? 1 : 0)]));
     const m8 = await minedAll(provider, keys.map((k) => k.walletAddress), expected8);
-    const acc8 = eight.hashes.length / eight.elapsed;
-    const mined8 = eight.hashes.length / (eight.elapsed + m8.seconds);
+    const { row: row8, minedRate: mined8 } = zktRow("8 keys", { run: eight, mined: m8 });
     target("ZKT accepted-and-mined, 1 signer", "≥ 0.80 of node intake", (mined1 / intakeRate).toFixed(2), mined1 / intakeRate >= 0.8);
     target("ZKT accepted-and-mined, 8 keys", "≥ 0.80 of node intake", (mined8 / intakeRate).toFixed(2), mined8 / intakeRate >= 0.8);
     target("nonce gaps", "0", String(m1.gaps + m8.gaps), m1.gaps + m8.gaps === 0);
-    lines.push(`| 8 keys | ${Math.round(acc8)} | ${m8.seconds.toFixed(1)} | ${Math.round(mined8)} | ${(mined8 / intakeRate).toFixed(2)} | ${m8.gaps} | ${eight.errors} |`);
+    lines.push(row8);
     peakRss = Math.max(peakRss, rssMb(gateway.proc.pid!));
     // The same single-signer load with the journal in PostgreSQL (DATABASE_URL) instead of in-process PGlite.
     const pgUrl = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
@@ -327,13 +335,7 @@ async function main(): Promise<void> {
       const pgDir = mkdtempSync(join(tmpdir(), "bench-gw-pg-"));
       const pgGateway = await startGateway(node.url, pgDir, { DATABASE_URL: `${pgUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}` });
       procs.push(pgGateway.proc);
-      const pgSigner = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(readFileSync(join(pgDir, "master-seed"), "utf8").trim()), "m/44'/60'/0'/0/0").address;
-      const beforePg = await provider.getTransactionCount(pgSigner, "latest");
-      const pgRun = await writeLoop([pgGateway.url + "/zkt/try-it-out"], zktSeconds, CONNECTIONS);
-      const mPg = await minedAll(provider, [pgSigner], new Map([[pgSigner, beforePg + pgRun.hashes.length]]));
-      const accPg = pgRun.hashes.length / pgRun.elapsed;
-      const minedPg = pgRun.hashes.length / (pgRun.elapsed + mPg.seconds);
-      pgRow = `| 1 signer, PostgreSQL journal | ${Math.round(accPg)} | ${mPg.seconds.toFixed(1)} | ${Math.round(minedPg)} | ${(minedPg / intakeRate).toFixed(2)} | ${mPg.gaps} | ${pgRun.errors} |`;
+      pgRow = zktRow("1 signer, PostgreSQL journal", await oneSignerRun(pgGateway.url, pgDir)).row;
       pgGateway.proc.kill("SIGTERM");
       execFileSync("psql", [pgUrl, "-qc", `drop schema ${schema} cascade`], { stdio: "ignore" });
     } catch (err) {

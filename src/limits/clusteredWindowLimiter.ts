@@ -3,7 +3,7 @@
 // back and refuse. bottleneck makes the decrement atomic, in-process or, clustered, in Redis (a Lua script),
 // so replicas sharing Redis share one reservoir per caller.
 import Bottleneck from "bottleneck";
-import type { CallerLimiter, LimitDecision } from "./windowLimiter.js";
+import { sweepIdleCallers, type CallerLimiter, type LimitDecision } from "./windowLimiter.js";
 
 export interface ClusteredWindowLimiterOptions {
   limit: number;
@@ -27,13 +27,7 @@ export class ClusteredWindowLimiter implements CallerLimiter {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly options: ClusteredWindowLimiterOptions) {
-    // Idle callers are forgotten only after several windows, so a window is never reset early.
-    const idleMs = Math.max(5 * 60_000, options.windowMs * 3);
-    this.sweeper = setInterval(() => {
-      const now = Date.now();
-      for (const [caller, e] of this.callers) if (now - e.lastUsed > idleMs) this.drop(caller);
-    }, Math.min(idleMs, 60_000));
-    this.sweeper.unref();
+    this.sweeper = sweepIdleCallers(this.callers, options.windowMs, (caller) => this.drop(caller));
   }
 
   async take(caller: string, weight = 1): Promise<LimitDecision> {

@@ -22,6 +22,20 @@ export interface WindowLimiterOptions {
   windowMs: number;
 }
 
+/**
+ * Forgets callers idle for several windows (never sooner, so a window is not reset early), checking at most
+ * once a minute. Shared by the local and the clustered limiter.
+ */
+export function sweepIdleCallers(callers: Map<string, { lastUsed: number }>, windowMs: number, forget: (caller: string) => void): NodeJS.Timeout {
+  const idleMs = Math.max(5 * 60_000, windowMs * 3);
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [caller, e] of callers) if (now - e.lastUsed > idleMs) forget(caller);
+  }, Math.min(idleMs, 60_000));
+  sweeper.unref();
+  return sweeper;
+}
+
 interface Window {
   started: number;
   left: number;
@@ -33,13 +47,7 @@ export class WindowLimiter implements CallerLimiter {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly options: WindowLimiterOptions) {
-    // Idle callers are forgotten only after several windows, so a window is never reset early.
-    const idleMs = Math.max(5 * 60_000, options.windowMs * 3);
-    this.sweeper = setInterval(() => {
-      const now = Date.now();
-      for (const [caller, w] of this.callers) if (now - w.lastUsed > idleMs) this.callers.delete(caller);
-    }, Math.min(idleMs, 60_000));
-    this.sweeper.unref();
+    this.sweeper = sweepIdleCallers(this.callers, options.windowMs, (caller) => this.callers.delete(caller));
   }
 
   take(caller: string, weight = 1): LimitDecision {

@@ -30,28 +30,25 @@ export class Metrics {
 
   /** Counts an HTTP answer. */
   countHttp(network: string, route: string, status: number): void {
-    const key = `${network}\0${route}\0${status}`;
-    let c = this.httpChildren.get(key);
-    if (!c) this.httpChildren.set(key, (c = this.httpRequests.labels({ network, route, status: String(status) })));
-    c.inc();
+    childOf(this.httpChildren, `${network}\0${route}\0${status}`, () => this.httpRequests.labels({ network, route, status: String(status) })).inc();
   }
 
   /** Counts a JSON-RPC call's outcome ("ok" or its error code). */
   countRpc(network: string, method: string, outcome: string): void {
-    const key = `${network}\0${method}\0${outcome}`;
-    let c = this.rpcChildren.get(key);
-    if (!c) this.rpcChildren.set(key, (c = this.rpcCalls.labels({ network, method, outcome })));
-    c.inc();
+    childOf(this.rpcChildren, `${network}\0${method}\0${outcome}`, () => this.rpcCalls.labels({ network, method, outcome })).inc();
   }
 
   observeUpstream(network: string, upstream: string, seconds: number): void {
-    const key = `${network}\0${upstream}`;
-    let h = this.upstreamChildren.get(key);
-    if (!h) this.upstreamChildren.set(key, (h = this.upstreamLatency.labels({ network, upstream })));
-    h.observe(seconds);
+    childOf(this.upstreamChildren, `${network}\0${upstream}`, () => this.upstreamLatency.labels({ network, upstream })).observe(seconds);
   }
 
   text(): Promise<string> {
     return this.registry.metrics();
   }
+}
+
+function childOf<C>(children: Map<string, C>, key: string, create: () => C): C {
+  let c = children.get(key);
+  if (!c) children.set(key, (c = create()));
+  return c;
 }
