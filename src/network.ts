@@ -22,7 +22,7 @@ import { ZktCore } from "./zkt/zktCore.js";
 import type { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { listenDual, type DualServer } from "./transport/http/listen.js";
 import { withCors } from "./transport/http/cors.js";
-import { createRestHandler, type RestRoute } from "./transport/http/restRouter.js";
+import { createRestRouter, type RestRoute } from "./transport/http/restRouter.js";
 import { healthRoutes } from "./transport/http/healthRoutes.js";
 import { jsonRpcRoutes, type Authenticate } from "./transport/jsonrpc/jsonRpcRoutes.js";
 import { zktRoutes } from "./transport/zkt/zktRoutes.js";
@@ -139,7 +139,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     registerPlatformMethods(core, { validators, tokens, sponsorship });
     const zkt = new ZktCore({ network: net, journalNetwork, pool, sequencer, store: deps.store, seed: deps.seed, compiler: deps.compiler });
     let draining = false;
-    const rest = createRestHandler(
+    const rest = createRestRouter(
       [
         ...healthRoutes(pool, () => draining),
         { method: "GET", pattern: /^\/metrics$/, renderError: () => ({ status: 500 }), handle: async () => ({ status: 200, body: await m.text(), contentType: "text/plain; version=0.0.4" }) },
@@ -176,13 +176,14 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     );
     const handler = connectNodeAdapter({
       routes: connectRoutes({ core, zkt, sponsorship, maxBatchSize: gw.maxBatchSize }),
-      fallback: rest,
+      fallback: rest.nodeHandler,
       readMaxBytes: gw.bodyLimitBytes,
       // Error mapping outermost, so errors raised while authenticating are mapped too.
       interceptors: [errorMappingInterceptor, authInterceptor(deps.authenticate), limitInterceptor(limits, net.name)],
       contextValues: (req) => createContextValues().set(clientIpKey, clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted)),
     });
-    server = await listenDual(withCors(handler), gw.host, net.port);
+    // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
+    server = await listenDual(withCors(handler), gw.host, net.port, { serves: rest.serves, handle: rest.handle, bodyLimitBytes: gw.bodyLimitBytes });
     const url = `http://${gw.host}:${server.port}`;
     const srv = server;
     const p = pool;

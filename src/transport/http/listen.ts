@@ -4,6 +4,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import type { NodeHandlerFn } from "./nodeTypes.js";
+import { serveFastLane, type FastLaneOptions } from "./fastLane.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -12,9 +13,22 @@ export interface DualServer {
   close(): Promise<void>;
 }
 
-export async function listenDual(handler: NodeHandlerFn, host: string, port: number): Promise<DualServer> {
+const KEEP_ALIVE_MS = 65_000;
+
+/**
+ * With `fastLane`, HTTP/1.1 connections start in the fast lane (fastLane.ts) and move to node:http at the
+ * first request it does not take.
+ */
+export async function listenDual(handler: NodeHandlerFn, host: string, port: number, fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs">): Promise<DualServer> {
   const h1 = http.createServer(handler as http.RequestListener);
-  h1.keepAliveTimeout = 65_000;
+  h1.keepAliveTimeout = KEEP_ALIVE_MS;
+  const toH1 = (socket: net.Socket, unread: Buffer): void => {
+    socket.pause();
+    if (unread.length > 0) socket.unshift(unread);
+    h1.emit("connection", socket);
+    socket.resume();
+  };
+  const lane: FastLaneOptions | undefined = fastLane && { ...fastLane, keepAliveTimeoutMs: KEEP_ALIVE_MS, requestTimeoutMs: h1.requestTimeout || 300_000 };
   const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -27,15 +41,13 @@ export async function listenDual(handler: NodeHandlerFn, host: string, port: num
       const isH2 = seen.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
       if (isH2 && seen.length < H2_PREFACE.length) return; // need more bytes to decide
       socket.off("data", onData);
-      socket.pause();
-      socket.unshift(seen);
       if (isH2) {
+        socket.pause();
+        socket.unshift(seen);
         // http2 drains the socket's buffered bytes itself on the next tick; resuming here would lose them.
         h2.emit("connection", socket);
-      } else {
-        h1.emit("connection", socket);
-        socket.resume();
-      }
+      } else if (lane) serveFastLane(socket, seen, lane, (unread) => toH1(socket, unread));
+      else toH1(socket, seen);
     };
     socket.on("data", onData);
     socket.on("error", () => socket.destroy());

@@ -1,11 +1,15 @@
 // Everything on a network's port that is not a Connect path: a small table of routes, each returning an
 // HttpAnswer. Body limits, request ids, logging with redacted paths, and the unmatched 404 live here once.
+// The router is transport-neutral (`handle`); `nodeHandler` and the HTTP/1.1 fast lane (fastLane.ts) both
+// feed it, so a request gets the same answer whichever of them parsed it.
+import type { IncomingHttpHeaders } from "node:http";
 import type { NodeHandlerFn, NodeServerRequest, NodeServerResponse } from "./nodeTypes.js";
 import { randomUUID } from "node:crypto";
 import { toGatewayError } from "../../errors.js";
 import { redactPath, type Logger } from "../../log/logger.js";
 import { readBody } from "./readBody.js";
 import { clientIp } from "../../limits/clientIp.js";
+import { corsHeaders } from "./cors.js";
 
 export interface HttpAnswer {
   status: number;
@@ -19,7 +23,7 @@ export interface RestRequest {
   path: string;
   /** Capture groups of the route's pattern. */
   params: string[];
-  headers: NodeServerRequest["headers"];
+  headers: IncomingHttpHeaders;
   clientIp: string;
   requestId: string;
   /** Reads the body (limit enforced); throws a payload_too_large GatewayError. */
@@ -34,24 +38,42 @@ export interface RestRoute {
   renderError(err: ReturnType<typeof toGatewayError>): HttpAnswer;
 }
 
+/** A request as any transport parsed it. */
+export interface RestInput {
+  method: string;
+  /** The request target as sent (path and query). */
+  url: string;
+  headers: IncomingHttpHeaders;
+  remoteAddress: string | undefined;
+  body(): Promise<string>;
+}
+
+export interface RestRouter {
+  /** Whether a route answers this method and path (the fast lane takes only those). */
+  serves(method: string, path: string): boolean;
+  /** The complete answer, headers included (x-request-id, CORS). */
+  handle(input: RestInput): Promise<HttpAnswer>;
+  /** The same router behind Node's http/http2 request and response. */
+  nodeHandler: NodeHandlerFn;
+}
+
 export function json(status: number, value: unknown, headers?: Record<string, string>): HttpAnswer {
   return { status, body: JSON.stringify(value), contentType: "application/json", ...(headers ? { headers } : {}) };
 }
 
-export function createRestHandler(
+export function createRestRouter(
   routes: RestRoute[],
   bodyLimitBytes: number,
   log: Logger,
   trustedProxies: ReadonlySet<string> = new Set(),
   /** Sees every answer: the route's pattern (never the path, which may hold a key) and the status. */
   observe: (route: string, status: number) => void = () => undefined,
-): NodeHandlerFn {
-  return (req, res) => {
+): RestRouter {
+  const handle = async (input: RestInput): Promise<HttpAnswer> => {
     const requestId = randomUUID();
     const started = performance.now();
-    const url = req.url ?? "/";
-    const path = url.split("?", 1)[0] ?? "/";
-    const method = req.method ?? "GET";
+    const path = input.url.split("?", 1)[0] ?? "/";
+    const { method } = input;
     let matched: { route: RestRoute; params: string[] } | undefined;
     let pathKnown = false;
     for (const route of routes) {
@@ -63,41 +85,56 @@ export function createRestHandler(
         break;
       }
     }
-    const finish = (answer: HttpAnswer): void => {
-      write(req, res, answer, requestId);
-      observe(matched?.route.pattern.source ?? "unmatched", answer.status);
-      if (log.debugEnabled) log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
-    };
+    let answer: HttpAnswer;
     if (!matched) {
-      req.resume();
-      finish(json(pathKnown ? 405 : 404, { error: pathKnown ? `${method} is not allowed on ${redactPath(path)}` : `no such endpoint: ${method} ${redactPath(path)}` }));
-      return;
+      answer = json(pathKnown ? 405 : 404, { error: pathKnown ? `${method} is not allowed on ${redactPath(path)}` : `no such endpoint: ${method} ${redactPath(path)}` });
+    } else {
+      const { route, params } = matched;
+      try {
+        answer = await route.handle({
+          method,
+          path,
+          params,
+          headers: input.headers,
+          clientIp: clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies),
+          requestId,
+          body: input.body,
+        });
+      } catch (err) {
+        const gw = toGatewayError(err);
+        if (gw.kind === "internal") log.error("request failed", { requestId, path: redactPath(path), error: String(gw.cause ?? gw) });
+        answer = route.renderError(gw);
+      }
     }
-    const { route, params } = matched;
-    const restReq: RestRequest = {
-      method,
-      path,
-      params,
-      headers: req.headers,
-      clientIp: clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trustedProxies),
-      requestId,
-      body: () => readBody(req, bodyLimitBytes),
-    };
-    route.handle(restReq).then(finish, (err: unknown) => {
-      const gw = toGatewayError(err);
-      if (gw.kind === "internal") log.error("request failed", { requestId, path: redactPath(path), error: String(gw.cause ?? gw) });
-      finish(route.renderError(gw));
-    });
+    observe(matched?.route.pattern.source ?? "unmatched", answer.status);
+    if (log.debugEnabled) log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
+    const headers: Record<string, string> = { "x-request-id": requestId, ...corsHeaders(input.headers.origin), ...answer.headers };
+    if (answer.body !== undefined) headers["content-type"] = answer.contentType ?? "application/json";
+    return { ...answer, headers };
   };
+
+  const serves = (method: string, path: string): boolean => routes.some((r) => r.method === method && r.pattern.test(path));
+
+  const nodeHandler: NodeHandlerFn = (req, res) => {
+    void handle({
+      method: req.method ?? "GET",
+      url: req.url ?? "/",
+      headers: req.headers,
+      remoteAddress: req.socket?.remoteAddress,
+      body: () => readBody(req, bodyLimitBytes),
+    }).then((answer) => write(req, res, answer));
+  };
+
+  return { serves, handle, nodeHandler };
 }
 
-function write(req: NodeServerRequest, res: NodeServerResponse, answer: HttpAnswer, requestId: string): void {
+function write(req: NodeServerRequest, res: NodeServerResponse, answer: HttpAnswer): void {
   if (res.headersSent) return;
-  const headers: Record<string, string> = { "x-request-id": requestId, ...answer.headers };
-  if (answer.body !== undefined) headers["content-type"] = answer.contentType ?? "application/json";
+  const headers = answer.headers ?? {};
   // Refusing a body before reading it all: close HTTP/1.1 connections so the unread rest is not parsed as
   // the next request (HTTP/2 forbids the header; its stream just ends).
-  if (!req.readableEnded && req.httpVersionMajor === 1) headers.connection = "close";
+  // (`complete`, not `readableEnded`: a bodiless GET nobody read is complete, and keeps its connection.)
+  if (!req.complete && req.httpVersionMajor === 1) headers.connection = "close";
   (res as import("node:http").ServerResponse).writeHead(answer.status, headers);
   if (answer.body === undefined) res.end();
   else res.end(answer.body);
