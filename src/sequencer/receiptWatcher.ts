@@ -1,5 +1,7 @@
-// Watches broadcast transactions until they are mined: one batched eth_getTransactionReceipt round trip per
-// poll for everything outstanding, then the journal is updated and waiters are woken.
+// Watches broadcast transactions until they are mined, then updates the journal and wakes waiters. Each poll
+// reads the receipts of the blocks mined since the last one (eth_getBlockReceipts: one call per block, however
+// many transactions are outstanding); a hash not found that way for a while (tracked after its block was read,
+// or a node without eth_getBlockReceipts) is asked for by hash, in batches, at a slower pace.
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { SubmissionStore } from "../store/submissionStore.js";
 import type { JsonValue } from "../errors.js";
@@ -21,9 +23,13 @@ interface Watched {
   superseded: boolean;
   waiters: ((r: RpcReceipt) => void)[];
   since: number;
+  /** When it was last asked for by hash. */
+  askedAt: number;
 }
 
 const BATCH = 100;
+/** Most blocks read per poll; a longer gap (the watcher was idle or the node raced ahead) is left to by-hash polls. */
+const MAX_BLOCKS_PER_POLL = 16;
 
 export class ReceiptWatcher {
   private readonly watched = new Map<string, Watched>();
@@ -31,13 +37,21 @@ export class ReceiptWatcher {
   private readonly hashesOf = new Map<string, string[]>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  /** The last block whose receipts were read; undefined until the first poll after (re)starting. */
+  private lastBlock: number | undefined;
+  /** False once the node refused eth_getBlockReceipts: then every hash is asked for by hash. */
+  private blockReceipts = true;
+  /** A hash unseen in block receipts this long is asked for by hash (and then again each time as long). */
+  private readonly byHashAfterMs: number;
 
   constructor(
     private readonly pool: UpstreamPool,
     private readonly store: SubmissionStore,
     private readonly pollMs: number,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.byHashAfterMs = Math.max(1_000, pollMs * 8);
+  }
 
   /** Follows a broadcast transaction until mined; the journal record is completed then. */
   track(hash: string, queueId?: string): void {
@@ -48,7 +62,8 @@ export class ReceiptWatcher {
         this.sibling(queueId, hash);
       }
     } else {
-      this.watched.set(hash, { queueId, superseded: false, waiters: [], since: Date.now() });
+      const now = Date.now();
+      this.watched.set(hash, { queueId, superseded: false, waiters: [], since: now, askedAt: now });
       if (queueId !== undefined) this.sibling(queueId, hash);
     }
     this.ensureTimer();
@@ -79,6 +94,7 @@ export class ReceiptWatcher {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.lastBlock = undefined;
   }
 
   private ensureTimer(): void {
@@ -92,16 +108,53 @@ export class ReceiptWatcher {
     if (this.watched.size === 0) return this.stop();
     this.polling = true;
     try {
-      const hashes = [...this.watched.keys()];
-      for (let i = 0; i < hashes.length; i += BATCH) {
-        const chunk = hashes.slice(i, i + BATCH);
-        const outcomes = await this.pool.callMany(chunk.map((h) => ({ method: "eth_getTransactionReceipt", params: [h] as JsonValue[] })));
-        await Promise.all(outcomes.map((o, j) => (o.ok && o.result ? this.mined(chunk[j]!, o.result as unknown as RpcReceipt) : undefined)));
-      }
+      if (this.blockReceipts) await this.readNewBlocks();
+      await this.askByHash(this.blockReceipts ? Date.now() - this.byHashAfterMs : Infinity);
     } catch (err) {
       this.log.warn("receipt poll failed; will retry", { error: (err as Error).message });
     } finally {
       this.polling = false;
+    }
+  }
+
+  /** Receipts of every block mined since the last poll, matched against what is watched. */
+  private async readNewBlocks(): Promise<void> {
+    const head = Number(BigInt((await this.pool.call("eth_blockNumber", [])) as string));
+    // Starting (again): the newest block may already hold a hash tracked just now.
+    const from = Math.max((this.lastBlock ?? head - 1) + 1, head - MAX_BLOCKS_PER_POLL + 1);
+    if (from > head) return;
+    const blocks = Array.from({ length: head - from + 1 }, (_, i) => from + i);
+    const outcomes = await this.pool.callMany(blocks.map((n) => ({ method: "eth_getBlockReceipts", params: ["0x" + n.toString(16)] as JsonValue[] })));
+    for (const [i, o] of outcomes.entries()) {
+      if (!o.ok) {
+        // Not a transport failure (those throw): the node does not serve the method. By hash it is.
+        this.log.info("eth_getBlockReceipts refused; following transactions by hash", { error: o.error.message });
+        this.blockReceipts = false;
+        return;
+      }
+      // null: a node behind the one that gave the head; read the block again next poll.
+      if (o.result === null) return;
+      const receipts = o.result as unknown as RpcReceipt[];
+      const found = receipts.filter((r) => this.watched.has(r.transactionHash));
+      await Promise.all(found.map((r) => this.mined(r.transactionHash, r)));
+      this.lastBlock = blocks[i]!;
+    }
+  }
+
+  /** Asks by hash for every watched transaction last asked for before `askedBefore` (ms since epoch). */
+  private async askByHash(askedBefore: number): Promise<void> {
+    const now = Date.now();
+    const hashes: string[] = [];
+    for (const [hash, w] of this.watched) {
+      if (w.askedAt < askedBefore || askedBefore === Infinity) {
+        w.askedAt = now;
+        hashes.push(hash);
+      }
+    }
+    for (let i = 0; i < hashes.length; i += BATCH) {
+      const chunk = hashes.slice(i, i + BATCH);
+      const outcomes = await this.pool.callMany(chunk.map((h) => ({ method: "eth_getTransactionReceipt", params: [h] as JsonValue[] })));
+      await Promise.all(outcomes.map((o, j) => (o.ok && o.result ? this.mined(chunk[j]!, o.result as unknown as RpcReceipt) : undefined)));
     }
   }
 

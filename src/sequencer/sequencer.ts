@@ -13,6 +13,7 @@ import { FeeOracle, type FeeFields } from "./feeOracle.js";
 import { NonceLane } from "./nonceLane.js";
 import { ReceiptWatcher, type RpcReceipt } from "./receiptWatcher.js";
 import { signTransaction } from "./signTransaction.js";
+import { localGasLimit } from "./intrinsicGas.js";
 import type { FeeMode } from "../config/config.js";
 
 export type SigningWallet = Wallet | HDNodeWallet;
@@ -90,7 +91,8 @@ export class Sequencer {
 
   /**
    * Validates by estimating gas (a revert is thrown as an execution_reverted GatewayError and nothing is
-   * sent), then signs and journals; returns once the transaction is journaled, with its hash.
+   * sent; a call to the zero address cannot revert and is priced locally), then signs and journals;
+   * returns once the transaction is journaled, with its hash.
    */
   async submit(intent: TxIntent): Promise<SubmissionRecord> {
     const { pool, chainId, network } = this.options;
@@ -98,9 +100,8 @@ export class Sequencer {
     this.walletOf.set(from, intent.wallet);
     await this.fundIfDev(from);
     const value = intent.value ?? 0n;
-    const estimate = await pool.call("eth_estimateGas", [{ from, ...(intent.to ? { to: intent.to } : {}), data: intent.data, value: toQuantity(value) }]);
-    // 20 % headroom: state can move between the estimate and inclusion.
-    const gasLimit = (BigInt(estimate as string) * 12n) / 10n;
+    // A value-less call to the zero address runs no code: its gas is known without asking the node.
+    const gasLimit = (value === 0n ? localGasLimit(intent.to, intent.data) : undefined) ?? (await this.estimateGas(from, intent.to, intent.data, value));
     const fees = await this.fees.current();
     const lane = this.lane(from);
     return new Promise<SubmissionRecord>((resolve, reject) => {
@@ -125,6 +126,12 @@ export class Sequencer {
       });
       this.scheduleCommit(lane);
     });
+  }
+
+  /** The node's estimate with 20 % headroom (state can move between the estimate and inclusion). */
+  private async estimateGas(from: string, to: string | null, data: string, value: bigint): Promise<bigint> {
+    const estimate = await this.options.pool.call("eth_estimateGas", [{ from, ...(to ? { to } : {}), data, value: toQuantity(value) }]);
+    return (BigInt(estimate as string) * 12n) / 10n;
   }
 
   /**

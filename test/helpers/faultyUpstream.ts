@@ -9,6 +9,8 @@ export interface FaultyUpstream {
   failNext(count: number, match: RegExp): void;
   /** Requests whose body matches are counted from zero and answered after `ms`, the first `fail` of them with 503. */
   slow(ms: number, match: RegExp, fail?: number): void;
+  /** Requests calling `method` are answered "method not found" (-32601), as by a node without it. */
+  refuse(method: string): void;
   /** How many requests matched a fault rule (failed or not). */
   matched: number;
   close(): void;
@@ -18,11 +20,18 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   let left = 0;
   let delayMs = 0;
   let rule = /$^/;
+  let refused: string | undefined;
   const state = { matched: 0 };
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
+    if (refused !== undefined && body.includes(`"method":"${refused}"`)) {
+      const calls = JSON.parse(body) as { id: unknown } | { id: unknown }[];
+      const error = (c: { id: unknown }) => ({ jsonrpc: "2.0", id: c.id, error: { code: -32601, message: `Method not found: ${refused}` } });
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? calls.map(error) : error(calls)));
+      return;
+    }
     if (rule.test(body)) {
       state.matched++;
       if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
@@ -48,6 +57,9 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
       delayMs = ms;
       rule = match;
       state.matched = 0;
+    },
+    refuse(method) {
+      refused = method;
     },
     get matched() {
       return state.matched;

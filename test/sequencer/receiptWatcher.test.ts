@@ -1,0 +1,54 @@
+// Following broadcast transactions until mined: by block (one eth_getBlockReceipts per new block, however many
+// are outstanding), and by hash when the node does not serve eth_getBlockReceipts.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
+import type { Gateway } from "../../src/gateway.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
+
+async function allCompleted(base: string, queueIds: string[]): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const statuses = await Promise.all(queueIds.map(async (q) => ((await (await fetch(`${base}/zkt/transactions/${q}`)).json()) as { status: string }).status));
+    if (statuses.every((s) => s === "completed")) return;
+    if (Date.now() > deadline) throw new Error(`not all completed: ${statuses.join(",")}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("receipt watcher", () => {
+  let node: EmbeddedNode;
+  let proxy: FaultyUpstream;
+  let gw: Gateway;
+  let base: string;
+  beforeAll(async () => {
+    node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
+    proxy = await startFaultyUpstream(node.url);
+    gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [proxy.url]), (c.rateLimit.tryItOutRequestsPerWindow = 1000)) });
+    base = gw.network("testnet").url;
+  });
+  afterAll(async () => {
+    await gw?.close();
+    proxy?.close();
+    await node?.stop();
+  });
+
+  it("100 writes complete with block receipts, not a receipt request per transaction per poll", async () => {
+    proxy.slow(0, /eth_getTransactionReceipt/); // counts the gateway's by-hash receipt requests
+    const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => postJson(`${base}/zkt/try-it-out`, { arguments: `watched ${i}` })));
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    await allCompleted(base, replies.map((r) => (r.json as { queueId: string }).queueId));
+    // By hash only for stragglers (a hash tracked just after its block was read): a few requests at most,
+    // where polling by hash made one per poll (every 125 ms) until all were mined.
+    expect(proxy.matched).toBeLessThanOrEqual(2);
+  });
+
+  it("a node without eth_getBlockReceipts: writes still complete and wait: true still gets its receipt, by hash", async () => {
+    proxy.refuse("eth_getBlockReceipts");
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => postJson(`${base}/zkt/try-it-out`, { arguments: `by hash ${i}` })));
+    await allCompleted(base, replies.map((r) => (r.json as { queueId: string }).queueId));
+    const deploy = await postJson(`${base}/zkt/try-it-out`, { code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract W { uint256 public x = 7; }" });
+    expect(deploy.status).toBe(200);
+    expect(deploy.json).toMatchObject({ success: true, contractAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
+  });
+});
