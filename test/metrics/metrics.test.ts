@@ -50,4 +50,21 @@ describe("Prometheus metrics", () => {
     // No path (which may carry a key) ever becomes a label.
     expect(text).not.toMatch(/cgw_/);
   });
+
+  it("keeps exact per-call counts across scrapes (counted in plain integers, handed over when scraped)", async () => {
+    const url = gw.network("testnet").url;
+    const scrape = async (): Promise<number> => {
+      const text = await (await fetch(url + "/metrics")).text();
+      const line = text.split("\n").find((l) => /^gateway_rpc_calls_total\{.*method="eth_chainId".*outcome="ok"/.test(l));
+      return line ? Number(line.split(" ").pop()) : 0;
+    };
+    const call = (): Promise<unknown> => postJson(url, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
+    const before = await scrape();
+    for (let i = 0; i < 3; i++) await call();
+    expect(await scrape()).toBe(before + 3);
+    expect(await scrape()).toBe(before + 3); // a scrape with nothing new adds nothing
+    await call();
+    await call();
+    expect(await scrape()).toBe(before + 5);
+  });
 });
