@@ -36,7 +36,12 @@ export class ReceiptWatcher {
   /** Every hash tracked per submission (fee bumps add hashes), so a mined one finds its siblings at once. */
   private readonly hashesOf = new Map<string, string[]>();
   private timer: NodeJS.Timeout | undefined;
+  /** Whether the pending timer is a fast one. */
+  private timerFast = false;
   private polling = false;
+  /** Callers waiting for a receipt (wait: true, deploys): while there are any, polls come every fastPollMs. */
+  private waiting = 0;
+  private readonly fastPollMs: number;
   /** The last block whose receipts were read; undefined until the first poll after (re)starting. */
   private lastBlock: number | undefined;
   /** False once the node refused eth_getBlockReceipts: then every hash is asked for by hash. */
@@ -51,6 +56,8 @@ export class ReceiptWatcher {
     private readonly log: Logger,
   ) {
     this.byHashAfterMs = Math.max(1_000, pollMs * 8);
+    // A poll that finds no new block is one eth_blockNumber: cheap enough to ask often while someone waits.
+    this.fastPollMs = Math.max(10, Math.min(25, Math.round(pollMs / 5)));
   }
 
   /** Follows a broadcast transaction until mined; the journal record is completed then. */
@@ -82,24 +89,43 @@ export class ReceiptWatcher {
   /** Resolves with the receipt once mined; rejects after timeoutMs. */
   wait(hash: string, timeoutMs: number): Promise<RpcReceipt> {
     this.track(hash);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`not mined within ${timeoutMs} ms`)), timeoutMs);
+    this.waiting++;
+    const promise = new Promise<RpcReceipt>((resolve, reject) => {
+      let settled = false;
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        this.waiting--;
+        return true;
+      };
+      const timer = setTimeout(() => settle() && reject(new Error(`not mined within ${timeoutMs} ms`)), timeoutMs);
       this.watched.get(hash)!.waiters.push((r) => {
         clearTimeout(timer);
-        resolve(r);
+        if (settle()) resolve(r);
       });
     });
+    this.ensureTimer();
+    return promise;
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.lastBlock = undefined;
   }
 
+  /** One poll at a time: the next is scheduled when the last is done, sooner while someone waits. */
   private ensureTimer(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.poll(), this.pollMs);
+    const fast = this.waiting > 0;
+    if (this.timer && (this.timerFast || !fast)) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerFast = fast;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.poll().then(() => {
+        if (this.watched.size > 0) this.ensureTimer();
+      });
+    }, fast ? this.fastPollMs : this.pollMs);
     this.timer.unref();
   }
 
