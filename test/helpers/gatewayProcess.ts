@@ -1,4 +1,5 @@
-// The gateway as a real process (`src/main.ts`), for tests that kill and restart it.
+// The gateway as a real process (`src/main.ts`, or the `npm run build` bundle), for tests that kill and
+// restart it or run what `npm start` runs.
 import { spawn, type ChildProcess } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,8 +11,9 @@ export interface GatewayProcess {
   exited: Promise<number | null>;
 }
 
-export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+export async function startGatewayProcess(env: Record<string, string>, entry: "source" | "bundle" = "source"): Promise<GatewayProcess> {
+  const args = entry === "bundle" ? ["--enable-source-maps", "dist/main.mjs"] : ["--import", "tsx", "src/main.ts"];
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: "0", LOG_LEVEL: "debug", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
