@@ -11,11 +11,8 @@ export interface PendingSignature {
 }
 
 export class NonceLane {
-  /** Submissions waiting for the next group commit. */
+  /** Submissions waiting for the next group commit (the sequencer's, across lanes). */
   readonly waiting: PendingSignature[] = [];
-  committing = false;
-  /** A group commit is due on the next turn of the event loop. */
-  commitScheduled = false;
   /** Journaled transactions waiting for the lane's next broadcast batch. */
   readonly toBroadcast: SubmissionRecord[] = [];
   /** A broadcast batch is queued behind the running one and will take everything in toBroadcast. */

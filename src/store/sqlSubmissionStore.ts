@@ -1,6 +1,6 @@
 // The submission journal on SQL (PGlite or PostgreSQL).
 import type { SqlClient } from "./sqlClient.js";
-import type { SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
+import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
 
 interface Row {
   queue_id: string;
@@ -64,19 +64,30 @@ export class SqlSubmissionStore implements SubmissionStore {
   }
 
   async reserveAndInsertMany(network: string, signer: string, chainPending: number, count: number, build: (nonces: number[]) => Promise<SubmissionRecord[]>): Promise<SubmissionRecord[]> {
+    const [records] = await this.reserveAndInsertLanes(network, [{ signer, chainPending, count, build }]);
+    return records!;
+  }
+
+  async reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
+    // Lane rows are locked in signer order, so replicas committing overlapping lanes never deadlock.
+    const order = lanes.map((_, i) => i).sort((a, b) => (lanes[a]!.signer < lanes[b]!.signer ? -1 : lanes[a]!.signer > lanes[b]!.signer ? 1 : 0));
     return this.db.transaction(async (tx) => {
-      // One upsert: a new lane starts at the chain's pending nonce; an existing one never goes below it. The
-      // row lock serialises this lane across replicas until commit; a failed build rolls the nonces back.
-      const [row] = await tx.query<{ first: string | number }>(
-        `insert into nonce_lanes (network, signer, next_nonce) values ($1, $2, $3::bigint + $4::bigint)
-         on conflict (network, signer) do update set next_nonce = greatest(nonce_lanes.next_nonce, $3::bigint) + $4::bigint
-         returning next_nonce - $4::bigint as first`,
-        [network, signer, chainPending, count],
-      );
-      const first = Number(row!.first);
-      const records = await build(Array.from({ length: count }, (_, i) => first + i));
-      await insertRecords(tx, records);
-      return records;
+      const firsts: number[] = new Array(lanes.length);
+      for (const i of order) {
+        const { signer, chainPending, count } = lanes[i]!;
+        // One upsert: a new lane starts at the chain's pending nonce; an existing one never goes below it. The
+        // row lock serialises this lane across replicas until commit; a failed build rolls the nonces back.
+        const [row] = await tx.query<{ first: string | number }>(
+          `insert into nonce_lanes (network, signer, next_nonce) values ($1, $2, $3::bigint + $4::bigint)
+           on conflict (network, signer) do update set next_nonce = greatest(nonce_lanes.next_nonce, $3::bigint) + $4::bigint
+           returning next_nonce - $4::bigint as first`,
+          [network, signer, chainPending, count],
+        );
+        firsts[i] = Number(row!.first);
+      }
+      const built = await Promise.all(lanes.map((l, i) => l.build(Array.from({ length: l.count }, (_, j) => firsts[i]! + j))));
+      await insertRecords(tx, built.flat());
+      return built;
     });
   }
 

@@ -21,6 +21,15 @@ export interface SubmissionRecord {
 
 export type SubmissionUpdate = Partial<Pick<SubmissionRecord, "status" | "errorMessage" | "processedAt" | "hash" | "raw">>;
 
+/** One signer's share of a group commit: `count` consecutive nonces, never below chainPending. */
+export interface LaneReservation {
+  signer: string;
+  chainPending: number;
+  count: number;
+  /** Makes the records for the nonces handed out, in order. */
+  build(nonces: number[]): Promise<SubmissionRecord[]>;
+}
+
 export interface SubmissionStore {
   /**
    * Assigns the lane's next nonce (never below chainPending) and journals the record build() makes for it,
@@ -29,6 +38,11 @@ export interface SubmissionStore {
   reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord>;
   /** The same for `count` consecutive nonces in one transaction (group commit); build gets them in order. */
   reserveAndInsertMany(network: string, signer: string, chainPending: number, count: number, build: (nonces: number[]) => Promise<SubmissionRecord[]>): Promise<SubmissionRecord[]>;
+  /**
+   * The same for several signers in one transaction (one group commit for every lane with work); records
+   * per lane, in the order given. All or nothing: one failing build journals none of them.
+   */
+  reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]>;
   insert(record: SubmissionRecord): Promise<void>;
   update(queueId: string, update: SubmissionUpdate): Promise<void>;
   get(queueId: string): Promise<SubmissionRecord | undefined>;
@@ -50,12 +64,18 @@ export class MemorySubmissionStore implements SubmissionStore {
   }
 
   async reserveAndInsertMany(network: string, signer: string, chainPending: number, count: number, build: (nonces: number[]) => Promise<SubmissionRecord[]>): Promise<SubmissionRecord[]> {
-    const lane = `${network}/${signer}`;
-    const first = Math.max(this.lanes.get(lane) ?? 0, chainPending);
-    const records = await build(Array.from({ length: count }, (_, i) => first + i));
-    for (const r of records) await this.insert(r);
-    this.lanes.set(lane, first + count);
-    return records;
+    const [records] = await this.reserveAndInsertLanes(network, [{ signer, chainPending, count, build }]);
+    return records!;
+  }
+
+  async reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
+    const firsts = lanes.map((l) => Math.max(this.lanes.get(`${network}/${l.signer}`) ?? 0, l.chainPending));
+    // Every build before anything is journaled or reserved: all or nothing, as in the SQL store.
+    const built = await Promise.all(lanes.map((l, i) => l.build(Array.from({ length: l.count }, (_, j) => firsts[i]! + j))));
+    for (const r of built.flat()) if (this.records.has(r.queueId)) throw new Error(`duplicate queueId ${r.queueId}`);
+    for (const r of built.flat()) await this.insert(r);
+    lanes.forEach((l, i) => this.lanes.set(`${network}/${l.signer}`, firsts[i]! + l.count));
+    return built;
   }
 
   async insert(record: SubmissionRecord): Promise<void> {

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { openSqlClient, type SqlClient } from "../../src/store/sqlClient.js";
 import { migrate } from "../../src/store/migrations.js";
 import { SqlSubmissionStore } from "../../src/store/sqlSubmissionStore.js";
-import type { SubmissionRecord } from "../../src/store/submissionStore.js";
+import type { LaneReservation, SubmissionRecord } from "../../src/store/submissionStore.js";
+import { randomUUID } from "node:crypto";
 import { freshSchemaUrl } from "../helpers/postgres.js";
 
 for (const kind of ["pglite", "postgres"] as const) {
@@ -49,6 +50,28 @@ for (const kind of ["pglite", "postgres"] as const) {
       expect((await store.get(rec.queueId))?.status).toBe("completed");
       expect(await store.listByStatus("testnet", "pending", 10)).toEqual([]);
       expect(await store.get("nope")).toBeUndefined();
+    });
+
+    it("one group commit for several lanes: consecutive nonces per signer, all or nothing", async () => {
+      const store = new SqlSubmissionStore(db);
+      const record = (signer: string, nonce: number): SubmissionRecord => ({ queueId: randomUUID(), network: "lanes", signer, nonce, hash: `0x${signer}${nonce}`, raw: "0x02", kind: "message", status: "pending", createdAt: new Date() });
+      const lane = (signer: string, chainPending: number, count: number, fail = false): LaneReservation => ({
+        signer,
+        chainPending,
+        count,
+        build: async (nonces) => {
+          if (fail) throw new Error("signing failed");
+          return nonces.map((n) => record(signer, n));
+        },
+      });
+      const [a, b] = await store.reserveAndInsertLanes("lanes", [lane("0xbb", 5, 3), lane("0xaa", 0, 2)]);
+      expect(a!.map((r) => r.nonce)).toEqual([5, 6, 7]);
+      expect(b!.map((r) => r.nonce)).toEqual([0, 1]);
+      // One lane failing journals and reserves nothing for any lane.
+      await expect(store.reserveAndInsertLanes("lanes", [lane("0xaa", 0, 1), lane("0xbb", 0, 1, true)])).rejects.toThrow(/signing failed/);
+      const [a2, b2] = await store.reserveAndInsertLanes("lanes", [lane("0xaa", 0, 1), lane("0xbb", 0, 1)]);
+      expect([a2![0]!.nonce, b2![0]!.nonce]).toEqual([2, 8]);
+      expect((await store.listUnfinished("lanes", 100)).map((r) => `${r.signer}:${r.nonce}`)).toEqual(["0xaa:0", "0xaa:1", "0xaa:2", "0xbb:5", "0xbb:6", "0xbb:7", "0xbb:8"]);
     });
   });
 }
