@@ -1,0 +1,46 @@
+// Key lookups are cached for LOOKUP_CACHE_MS: a key revoked through the same ApiKeys is refused at once; one
+// revoked by another process sharing the store (here a second ApiKeys on the same database) within that time.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqlClient, type SqlClient } from "../../src/store/sqlClient.js";
+import { migrate } from "../../src/store/migrations.js";
+import { ApiKeys, LOOKUP_CACHE_MS } from "../../src/keys/apiKeys.js";
+import { MasterSeed } from "../../src/keys/masterSeed.js";
+
+describe("API key lookup cache", () => {
+  let db: SqlClient;
+  let gateway: ApiKeys;
+  let otherProcess: ApiKeys;
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-keys-"));
+    db = await openSqlClient({ dataDir });
+    await migrate(db);
+    const seed = MasterSeed.load(dataDir, {});
+    gateway = new ApiKeys(db, seed);
+    otherProcess = new ApiKeys(db, seed);
+  });
+  afterAll(() => db?.close());
+
+  it("revoked here: refused at once", async () => {
+    const { apiKey, info } = await gateway.create();
+    expect((await gateway.authenticate(apiKey)).kind).toBe("key");
+    await gateway.revoke(info.id);
+    await expect(gateway.authenticate(apiKey)).rejects.toThrow(/revoked/);
+  });
+
+  it("revoked by another process: refused within the cache time", async () => {
+    const { apiKey, info } = await gateway.create();
+    expect((await gateway.authenticate(apiKey)).kind).toBe("key");
+    await otherProcess.revoke(info.id);
+    await new Promise((r) => setTimeout(r, LOOKUP_CACHE_MS + 50));
+    await expect(gateway.authenticate(apiKey)).rejects.toThrow(/revoked/);
+  });
+
+  it("unknown keys are never cached: a key created elsewhere works at once", async () => {
+    const { apiKey } = await otherProcess.create();
+    expect((await gateway.authenticate(apiKey)).kind).toBe("key");
+    await expect(gateway.authenticate(apiKey + "x")).rejects.toThrow(/unknown API key/);
+  });
+});
