@@ -327,7 +327,7 @@ async function main(): Promise<void> {
     const intakeBodies: string[] = [];
     for (let n = 0; n < perWallet; n++) {
       for (let a = 0; a < 8; a++) {
-        const tx = { to: "0x000000000000000000000000000000000000bEEF", data: "0x" + Buffer.from(`bench ${n}`).toString("hex"), gasLimit: 30_000n, gasPrice: 0n, nonce: startNonces[a]! + n, chainId: 20180427n };
+        const tx = { to: "0x000000000000000000000000000000000000bEEF", data: "0x" + Buffer.from(`bench ${n}`).toString("hex"), value: 0n, gasLimit: 30_000n, type: 0 as const, gasPrice: 0n, nonce: startNonces[a]! + n, chainId: 20180427n };
         intakeBodies.push(JSON.stringify(rpc("eth_sendRawTransaction", [signTransaction(intakeWallets[a]!, tx)])));
       }
     }
