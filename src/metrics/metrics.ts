@@ -7,28 +7,39 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
  * eth_chainId, bench profile); here that happens once per label set per scrape.
  */
 class Tally<L extends string> {
-  private readonly counts = new Map<string, { labels: Partial<Record<L, string>>; n: number }>();
+  // Three levels of plain Maps: lookups by the caller's own (already interned) strings, no key to build.
+  private readonly counts = new Map<string, Map<string, Map<string | number, { labels: Record<L, string>; n: number }>>>();
 
-  add(key: string, labels: () => Partial<Record<L, string>>): void {
-    const c = this.counts.get(key);
-    if (c) c.n++;
-    else this.counts.set(key, { labels: labels(), n: 1 });
+  constructor(private readonly labels: (a: string, b: string, c: string | number) => Record<L, string>) {}
+
+  add(a: string, b: string, c: string | number): void {
+    let byB = this.counts.get(a);
+    if (!byB) this.counts.set(a, (byB = new Map()));
+    let byC = byB.get(b);
+    if (!byC) byB.set(b, (byC = new Map()));
+    const entry = byC.get(c);
+    if (entry) entry.n++;
+    else byC.set(c, { labels: this.labels(a, b, c), n: 1 });
   }
 
   /** Moves what was counted since the last scrape into `counter`. */
   drainInto(counter: Counter<L>): void {
-    for (const c of this.counts.values()) {
-      if (c.n === 0) continue;
-      counter.inc(c.labels, c.n);
-      c.n = 0;
+    for (const byB of this.counts.values()) {
+      for (const byC of byB.values()) {
+        for (const entry of byC.values()) {
+          if (entry.n === 0) continue;
+          counter.inc(entry.labels, entry.n);
+          entry.n = 0;
+        }
+      }
     }
   }
 }
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly httpTally = new Tally<"network" | "route" | "status">();
-  private readonly rpcTally = new Tally<"network" | "method" | "outcome">();
+  private readonly httpTally = new Tally<"network" | "route" | "status">((network, route, status) => ({ network, route, status: String(status) }));
+  private readonly rpcTally = new Tally<"network" | "method" | "outcome">((network, method, outcome) => ({ network, method, outcome: String(outcome) }));
   readonly httpRequests: Counter<"network" | "route" | "status">;
   readonly rpcCalls: Counter<"network" | "method" | "outcome">;
   readonly upstreamLatency = new Histogram({
@@ -74,12 +85,12 @@ export class Metrics {
 
   /** Counts an HTTP answer. */
   countHttp(network: string, route: string, status: number): void {
-    this.httpTally.add(`${network}\0${route}\0${status}`, () => ({ network, route, status: String(status) }));
+    this.httpTally.add(network, route, status);
   }
 
   /** Counts a JSON-RPC call's outcome ("ok" or its error code). */
   countRpc(network: string, method: string, outcome: string): void {
-    this.rpcTally.add(`${network}\0${method}\0${outcome}`, () => ({ network, method, outcome }));
+    this.rpcTally.add(network, method, outcome);
   }
 
   observeUpstream(network: string, upstream: string, seconds: number): void {

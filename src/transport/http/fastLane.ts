@@ -27,6 +27,8 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 /** Headers whose presence changes framing or semantics: node:http handles those requests. */
 const HAND_OFF = new Set(["transfer-encoding", "expect", "upgrade"]);
+const DIGITS = /^\d{1,10}$/;
+const CLOSE = /close/i;
 
 interface Head {
   method: string;
@@ -115,30 +117,50 @@ function parseHead(buf: Buffer): Head | null | undefined {
   const end = buf.indexOf(HEAD_END);
   if (end < 0) return undefined;
   if (end > MAX_HEAD_BYTES) return null;
-  const lines = buf.toString("latin1", 0, end).split("\r\n");
-  const requestLine = lines[0]!.split(" ");
-  if (requestLine.length !== 3) return null;
-  const [method, url, version] = requestLine as [string, string, string];
-  if (version !== "HTTP/1.1" || url.charCodeAt(0) !== 0x2f /* "/" */ || !TOKEN.test(method)) return null;
+  // One latin1 string, walked with indexOf: no intermediate arrays of lines or words.
+  const head = buf.toString("latin1", 0, end);
+  let lineEnd = head.indexOf("\r\n");
+  if (lineEnd < 0) lineEnd = head.length;
+  const sp1 = head.indexOf(" ");
+  const sp2 = sp1 < 0 ? -1 : head.indexOf(" ", sp1 + 1);
+  if (sp1 <= 0 || sp2 < 0 || sp2 > lineEnd) return null;
+  const method = head.slice(0, sp1);
+  const url = head.slice(sp1 + 1, sp2);
+  if (head.slice(sp2 + 1, lineEnd) !== "HTTP/1.1" || url.charCodeAt(0) !== 0x2f /* "/" */ || !TOKEN.test(method)) return null;
   const headers: IncomingHttpHeaders = {};
   let contentLength = -1;
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!;
-    const colon = line.indexOf(":");
-    if (colon <= 0) return null;
-    const name = line.slice(0, colon).toLowerCase();
-    const value = line.slice(colon + 1).trim();
+  for (let pos = lineEnd + 2; pos < head.length; ) {
+    let next = head.indexOf("\r\n", pos);
+    if (next < 0) next = head.length;
+    const colon = head.indexOf(":", pos);
+    if (colon <= pos || colon > next) return null;
+    const name = headerName(head.slice(pos, colon));
+    const value = head.slice(colon + 1, next).trim();
+    pos = next + 2;
     // A repeated header has per-name merge rules in node:http; leave those (rare) requests to it.
-    if (!TOKEN.test(name) || BAD_VALUE.test(value) || HAND_OFF.has(name) || headers[name] !== undefined) return null;
+    if (name === null || BAD_VALUE.test(value) || HAND_OFF.has(name) || headers[name] !== undefined) return null;
     if (name === "content-length") {
-      if (!/^\d{1,10}$/.test(value)) return null;
+      if (!DIGITS.test(value)) return null;
       contentLength = Number(value);
-    } else if (name === "connection" && /close/i.test(value)) return null;
+    } else if (name === "connection" && CLOSE.test(value)) return null;
     headers[name] = value;
   }
   // node:http requires Host on HTTP/1.1 (and answers 400 without it).
   if (contentLength < 0 || headers.host === undefined) return null;
-  return { method, url, path: url.split("?", 1)[0]!, headers, headLength: end + HEAD_END.length, contentLength };
+  const query = url.indexOf("?");
+  return { method, url, path: query < 0 ? url : url.slice(0, query), headers, headLength: end + HEAD_END.length, contentLength };
+}
+
+/** Header names as sent -> lower case, or null when not a token; clients repeat the same few names. */
+const headerNames = new Map<string, string | null>();
+
+function headerName(raw: string): string | null {
+  let name = headerNames.get(raw);
+  if (name === undefined) {
+    name = TOKEN.test(raw) ? raw.toLowerCase() : null;
+    if (headerNames.size < 1_000) headerNames.set(raw, name);
+  }
+  return name;
 }
 
 const pendingWrites: { socket: Socket; data: string; then: () => void }[] = [];

@@ -4,7 +4,7 @@
 // feed it, so a request gets the same answer whichever of them parsed it.
 import type { IncomingHttpHeaders } from "node:http";
 import type { NodeHandlerFn, NodeServerRequest, NodeServerResponse } from "./nodeTypes.js";
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { toGatewayError } from "../../errors.js";
 import { redactPath, type Logger } from "../../log/logger.js";
 import { readBody } from "./readBody.js";
@@ -61,6 +61,16 @@ export function json(status: number, value: unknown, headers?: Record<string, st
   return { status, body: JSON.stringify(value), contentType: "application/json", ...(headers ? { headers } : {}) };
 }
 
+/**
+ * Request ids in a UUID's shape: a random prefix per router (process start) and a counter. Unique without
+ * drawing randomness per request (randomUUID was ~1.5 % of the gateway's CPU on eth_chainId).
+ */
+function requestIds(): () => string {
+  const prefix = randomBytes(10).toString("hex").replace(/^(.{8})(.{4})(.{4})(.{4})$/, "$1-$2-$3-$4-");
+  let n = 0;
+  return () => prefix + (n++).toString(16).padStart(12, "0");
+}
+
 export function createRestRouter(
   routes: RestRoute[],
   bodyLimitBytes: number,
@@ -69,8 +79,9 @@ export function createRestRouter(
   /** Sees every answer: the route's pattern (never the path, which may hold a key) and the status. */
   observe: (route: string, status: number) => void = () => undefined,
 ): RestRouter {
+  const nextRequestId = requestIds();
   const handle = async (input: RestInput): Promise<HttpAnswer> => {
-    const requestId = randomUUID();
+    const requestId = nextRequestId();
     const started = performance.now();
     const path = input.url.split("?", 1)[0] ?? "/";
     const { method } = input;
