@@ -150,7 +150,10 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
           idempotency: deps.idempotency,
           network: net.name,
           sponsorship,
-          admit: async (access, ip, weight) => rateLimitHeaders(await limits.checkRequests(net.name, access, ip, weight)),
+          admit: (access, ip, weight) => {
+            const decision = limits.checkRequests(net.name, access, ip, weight);
+            return decision instanceof Promise ? decision.then(rateLimitHeaders) : rateLimitHeaders(decision);
+          },
         }),
         ...zktRoutes({
           core: zkt,

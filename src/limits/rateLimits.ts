@@ -47,15 +47,18 @@ export class RateLimits {
     }
   }
 
-  /** Counts `weight` requests for the caller on a network; throws rate_limited when over. */
-  async checkRequests(network: string, access: Access, ip: string, weight: number): Promise<LimitDecision | undefined> {
+  /**
+   * Counts `weight` requests for the caller on a network; throws rate_limited when over. Synchronous with the
+   * local limiter (the decision is made at once: no promise per request on the hot path), a promise with Redis.
+   */
+  checkRequests(network: string, access: Access, ip: string, weight: number): LimitDecision | undefined | Promise<LimitDecision | undefined> {
     const perKey = access.kind === "key" ? access.requestsPerMinute ?? undefined : undefined;
     const limit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
     return this.take("requests", network, callerOf(access, ip), limit, this.config.windowMs, weight, "request");
   }
 
   async checkTryItOut(network: string, ip: string): Promise<LimitDecision | undefined> {
-    return this.take("try-it-out", network, `ip:${ip}`, this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submission");
+    return await this.take("try-it-out", network, `ip:${ip}`, this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submission");
   }
 
   /** The key's daily transaction quota, when it has one. */
@@ -69,40 +72,43 @@ export class RateLimits {
     await this.connection?.disconnect(false).catch(() => undefined);
   }
 
-  private async take(scope: LimitScope, network: string, caller: string, limit: number, windowMs: number, weight: number, what: string): Promise<LimitDecision | undefined> {
+  private take(scope: LimitScope, network: string, caller: string, limit: number, windowMs: number, weight: number, what: string): LimitDecision | undefined | Promise<LimitDecision | undefined> {
     const id = `${this.config.keyPrefix ?? "cgw"}:${scope}:${network}:${limit}:${windowMs}`;
     let limiter = this.limiters.get(id);
     if (!limiter) {
       limiter = this.connection ? new ClusteredWindowLimiter({ id, limit, windowMs, connection: this.connection }) : new WindowLimiter({ limit, windowMs });
       this.limiters.set(id, limiter);
     }
-    let decision: LimitDecision;
-    try {
-      const taken = limiter.take(caller, weight);
-      // Only a clustered (Redis) decision can hang or fail; a local one is already made.
-      decision = taken instanceof Promise ? await withTimeout(taken, this.config.decisionTimeoutMs) : taken;
+    const decide = (decision: LimitDecision): LimitDecision => {
       if (this.degraded) {
         this.degraded = false;
         this.log.info("rate limiter store recovered");
       }
-    } catch (err) {
-      this.log.debug("rate limiter decision failed", { error: (err as Error).message, redis: this.redis?.status });
-      if (!this.degraded) {
-        this.degraded = true;
-        this.log.error(`rate limiter store unavailable; failing ${this.config.failMode}`, { error: (err as Error).message });
+      if (!decision.allowed) {
+        this.onReject(network, scope);
+        const n = weight > 1 ? ` (this request counts ${weight})` : "";
+        throw new GatewayError("rate_limited", `rate limit exceeded: at most ${limit} ${what}s per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`, {
+          retryAfterSeconds: decision.resetSeconds,
+          details: { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: decision.resetSeconds },
+        });
       }
-      if (this.config.failMode === "open") return undefined;
-      throw new GatewayError("upstream_unavailable", "rate limiting is temporarily unavailable; try again shortly", { retryAfterSeconds: 1 });
+      return decision;
+    };
+    const taken = limiter.take(caller, weight);
+    // Only a clustered (Redis) decision can hang or fail; a local one is already made.
+    if (!(taken instanceof Promise)) return decide(taken);
+    return withTimeout(taken, this.config.decisionTimeoutMs).then(decide, (err: unknown) => this.storeFailed(err as Error));
+  }
+
+  /** The fail policy when the shared store could not decide. */
+  private storeFailed(err: Error): undefined {
+    this.log.debug("rate limiter decision failed", { error: err.message, redis: this.redis?.status });
+    if (!this.degraded) {
+      this.degraded = true;
+      this.log.error(`rate limiter store unavailable; failing ${this.config.failMode}`, { error: err.message });
     }
-    if (!decision.allowed) {
-      this.onReject(network, scope);
-      const n = weight > 1 ? ` (this request counts ${weight})` : "";
-      throw new GatewayError("rate_limited", `rate limit exceeded: at most ${limit} ${what}s per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`, {
-        retryAfterSeconds: decision.resetSeconds,
-        details: { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: decision.resetSeconds },
-      });
-    }
-    return decision;
+    if (this.config.failMode === "open") return undefined;
+    throw new GatewayError("upstream_unavailable", "rate limiting is temporarily unavailable; try again shortly", { retryAfterSeconds: 1 });
   }
 }
 

@@ -21,7 +21,7 @@ export interface JsonRpcOptions {
    * Admission (rate limits) for `weight` requests, after the envelope is known and before anything runs;
    * returns headers to add. A throw refuses the whole request (or batch).
    */
-  admit?: (weight: number) => Promise<Record<string, string>>;
+  admit?: (weight: number) => Record<string, string> | Promise<Record<string, string>>;
 }
 
 export async function handleJsonRpc(text: string, ctx: CallContext, dispatcher: RpcDispatcher, options: JsonRpcOptions): Promise<JsonRpcHttpAnswer> {
@@ -37,7 +37,8 @@ export async function handleJsonRpc(text: string, ctx: CallContext, dispatcher: 
       return errorAnswer(400, null, new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}`));
     }
     const parsed = body.map(parseRequest);
-    const admitted = await admit(options, body.length, null);
+    const pending = admit(options, body.length, null);
+    const admitted = pending instanceof Promise ? await pending : pending;
     if ("refused" in admitted) return admitted.refused;
     const outcomes = await dispatch(parsed, ctx, dispatcher);
     // A transport-level failure (e.g. rate limit) of the whole batch is answered once, not per item.
@@ -52,7 +53,8 @@ export async function handleJsonRpc(text: string, ctx: CallContext, dispatcher: 
   }
   const parsed = parseRequest(body);
   if (!parsed.ok) return errorAnswer(400, parsed.id, parsed.error);
-  const admitted = await admit(options, 1, parsed.id);
+  const pending = admit(options, 1, parsed.id);
+  const admitted = pending instanceof Promise ? await pending : pending;
   if ("refused" in admitted) return admitted.refused;
   const [outcome] = await dispatch([parsed], ctx, dispatcher);
   if (parsed.notification) return withHeaders({ status: 204 }, admitted.headers);
@@ -60,13 +62,21 @@ export async function handleJsonRpc(text: string, ctx: CallContext, dispatcher: 
   return withHeaders(withRetryAfter({ status, body: reply(parsed.id, outcome!) }, outcome), admitted.headers);
 }
 
-async function admit(options: JsonRpcOptions, weight: number, id: Id): Promise<{ headers: Record<string, string> } | { refused: JsonRpcHttpAnswer }> {
-  if (!options.admit) return { headers: {} };
-  try {
-    return { headers: await options.admit(weight) };
-  } catch (err) {
+type Admitted = { headers: Record<string, string> } | { refused: JsonRpcHttpAnswer };
+const NO_HEADERS: Admitted = { headers: {} };
+
+/** Admission, without a promise when the decision is made at once (the local limiter). */
+function admit(options: JsonRpcOptions, weight: number, id: Id): Admitted | Promise<Admitted> {
+  if (!options.admit) return NO_HEADERS;
+  const refused = (err: unknown): Admitted => {
     const gw = toGatewayError(err);
     return { refused: errorAnswer(httpStatusForJsonRpc(gw), id, gw) };
+  };
+  try {
+    const headers = options.admit(weight);
+    return headers instanceof Promise ? headers.then((h) => ({ headers: h }), refused) : { headers };
+  } catch (err) {
+    return refused(err);
   }
 }
 

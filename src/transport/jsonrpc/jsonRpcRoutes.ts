@@ -21,8 +21,8 @@ export interface JsonRpcRouteOptions {
   idempotency: IdempotencyStore;
   network: string;
   sponsorship: Sponsorship;
-  /** Rate-limit admission for a caller; returns X-RateLimit-* headers. */
-  admit: (access: Access, clientIp: string, weight: number) => Promise<Record<string, string>>;
+  /** Rate-limit admission for a caller; returns X-RateLimit-* headers (at once when decided locally). */
+  admit: (access: Access, clientIp: string, weight: number) => Record<string, string> | Promise<Record<string, string>>;
 }
 
 function renderError(err: GatewayError): HttpAnswer {
