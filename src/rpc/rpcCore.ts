@@ -85,7 +85,8 @@ export class RpcCore implements RpcDispatcher {
     }
     if (quotaChecks) await Promise.all(quotaChecks);
     if (proxied.length > 0) this.sendUpstream(proxied, outcomes);
-    const settled = await Promise.all(outcomes);
+    // Answered locally or from the cache, every outcome is already there: no Promise.all to wait on.
+    const settled = proxied.length === 0 && !outcomes.some((o) => o instanceof Promise) ? (outcomes as RpcOutcome[]) : await Promise.all(outcomes);
     if (this.observe) for (let i = 0; i < settled.length; i++) this.observe(calls[i]!.method, settled[i]!);
     return settled;
   }
