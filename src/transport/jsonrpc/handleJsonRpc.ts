@@ -56,7 +56,7 @@ export async function handleJsonRpc(text: string, ctx: CallContext, dispatcher: 
   const pending = admit(options, 1, parsed.id);
   const admitted = pending instanceof Promise ? await pending : pending;
   if ("refused" in admitted) return admitted.refused;
-  const [outcome] = await dispatch([parsed], ctx, dispatcher);
+  const [outcome] = await dispatcher.callMany(ctx, [parsed.call]);
   if (parsed.notification) return withHeaders({ status: 204 }, admitted.headers);
   const status = outcome && !outcome.ok ? httpStatusForJsonRpc(outcome.error) : 200;
   return withHeaders(withRetryAfter({ status, body: reply(parsed.id, outcome!) }, outcome), admitted.headers);
