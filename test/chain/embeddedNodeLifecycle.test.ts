@@ -66,8 +66,8 @@ describe("embedded anvil lifecycle", () => {
       const res = await fetch(gw.urls[0] + "/", { method: "POST", body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
       expect(await res.json()).toEqual({ jsonrpc: "2.0", id: 1, result: "0x133edcb" });
       // Ctrl-C and SIGTERM go to the whole group (npm and the gateway); SIGKILL hits the gateway alone.
-      // npm → sh → tsx → node: the gateway is the innermost process running src/main.ts.
-      const gateway = descendants(gw.pid).filter((p) => execFileSync("ps", ["-o", "args=", "-p", String(p)], { encoding: "utf8" }).includes("src/main.ts")).pop()!;
+      // npm → sh → node: the gateway is the innermost process running the bundle npm start built.
+      const gateway = descendants(gw.pid).filter((p) => execFileSync("ps", ["-o", "args=", "-p", String(p)], { encoding: "utf8" }).includes("dist/main.mjs")).pop()!;
       if (signal === "SIGKILL") process.kill(gateway, signal);
       else process.kill(-gw.pid, signal);
       await gw.exited;
