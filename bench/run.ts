@@ -388,12 +388,14 @@ async function main(): Promise<void> {
     lines.push(pgRow);
     lines.push(
       "",
-      "Each write is estimated (eth_estimateGas), nonce-assigned, signed and journaled (a group commit per signer) and answered before its " +
-        "broadcast (a signer's queued transactions go out as one JSON-RPC batch). The load client is Node's fetch, for the node's intake and the " +
-        "gateway alike; on this 2-core machine it, anvil and the gateway share the CPU (the gateway runs at 100 % of one core). A CPU profile " +
-        "(`node --cpu-prof`) of the one-signer run puts ~25 % of the gateway in the embedded PGlite journal (WebAssembly, on the event loop), " +
-        "~10 % in ethers' transaction encoding and keccak, ~4 % in libsecp256k1 signing, the rest in HTTP and JSON. Moving PGlite to a worker " +
-        "thread was tried and measured within this bench's noise (one signer +18 %, 8 keys −18 %), so it was not kept.",
+      "A ZKT message goes to the zero address, so its gas is computed locally (no eth_estimateGas); each write is nonce-assigned, " +
+        "RLP-encoded and signed (libsecp256k1), journaled (one group commit per event-loop turn for every signer with waiting writes) " +
+        "and answered before its broadcast (a signer's queued transactions go out as one JSON-RPC batch); receipts are read per block. " +
+        "wrk drives both the node's intake and the gateway, so the client's CPU is small and the same in both; on this 2-core machine wrk, " +
+        "anvil and the gateway still share the CPU, and the gateway runs at 100 % of one core. A CPU profile (`node --cpu-prof`) of the " +
+        "one-signer run puts ~40 % of the gateway in the embedded PGlite journal (PostgreSQL compiled to WebAssembly, running on the event " +
+        "loop: the insert and two status updates per write), ~30 % in signing and hashing (keccak in JavaScript, libsecp256k1), the rest in " +
+        "HTTP and JSON. With the journal in PostgreSQL that work moves to another process, which is why that row is faster.",
       "",
     );
 
