@@ -60,6 +60,13 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: "submissions by hash",
+    // A keyed eth_sendRawTransaction looks its hash up (a retry is answered from the journal); without an
+    // index that was a scan of the whole journal per transaction.
+    sql: `create index submissions_hash on submissions (network, hash)`,
+  },
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {

@@ -27,7 +27,7 @@ for (const kind of ["pglite", "postgres"] as const) {
         db = await openSqlClient({ dataDir, databaseUrl: s.url });
       } else db = await openSqlClient({ dataDir });
       expect(db.kind).toBe(kind);
-      expect(await migrate(db)).toEqual([1, 2]);
+      expect(await migrate(db)).toEqual([1, 2, 3]);
       expect(await migrate(db)).toEqual([]);
     });
 
@@ -50,6 +50,20 @@ for (const kind of ["pglite", "postgres"] as const) {
       expect((await store.get(rec.queueId))?.status).toBe("completed");
       expect(await store.listByStatus("testnet", "pending", 10)).toEqual([]);
       expect(await store.get("nope")).toBeUndefined();
+    });
+
+    it("finds a submission by hash through an index, not a scan of the journal", async () => {
+      const store = new SqlSubmissionStore(db);
+      const rec: SubmissionRecord = { queueId: randomUUID(), network: "byhash", signer: "0xabc", nonce: 1, hash: "0xfeed", raw: "0x02", kind: "raw", status: "pending", createdAt: new Date() };
+      await store.insert(rec);
+      expect(await store.getByHash("byhash", "0xfeed")).toEqual(rec);
+      expect(await store.getByHash("byhash", "0xbeef")).toBeUndefined();
+      // With scans disallowed the planner must use an index; without one it would still have to scan.
+      const plan = await db.transaction(async (tx) => {
+        await tx.query("set local enable_seqscan = off");
+        return tx.query<{ "QUERY PLAN": string }>("explain select * from submissions where network = $1 and hash = $2", ["byhash", "0xfeed"]);
+      });
+      expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/submissions_hash/);
     });
 
     it("one group commit for several lanes: consecutive nonces per signer, all or nothing", async () => {
