@@ -79,25 +79,30 @@ export class RateLimits {
       limiter = this.connection ? new ClusteredWindowLimiter({ id, limit, windowMs, connection: this.connection }) : new WindowLimiter({ limit, windowMs });
       this.limiters.set(id, limiter);
     }
-    const decide = (decision: LimitDecision): LimitDecision => {
-      if (this.degraded) {
-        this.degraded = false;
-        this.log.info("rate limiter store recovered");
-      }
-      if (!decision.allowed) {
-        this.onReject(network, scope);
-        const n = weight > 1 ? ` (this request counts ${weight})` : "";
-        throw new GatewayError("rate_limited", `rate limit exceeded: at most ${limit} ${what}s per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`, {
-          retryAfterSeconds: decision.resetSeconds,
-          details: { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: decision.resetSeconds },
-        });
-      }
-      return decision;
-    };
     const taken = limiter.take(caller, weight);
     // Only a clustered (Redis) decision can hang or fail; a local one is already made.
-    if (!(taken instanceof Promise)) return decide(taken);
-    return withTimeout(taken, this.config.decisionTimeoutMs).then(decide, (err: unknown) => this.storeFailed(err as Error));
+    if (!(taken instanceof Promise)) return this.decide(taken, scope, network, limit, windowMs, weight, what);
+    return withTimeout(taken, this.config.decisionTimeoutMs).then(
+      (d) => this.decide(d, scope, network, limit, windowMs, weight, what),
+      (err: unknown) => this.storeFailed(err as Error),
+    );
+  }
+
+  /** A decision made: counted (returned) or refused (rate_limited thrown). */
+  private decide(decision: LimitDecision, scope: LimitScope, network: string, limit: number, windowMs: number, weight: number, what: string): LimitDecision {
+    if (this.degraded) {
+      this.degraded = false;
+      this.log.info("rate limiter store recovered");
+    }
+    if (!decision.allowed) {
+      this.onReject(network, scope);
+      const n = weight > 1 ? ` (this request counts ${weight})` : "";
+      throw new GatewayError("rate_limited", `rate limit exceeded: at most ${limit} ${what}s per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`, {
+        retryAfterSeconds: decision.resetSeconds,
+        details: { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: decision.resetSeconds },
+      });
+    }
+    return decision;
   }
 
   /** The fail policy when the shared store could not decide. */

@@ -92,7 +92,7 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
       receivingSince = 0;
       busy = true;
       options
-        .handle({ method: head.method, url: head.url, headers: head.headers, remoteAddress: socket.remoteAddress, body: () => Promise.resolve(body) })
+        .handle({ method: head.method, url: head.url, path: head.path, headers: head.headers, remoteAddress: socket.remoteAddress, body: () => Promise.resolve(body) })
         .then(
           (answer) => {
             if (done || !socket.writable) return;

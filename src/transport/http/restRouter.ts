@@ -43,6 +43,8 @@ export interface RestInput {
   method: string;
   /** The request target as sent (path and query). */
   url: string;
+  /** The target's path, when the transport already split it off. */
+  path?: string;
   headers: IncomingHttpHeaders;
   remoteAddress: string | undefined;
   body(): Promise<string>;
@@ -82,8 +84,8 @@ export function createRestRouter(
   const nextRequestId = requestIds();
   const handle = async (input: RestInput): Promise<HttpAnswer> => {
     const requestId = nextRequestId();
-    const started = performance.now();
-    const path = input.url.split("?", 1)[0] ?? "/";
+    const started = log.debugEnabled ? performance.now() : 0;
+    const path = input.path ?? input.url.split("?", 1)[0] ?? "/";
     const { method } = input;
     let matched: { route: RestRoute; params: string[] } | undefined;
     let pathKnown = false;
@@ -119,9 +121,12 @@ export function createRestRouter(
     }
     observe(matched?.route.pattern.source ?? "unmatched", answer.status);
     if (log.debugEnabled) log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
-    const headers: Record<string, string> = { "x-request-id": requestId, ...corsHeaders(input.headers.origin), ...answer.headers };
-    if (answer.body !== undefined) headers["content-type"] = answer.contentType ?? "application/json";
-    return { ...answer, headers };
+    const headers: Record<string, string> = { "x-request-id": requestId };
+    if (input.headers.origin !== undefined) Object.assign(headers, corsHeaders(input.headers.origin));
+    if (answer.headers) Object.assign(headers, answer.headers);
+    if (answer.body === undefined) return { status: answer.status, headers };
+    headers["content-type"] = answer.contentType ?? "application/json";
+    return { status: answer.status, body: answer.body, contentType: headers["content-type"], headers };
   };
 
   const serves = (method: string, path: string): boolean => routes.some((r) => r.method === method && r.pattern.test(path));
