@@ -208,11 +208,11 @@ export class Sequencer {
           const results = await store.reserveAndInsertLanes(network, ready.map(reservation));
           ready.forEach((part, i) => journaled(part, results[i]!));
         } catch (err) {
+          // A lone lane has had its try; several are retried one by one.
           for (const part of ready) {
             try {
-              if (ready.length === 1) throw err;
-              const [recs] = await store.reserveAndInsertLanes(network, [reservation(part)]);
-              journaled(part, recs!);
+              if (ready.length > 1) journaled(part, (await store.reserveAndInsertLanes(network, [reservation(part)]))[0]!);
+              else throw err;
             } catch (laneErr) {
               for (const b of part.batch) b.reject(laneErr);
             }

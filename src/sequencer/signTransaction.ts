@@ -49,17 +49,16 @@ export function signTransaction(wallet: SigningWallet, tx: UnsignedTx): string {
   }
   let key = keyBytes.get(wallet);
   if (!key) keyBytes.set(wallet, (key = getBytes(wallet.privateKey)));
-  const fields = commonFields(tx);
-  const chainId = rlpInt(BigInt(tx.chainId));
+  const [nonce, to, value, data] = commonFields(tx);
+  const chainIdNumber = BigInt(tx.chainId);
+  const chainId = rlpInt(chainIdNumber);
   if (tx.type === 0) {
-    const [nonce, to, value, data] = fields;
     const body: RlpItem[] = [nonce, rlpInt(tx.gasPrice), rlpInt(tx.gasLimit), to, value, data];
     const { signature, recid } = native.ecdsaSign(getBytes(keccak256(rlpEncode([...body, chainId, rlpInt(0), rlpInt(0)]))), key);
     // EIP-155: v carries the chain id.
-    const v = rlpInt(BigInt(tx.chainId) * 2n + 35n + BigInt(recid));
+    const v = rlpInt(chainIdNumber * 2n + 35n + BigInt(recid));
     return "0x" + rlpEncode([...body, v, stripZeros(signature.subarray(0, 32)), stripZeros(signature.subarray(32, 64))]).toString("hex");
   }
-  const [nonce, to, value, data] = fields;
   const body: RlpItem[] = [chainId, nonce, rlpInt(tx.maxPriorityFeePerGas), rlpInt(tx.maxFeePerGas), rlpInt(tx.gasLimit), to, value, data, []];
   const { signature, recid } = native.ecdsaSign(getBytes(keccak256(typed(2, rlpEncode(body)))), key);
   return "0x" + typed(2, rlpEncode([...body, rlpInt(recid), stripZeros(signature.subarray(0, 32)), stripZeros(signature.subarray(32, 64))])).toString("hex");

@@ -58,16 +58,6 @@ async function insertRecord(db: Pick<SqlClient, "query">, r: SubmissionRecord): 
 export class SqlSubmissionStore implements SubmissionStore {
   constructor(private readonly db: SqlClient) {}
 
-  async reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord> {
-    const [record] = await this.reserveAndInsertMany(network, signer, chainPending, 1, async ([n]) => [await build(n!)]);
-    return record!;
-  }
-
-  async reserveAndInsertMany(network: string, signer: string, chainPending: number, count: number, build: (nonces: number[]) => Promise<SubmissionRecord[]>): Promise<SubmissionRecord[]> {
-    const [records] = await this.reserveAndInsertLanes(network, [{ signer, chainPending, count, build }]);
-    return records!;
-  }
-
   async reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
     // Lane rows are locked in signer order, so replicas committing overlapping lanes never deadlock.
     const order = lanes.map((_, i) => i).sort((a, b) => (lanes[a]!.signer < lanes[b]!.signer ? -1 : lanes[a]!.signer > lanes[b]!.signer ? 1 : 0));

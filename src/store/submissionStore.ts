@@ -32,15 +32,10 @@ export interface LaneReservation {
 
 export interface SubmissionStore {
   /**
-   * Assigns the lane's next nonce (never below chainPending) and journals the record build() makes for it,
-   * atomically: across replicas no nonce is handed out twice, and one whose build fails is not consumed.
-   */
-  reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord>;
-  /** The same for `count` consecutive nonces in one transaction (group commit); build gets them in order. */
-  reserveAndInsertMany(network: string, signer: string, chainPending: number, count: number, build: (nonces: number[]) => Promise<SubmissionRecord[]>): Promise<SubmissionRecord[]>;
-  /**
-   * The same for several signers in one transaction (one group commit for every lane with work); records
-   * per lane, in the order given. All or nothing: one failing build journals none of them.
+   * Group commit: assigns each lane its next `count` nonces (never below its chainPending) and journals the
+   * records its build() makes for them, for every lane in one transaction; records per lane, in the order
+   * given. Across replicas no nonce is handed out twice; all or nothing, so a failing build journals and
+   * consumes nothing.
    */
   reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]>;
   insert(record: SubmissionRecord): Promise<void>;
@@ -57,16 +52,6 @@ export interface SubmissionStore {
 export class MemorySubmissionStore implements SubmissionStore {
   private readonly records = new Map<string, SubmissionRecord>();
   private readonly lanes = new Map<string, number>();
-
-  async reserveAndInsert(network: string, signer: string, chainPending: number, build: (nonce: number) => Promise<SubmissionRecord>): Promise<SubmissionRecord> {
-    const [record] = await this.reserveAndInsertMany(network, signer, chainPending, 1, async ([n]) => [await build(n!)]);
-    return record!;
-  }
-
-  async reserveAndInsertMany(network: string, signer: string, chainPending: number, count: number, build: (nonces: number[]) => Promise<SubmissionRecord[]>): Promise<SubmissionRecord[]> {
-    const [records] = await this.reserveAndInsertLanes(network, [{ signer, chainPending, count, build }]);
-    return records!;
-  }
 
   async reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
     const firsts = lanes.map((l) => Math.max(this.lanes.get(`${network}/${l.signer}`) ?? 0, l.chainPending));

@@ -38,7 +38,7 @@ export interface RestRoute {
   renderError(err: ReturnType<typeof toGatewayError>): HttpAnswer;
 }
 
-/** A request as any transport parsed it. */
+/** A request as a transport (node:http or the fast lane) parsed it. */
 export interface RestInput {
   method: string;
   /** The request target as sent (path and query). */
