@@ -67,6 +67,15 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     // index that was a scan of the whole journal per transaction.
     sql: `create index submissions_hash on submissions (network, hash)`,
   },
+  {
+    version: 4,
+    name: "one nonce upsert per group commit",
+    // A group commit reserves nonces for all its lanes in one statement; `reserved` carries each lane's count
+    // into the upsert's conflict branch. The lane index served no hot query (recovery sorts what the status
+    // index finds; the CLI's per-key count is occasional) and cost an index entry per row version.
+    sql: `alter table nonce_lanes add column reserved bigint not null default 0;
+          drop index submissions_lane`,
+  },
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {

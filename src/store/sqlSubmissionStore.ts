@@ -34,20 +34,36 @@ function fromRow(r: Row): SubmissionRecord {
   };
 }
 
-const COLUMNS = 12;
 /**
  * How long plain status changes gather before one statement writes them all. A lane broadcasts one
  * transaction per upstream round trip, so a per-tick flush wrote one row per statement (bench).
  */
 const STATUS_FLUSH_MS = 25;
 
-/** One multi-row insert: a group commit costs one statement, not one per record. */
+/**
+ * Records as one array per column, unnested by the database: the statement's text is the same for any
+ * number of records (PGlite parses and plans it anew each time, and 12 parameters per record made that cost
+ * grow with the batch; bench profile).
+ */
 async function insertRecords(db: Pick<SqlClient, "query">, records: SubmissionRecord[]): Promise<void> {
   if (records.length === 0) return;
-  const values = records.map((_, i) => `(${Array.from({ length: COLUMNS }, (_, j) => `$${i * COLUMNS + j + 1}`).join(", ")})`).join(", ");
   await db.query(
-    `insert into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key) values ${values}`,
-    records.flatMap((r) => [r.queueId, r.network, r.signer, r.nonce, r.hash, r.raw, r.kind, r.status, r.errorMessage ?? null, r.createdAt, r.processedAt ?? null, r.idempotencyKey ?? null]),
+    `insert into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
+     select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[], $12::text[])`,
+    [
+      records.map((r) => r.queueId),
+      records.map((r) => r.network),
+      records.map((r) => r.signer),
+      records.map((r) => r.nonce),
+      records.map((r) => r.hash),
+      records.map((r) => r.raw),
+      records.map((r) => r.kind),
+      records.map((r) => r.status),
+      records.map((r) => r.errorMessage ?? null),
+      records.map((r) => r.createdAt),
+      records.map((r) => r.processedAt ?? null),
+      records.map((r) => r.idempotencyKey ?? null),
+    ],
   );
 }
 
@@ -59,23 +75,21 @@ export class SqlSubmissionStore implements SubmissionStore {
   constructor(private readonly db: SqlClient) {}
 
   async reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
-    // Lane rows are locked in signer order, so replicas committing overlapping lanes never deadlock.
-    const order = lanes.map((_, i) => i).sort((a, b) => (lanes[a]!.signer < lanes[b]!.signer ? -1 : lanes[a]!.signer > lanes[b]!.signer ? 1 : 0));
     return this.db.transaction(async (tx) => {
-      const firsts: number[] = new Array(lanes.length);
-      for (const i of order) {
-        const { signer, chainPending, count } = lanes[i]!;
-        // One upsert: a new lane starts at the chain's pending nonce; an existing one never goes below it. The
-        // row lock serialises this lane across replicas until commit; a failed build rolls the nonces back.
-        const [row] = await tx.query<{ first: string | number }>(
-          `insert into nonce_lanes (network, signer, next_nonce) values ($1, $2, $3::bigint + $4::bigint)
-           on conflict (network, signer) do update set next_nonce = greatest(nonce_lanes.next_nonce, $3::bigint) + $4::bigint
-           returning next_nonce - $4::bigint as first`,
-          [network, signer, chainPending, count],
-        );
-        firsts[i] = Number(row!.first);
-      }
-      const built = await Promise.all(lanes.map((l, i) => l.build(Array.from({ length: l.count }, (_, j) => firsts[i]! + j))));
+      // One upsert for every lane: a new lane starts at the chain's pending nonce; an existing one never goes
+      // below it. `reserved` carries each lane's count into the conflict branch. Rows are taken, and so locked,
+      // in signer order (replicas committing overlapping lanes never deadlock); the locks hold until commit,
+      // and a failed build rolls the nonces back.
+      const rows = await tx.query<{ signer: string; first: string | number }>(
+        `insert into nonce_lanes (network, signer, next_nonce, reserved)
+           select $1, s, p + c, c from unnest($2::text[], $3::bigint[], $4::bigint[]) as u(s, p, c) order by s
+         on conflict (network, signer) do update
+           set next_nonce = greatest(nonce_lanes.next_nonce, excluded.next_nonce - excluded.reserved) + excluded.reserved, reserved = excluded.reserved
+         returning signer, next_nonce - reserved as first`,
+        [network, lanes.map((l) => l.signer), lanes.map((l) => l.chainPending), lanes.map((l) => l.count)],
+      );
+      const firstOf = new Map(rows.map((r) => [r.signer, Number(r.first)]));
+      const built = await Promise.all(lanes.map((l) => l.build(Array.from({ length: l.count }, (_, j) => firstOf.get(l.signer)! + j))));
       await insertRecords(tx, built.flat());
       return built;
     });
