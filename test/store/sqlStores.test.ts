@@ -50,6 +50,17 @@ for (const kind of ["pglite", "postgres"] as const) {
       expect((await store.get(rec.queueId))?.status).toBe("completed");
       expect(await store.listByStatus("testnet", "pending", 10)).toEqual([]);
       expect(await store.get("nope")).toBeUndefined();
+      // "processing" is written late; mined first, the mark is dropped and "completed" stands.
+      const { idempotencyKey: _, ...plain } = rec;
+      const [mined, broadcast] = [{ ...plain, queueId: randomUUID(), nonce: 13, hash: "0x03" }, { ...plain, queueId: randomUUID(), nonce: 14, hash: "0x04" }];
+      await store.insert(mined);
+      await store.insert(broadcast);
+      const markMined = store.update(mined.queueId, { status: "processing" });
+      const markBroadcast = store.update(broadcast.queueId, { status: "processing" });
+      await store.update(mined.queueId, { status: "completed", processedAt: done });
+      await Promise.all([markMined, markBroadcast]);
+      expect((await store.get(mined.queueId))?.status).toBe("completed");
+      expect((await store.get(broadcast.queueId))?.status).toBe("processing");
     });
 
     it("finds a submission by hash through an index, not a scan of the journal", async () => {
