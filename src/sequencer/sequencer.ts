@@ -12,7 +12,7 @@ import type { Logger } from "../log/logger.js";
 import { FeeOracle, type FeeFields } from "./feeOracle.js";
 import { NonceLane, type PendingSignature } from "./nonceLane.js";
 import { ReceiptWatcher, type RpcReceipt } from "./receiptWatcher.js";
-import { signTransaction } from "./signTransaction.js";
+import { signTransaction, signedTransaction } from "./signTransaction.js";
 import { localGasLimit } from "./intrinsicGas.js";
 import type { FeeMode } from "../config/config.js";
 
@@ -116,13 +116,13 @@ export class Sequencer {
         resolve,
         reject,
         async sign(nonce) {
-          const raw = signTransaction(intent.wallet, { chainId, nonce, to: intent.to, data: intent.data, value, gasLimit, ...fees });
+          const { raw, hash } = signedTransaction(intent.wallet, { chainId, nonce, to: intent.to, data: intent.data, value, gasLimit, ...fees });
           return {
             queueId: randomUUID(),
             network,
             signer: from,
             nonce,
-            hash: keccak256(raw),
+            hash,
             raw,
             kind: intent.kind,
             status: "pending",

@@ -6,6 +6,7 @@
 // Without the binding, ethers builds and signs.
 import { createRequire } from "node:module";
 import { getAddress, getBytes, keccak256, Transaction } from "ethers";
+import { keccak256Bytes } from "./keccak.js";
 import type { SigningWallet } from "./sequencer.js";
 import type { FeeFields } from "./feeOracle.js";
 import { rlpEncode, rlpInt, stripZeros, type RlpItem } from "./rlp.js";
@@ -42,26 +43,34 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /** The signed, serialised transaction (0x hex), as `wallet.signTransaction` would return it. */
 export function signTransaction(wallet: SigningWallet, tx: UnsignedTx): string {
+  return signedTransaction(wallet, tx).raw;
+}
+
+/** The signed transaction and its hash (hashed from the bytes, not back from hex). */
+export function signedTransaction(wallet: SigningWallet, tx: UnsignedTx): { raw: string; hash: string } {
   if (!native) {
     const btx = Transaction.from(tx);
     btx.signature = wallet.signingKey.sign(btx.unsignedHash);
-    return btx.serialized;
+    return { raw: btx.serialized, hash: keccak256(btx.serialized) };
   }
   let key = keyBytes.get(wallet);
   if (!key) keyBytes.set(wallet, (key = getBytes(wallet.privateKey)));
   const [nonce, to, value, data] = commonFields(tx);
   const chainIdNumber = BigInt(tx.chainId);
   const chainId = rlpInt(chainIdNumber);
+  let signed: Buffer;
   if (tx.type === 0) {
     const body: RlpItem[] = [nonce, rlpInt(tx.gasPrice), rlpInt(tx.gasLimit), to, value, data];
-    const { signature, recid } = native.ecdsaSign(getBytes(keccak256(rlpEncode([...body, chainId, rlpInt(0), rlpInt(0)]))), key);
+    const { signature, recid } = native.ecdsaSign(keccak256Bytes(rlpEncode([...body, chainId, rlpInt(0), rlpInt(0)])), key);
     // EIP-155: v carries the chain id.
     const v = rlpInt(chainIdNumber * 2n + 35n + BigInt(recid));
-    return "0x" + rlpEncode([...body, v, stripZeros(signature.subarray(0, 32)), stripZeros(signature.subarray(32, 64))]).toString("hex");
+    signed = rlpEncode([...body, v, stripZeros(signature.subarray(0, 32)), stripZeros(signature.subarray(32, 64))]);
+  } else {
+    const body: RlpItem[] = [chainId, nonce, rlpInt(tx.maxPriorityFeePerGas), rlpInt(tx.maxFeePerGas), rlpInt(tx.gasLimit), to, value, data, []];
+    const { signature, recid } = native.ecdsaSign(keccak256Bytes(typed(2, rlpEncode(body))), key);
+    signed = typed(2, rlpEncode([...body, rlpInt(recid), stripZeros(signature.subarray(0, 32)), stripZeros(signature.subarray(32, 64))]));
   }
-  const body: RlpItem[] = [chainId, nonce, rlpInt(tx.maxPriorityFeePerGas), rlpInt(tx.maxFeePerGas), rlpInt(tx.gasLimit), to, value, data, []];
-  const { signature, recid } = native.ecdsaSign(getBytes(keccak256(typed(2, rlpEncode(body)))), key);
-  return "0x" + typed(2, rlpEncode([...body, rlpInt(recid), stripZeros(signature.subarray(0, 32)), stripZeros(signature.subarray(32, 64))])).toString("hex");
+  return { raw: "0x" + signed.toString("hex"), hash: "0x" + Buffer.from(keccak256Bytes(signed)).toString("hex") };
 }
 
 /** nonce, to, value and data, checked as ethers would check them. */

@@ -1,8 +1,8 @@
 // The native signer gives byte-identical transactions to ethers' own Wallet.signTransaction (both RFC 6979,
 // low-s), for every shape the sequencer signs.
 import { describe, expect, it } from "vitest";
-import { getAddress, HDNodeWallet, Mnemonic, Transaction } from "ethers";
-import { nativeSigning, signTransaction, type UnsignedTx } from "../../src/sequencer/signTransaction.js";
+import { getAddress, HDNodeWallet, keccak256, Mnemonic, Transaction } from "ethers";
+import { nativeSigning, signTransaction, signedTransaction, type UnsignedTx } from "../../src/sequencer/signTransaction.js";
 
 const wallet = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase("test test test test test test test test test test test junk"), "m/44'/60'/0'/0/7");
 
@@ -33,7 +33,9 @@ describe("signTransaction", () => {
     for (let i = 0; i < 500; i++) {
       const base = { chainId: [1, 20180427, 101010, 2 ** 40][rand(4)]!, nonce: [0, 1, 127, 128, 2 ** 32 + 5][rand(5)]!, to: rand(5) === 0 ? null : randomAddress(rand(3)), data: data(), value: big(), gasLimit: big() };
       const tx: UnsignedTx = rand(2) === 0 ? { ...base, type: 0, gasPrice: big() } : { ...base, type: 2, maxFeePerGas: big(), maxPriorityFeePerGas: big() };
-      expect(signTransaction(wallet, tx), `case ${i}`).toBe(await wallet.signTransaction(tx));
+      const { raw, hash } = signedTransaction(wallet, tx);
+      expect(raw, `case ${i}`).toBe(await wallet.signTransaction(tx));
+      expect(hash, `case ${i}`).toBe(keccak256(raw));
     }
   });
 
