@@ -165,7 +165,8 @@ async function fillBlock(node: EmbeddedNode): Promise<string> {
  * on this machine). `requests` is Lua that defines `nextRequest()`; a reply counts as accepted when its body
  * holds `acceptedMark`. Returns accepted replies per second of the run.
  */
-async function wrkWrites(url: string, requests: string, acceptedMark: string, seconds: number): Promise<{ accepted: number; seconds: number; errors: number }> {
+async function wrkWrites(url: string, requests: string, acceptedMark: string, seconds: number, pid?: number): Promise<{ accepted: number; seconds: number; errors: number; cpuUs?: { all: number; main: number } }> {
+  const cpu0 = pid ? cpuMicros(pid) : undefined;
   const script = join(scratch, `writes-${Math.random().toString(36).slice(2)}.lua`);
   writeFileSync(
     script,
@@ -192,7 +193,20 @@ end
   const { stdout: out, stderr } = await execFileAsync("wrk", ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "-s", script, target], { encoding: "utf8", maxBuffer: 1 << 20 });
   const m = /ACCEPTED (\d+) REJECTED (\d+)/.exec(out);
   if (!m) throw new Error(`wrk printed no counts:\n${out}\n${stderr}`);
-  return { accepted: Number(m[1]), seconds, errors: Number(m[2]) };
+  const accepted = Number(m[1]);
+  const cpu1 = pid ? cpuMicros(pid) : undefined;
+  const cpuUs = cpu0 && cpu1 && accepted > 0 ? { all: Math.round((cpu1.all - cpu0.all) / accepted), main: Math.round((cpu1.main - cpu0.main) / accepted) } : undefined;
+  return { accepted, seconds, errors: Number(m[2]), ...(cpuUs ? { cpuUs } : {}) };
+}
+
+/** CPU time (user + system, µs) of a process, all its threads and its main thread (the event loop). */
+function cpuMicros(pid: number): { all: number; main: number } {
+  const ticks = (path: string): number => {
+    const f = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
+    return Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15 of stat)
+  };
+  const us = 1e6 / 100; // USER_HZ
+  return { all: ticks(`/proc/${pid}/stat`) * us, main: ticks(`/proc/${pid}/task/${pid}/stat`) * us };
 }
 
 /** A Lua array literal of strings. */
@@ -360,21 +374,31 @@ async function main(): Promise<void> {
     // Let anvil mine what it took before the gateway's runs share the machine with it.
     await minedAll(provider, new Map(intakeWallets.map((w, a) => [w.address, startNonces[a]!])), intake.accepted);
 
-    lines.push(`| path | accepted writes/s | mined all after (s) | accepted-and-mined/s | accepted-and-mined / node intake | nonce gaps | mined beyond counted (in flight at the stop, ≤ ${CONNECTIONS}) | errors |`, "|---|---|---|---|---|---|---|---|");
+    lines.push(
+      `| path | accepted writes/s | mined all after (s) | accepted-and-mined/s | accepted-and-mined / node intake | nonce gaps | mined beyond counted (in flight at the stop, ≤ ${CONNECTIONS}) | errors | gateway CPU per write, µs: all threads / event loop |`,
+      "|---|---|---|---|---|---|---|---|---|",
+    );
+    const oneSigner = `local body = '{"arguments":"bench message"}'\nfunction nextRequest() return wrk.format(nil, nil, nil, body) end`;
     /** The try-it-out signer of a gateway (master-seed index 0) under the write load, until all is mined. */
-    const oneSignerRun = async (url: string, gwDataDir: string) => {
+    const oneSignerRun = async (url: string, gwDataDir: string, pid: number) => {
       const signer = HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(readFileSync(join(gwDataDir, "master-seed"), "utf8").trim()), "m/44'/60'/0'/0/0").address;
+      // Warm-up, not counted: V8 compiles the journal's hot WebAssembly (PGlite) with its optimising tier in
+      // background threads during the first seconds of writes, ~0.8 of a core here; steady state is measured.
+      const beforeWarm = await provider.getTransactionCount(signer, "latest");
+      const warm = await wrkWrites(url + "/zkt/try-it-out", oneSigner, '"success":true', 3);
+      await minedAll(provider, new Map([[signer, beforeWarm]]), warm.accepted);
       const before = await provider.getTransactionCount(signer, "latest");
-      const run = await wrkWrites(url + "/zkt/try-it-out", `local body = '{"arguments":"bench message"}'\nfunction nextRequest() return wrk.format(nil, nil, nil, body) end`, '"success":true', zktSeconds);
+      const run = await wrkWrites(url + "/zkt/try-it-out", oneSigner, '"success":true', zktSeconds, pid);
       return { run, mined: await minedAll(provider, new Map([[signer, before]]), run.accepted) };
     };
     const zktRow = (label: string, { run, mined }: Awaited<ReturnType<typeof oneSignerRun>>): { row: string; minedRate: number } => {
       const minedRate = run.accepted / (run.seconds + mined.seconds);
-      const row = `| ${label} | ${Math.round(run.accepted / run.seconds)} | ${mined.seconds.toFixed(1)} | ${Math.round(minedRate)} | ${(minedRate / intakeRate).toFixed(2)} | ${mined.gaps} | ${mined.extra} | ${run.errors} |`;
+      const cpu = run.cpuUs ? `${run.cpuUs.all} / ${run.cpuUs.main}` : "";
+      const row = `| ${label} | ${Math.round(run.accepted / run.seconds)} | ${mined.seconds.toFixed(1)} | ${Math.round(minedRate)} | ${(minedRate / intakeRate).toFixed(2)} | ${mined.gaps} | ${mined.extra} | ${run.errors} | ${cpu} |`;
       return { row, minedRate };
     };
     // One signer: try-it-out.
-    const one = await oneSignerRun(gateway.url, dataDir);
+    const one = await oneSignerRun(gateway.url, dataDir, gateway.proc.pid!);
     const m1 = one.mined;
     const { row: row1, minedRate: mined1 } = zktRow("1 signer (try-it-out)", one);
     lines.push(row1);
@@ -383,7 +407,7 @@ async function main(): Promise<void> {
     const before8 = new Map(await Promise.all(keys.map(async (k) => [k.walletAddress, await provider.getTransactionCount(k.walletAddress, "latest")] as [string, number])));
     // Round robin over the keys' paths: each key's share of the accepted writes is within one of the others'.
     const paths = keys.map((k) => new URL(`${gateway.url}/zkt/${k.apiKey}`).pathname);
-    const eight = await wrkWrites(gateway.url, `local paths = ${luaStrings(paths)}\nlocal body = '{"arguments":"bench message"}'\nlocal i = 0\nfunction nextRequest() i = i % #paths + 1 return wrk.format(nil, paths[i], nil, body) end`, '"success":true', zktSeconds);
+    const eight = await wrkWrites(gateway.url, `local paths = ${luaStrings(paths)}\nlocal body = '{"arguments":"bench message"}'\nlocal i = 0\nfunction nextRequest() i = i % #paths + 1 return wrk.format(nil, paths[i], nil, body) end`, '"success":true', zktSeconds, gateway.proc.pid!);
     const m8 = await minedAll(provider, before8, eight.accepted);
     const { row: row8, minedRate: mined8 } = zktRow("8 keys", { run: eight, mined: m8 });
     target("ZKT accepted-and-mined, 1 signer", "≥ 0.80 of node intake", (mined1 / intakeRate).toFixed(2), mined1 / intakeRate >= 0.8);
@@ -395,17 +419,17 @@ async function main(): Promise<void> {
     // The same single-signer load with the journal in PostgreSQL (DATABASE_URL) instead of in-process PGlite.
     const pgUrl = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
     const schema = "bench_" + Date.now();
-    let pgRow = "| 1 signer, PostgreSQL journal | (PostgreSQL not reachable) | | | | | | |";
+    let pgRow = "| 1 signer, PostgreSQL journal | (PostgreSQL not reachable) | | | | | | | |";
     try {
       execFileSync("psql", [pgUrl, "-qc", `create schema ${schema}`], { stdio: "ignore" });
       const pgDir = mkdtempSync(join(tmpdir(), "bench-gw-pg-"));
       const pgGateway = await startGateway(node.url, pgDir, { DATABASE_URL: `${pgUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}` });
       procs.push(pgGateway.proc);
-      pgRow = zktRow("1 signer, PostgreSQL journal", await oneSignerRun(pgGateway.url, pgDir)).row;
+      pgRow = zktRow("1 signer, PostgreSQL journal", await oneSignerRun(pgGateway.url, pgDir, pgGateway.proc.pid!)).row;
       pgGateway.proc.kill("SIGTERM");
       execFileSync("psql", [pgUrl, "-qc", `drop schema ${schema} cascade`], { stdio: "ignore" });
     } catch (err) {
-      pgRow = `| 1 signer, PostgreSQL journal | failed: ${(err as Error).message.split("\n")[0]} | | | | | | |`;
+      pgRow = `| 1 signer, PostgreSQL journal | failed: ${(err as Error).message.split("\n")[0]} | | | | | | | |`;
     }
     lines.push(pgRow);
     lines.push(
