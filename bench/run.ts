@@ -218,22 +218,26 @@ const luaStrings = (items: string[]): string => `{${items.map((b) => JSON.string
  * beyond those counted: wrk stops with up to one request per connection in flight, which the gateway still
  * answers and sends, so up to CONNECTIONS is expected; more would mean a write sent twice.
  */
-async function minedAll(provider: JsonRpcProvider, before: Map<string, number>, accepted: number): Promise<{ seconds: number; gaps: number; extra: number }> {
+async function minedAll(provider: JsonRpcProvider, before: Map<string, number>, accepted: number): Promise<{ seconds: number; gaps: number; extra: number; mined: number }> {
   const started = performance.now();
   const signers = [...before.keys()];
   const advanced = async (): Promise<number> => (await Promise.all(signers.map((s) => provider.getTransactionCount(s, "latest")))).reduce((sum, n, i) => sum + n - before.get(signers[i]!)!, 0);
   let mined = await advanced();
-  while (mined < accepted && performance.now() - started < 120_000) {
+  let lastAdvance = performance.now();
+  // Until all are mined, or mining has stalled for 3 s (a node may accept transactions it never mines).
+  while (mined < accepted && performance.now() - lastAdvance < 3_000) {
     await new Promise((r) => setTimeout(r, 100));
-    mined = await advanced();
+    const now = await advanced();
+    if (now > mined) lastAdvance = performance.now();
+    mined = now;
   }
-  const seconds = (performance.now() - started) / 1000;
+  const seconds = (lastAdvance - started) / 1000;
   let gaps = 0;
   for (const s of signers) {
     const [latest, pending] = await Promise.all([provider.getTransactionCount(s, "latest"), provider.getTransactionCount(s, "pending")]);
     if (latest !== pending) gaps++;
   }
-  return { seconds, gaps, extra: Math.max(0, mined - accepted) };
+  return { seconds, gaps, extra: Math.max(0, mined - accepted), mined };
 }
 
 async function main(): Promise<void> {
@@ -370,9 +374,15 @@ async function main(): Promise<void> {
     const intake = await wrkWrites(node.url, `local bodies = ${luaStrings(intakeBodies)}\nlocal i = 0\nfunction nextRequest() if i < #bodies then i = i + 1 end return wrk.format(nil, nil, nil, bodies[i]) end`, '"result"', zktSeconds);
     const intakeRate = intake.accepted / intake.seconds;
     intakeBodies.length = 0;
-    lines.push(`Node intake (distinct pre-signed eth_sendRawTransaction, 8 senders, ${CONNECTIONS} connections, wrk): **${Math.round(intakeRate)} tx/s** accepted.`, "");
-    // Let anvil mine what it took before the gateway's runs share the machine with it.
-    await minedAll(provider, new Map(intakeWallets.map((w, a) => [w.address, startNonces[a]!])), intake.accepted);
+    // Let anvil mine what it took before the gateway's runs share the machine with it; count what it mined.
+    const intakeMined = await minedAll(provider, new Map(intakeWallets.map((w, a) => [w.address, startNonces[a]!])), intake.accepted);
+    const intakeMinedRate = Math.min(intakeMined.mined, intake.accepted) / (intake.seconds + intakeMined.seconds);
+    lines.push(
+      `Node intake (distinct pre-signed eth_sendRawTransaction, 8 senders, ${CONNECTIONS} connections, wrk): **${Math.round(intakeRate)} tx/s** accepted; ` +
+        `of the ${intake.accepted} accepted, ${intakeMined.mined} were ever mined (all mined ${intakeMined.seconds.toFixed(1)} s after the run, then none for 3 s): ` +
+        `**${Math.round(intakeMinedRate)} tx/s** accepted-and-mined, the measure the gateway rows use.`,
+      "",
+    );
 
     lines.push(
       `| path | accepted writes/s | mined all after (s) | accepted-and-mined/s | accepted-and-mined / node intake | nonce gaps | mined beyond counted (in flight at the stop, ≤ ${CONNECTIONS}) | errors | gateway CPU per write, µs: all threads / event loop |`,
@@ -410,8 +420,9 @@ async function main(): Promise<void> {
     const eight = await wrkWrites(gateway.url, `local paths = ${luaStrings(paths)}\nlocal body = '{"arguments":"bench message"}'\nlocal i = 0\nfunction nextRequest() i = i % #paths + 1 return wrk.format(nil, paths[i], nil, body) end`, '"success":true', zktSeconds, gateway.proc.pid!);
     const m8 = await minedAll(provider, before8, eight.accepted);
     const { row: row8, minedRate: mined8 } = zktRow("8 keys", { run: eight, mined: m8 });
-    target("ZKT accepted-and-mined, 1 signer", "≥ 0.80 of node intake", (mined1 / intakeRate).toFixed(2), mined1 / intakeRate >= 0.8);
-    target("ZKT accepted-and-mined, 8 keys", "≥ 0.80 of node intake", (mined8 / intakeRate).toFixed(2), mined8 / intakeRate >= 0.8);
+    // The verdict takes the node's intake as accepted (the issue's words); its accepted-and-mined rate is beside it.
+    target("ZKT accepted-and-mined, 1 signer", "≥ 0.80 of node intake", `${(mined1 / intakeRate).toFixed(2)} (of the node's accepted-and-mined: ${(mined1 / intakeMinedRate).toFixed(2)})`, mined1 / intakeRate >= 0.8);
+    target("ZKT accepted-and-mined, 8 keys", "≥ 0.80 of node intake", `${(mined8 / intakeRate).toFixed(2)} (of the node's accepted-and-mined: ${(mined8 / intakeMinedRate).toFixed(2)})`, mined8 / intakeRate >= 0.8);
     target("nonce gaps", "0", String(m1.gaps + m8.gaps), m1.gaps + m8.gaps === 0);
     target("writes mined beyond those counted", `≤ ${CONNECTIONS} per run (in flight when wrk stops)`, `${m1.extra}, ${m8.extra}`, m1.extra <= CONNECTIONS && m8.extra <= CONNECTIONS);
     lines.push(row8);
