@@ -446,13 +446,15 @@ async function main(): Promise<void> {
     lines.push(
       "",
       "A ZKT message goes to the zero address, so its gas is computed locally (no eth_estimateGas); each write is nonce-assigned, " +
-        "RLP-encoded and signed (libsecp256k1), journaled (one group commit per event-loop turn for every signer with waiting writes) " +
-        "and answered before its broadcast (a signer's queued transactions go out as one JSON-RPC batch); receipts are read per block. " +
-        "wrk drives both the node's intake and the gateway, so the client's CPU is small and the same in both; on this 2-core machine wrk, " +
-        "anvil and the gateway still share the CPU, and the gateway runs at 100 % of one core. A CPU profile (`node --cpu-prof`) of the " +
-        "one-signer run puts ~40 % of the gateway in the embedded PGlite journal (PostgreSQL compiled to WebAssembly, running on the event " +
-        "loop: the insert and two status updates per write), ~30 % in signing and hashing (keccak in JavaScript, libsecp256k1), the rest in " +
-        "HTTP and JSON. With the journal in PostgreSQL that work moves to another process, which is why that row is faster.",
+        "RLP-encoded and signed (libsecp256k1, Keccak by js-sha3), journaled (one group commit per event-loop turn for every signer with " +
+        "waiting writes; the embedded PGlite journal runs on a worker thread of its own) and answered before its broadcast (a signer's queued " +
+        "transactions go out as one JSON-RPC batch); receipts are read per block. Each single-signer run follows an uncounted 3 s warm-up " +
+        "(V8 compiles PGlite's hot WebAssembly in background threads during the first seconds of writes). wrk drives both the node's intake " +
+        "and the gateway, so the client's CPU is small and the same in both. The last column is the gateway's CPU time per accepted write " +
+        "(from /proc: all its threads, and its main thread, the event loop that also serves JSON-RPC); it is steadier than throughput here. " +
+        "The 2 cores are full during these runs: anvil itself needs ~1.3-1.8 cores to take and mine transactions at these rates (sampled " +
+        "per thread), so the gateway's throughput is bounded by the machine rather than by its event loop. With the journal in PostgreSQL " +
+        "(another process) the gateway's own CPU per write is lowest.",
       "",
     );
 
