@@ -224,19 +224,29 @@ async function minedAll(provider: JsonRpcProvider, before: Map<string, number>, 
   const advanced = async (): Promise<number> => (await Promise.all(signers.map((s) => provider.getTransactionCount(s, "latest")))).reduce((sum, n, i) => sum + n - before.get(signers[i]!)!, 0);
   let mined = await advanced();
   let lastAdvance = performance.now();
-  // Until all are mined, or mining has stalled for 3 s (a node may accept transactions it never mines).
-  while (mined < accepted && performance.now() - lastAdvance < 3_000) {
+  let allMinedAt = mined >= accepted ? performance.now() : undefined;
+  /** Signers whose node pool holds transactions not mined yet (pending nonce ahead of the mined one). */
+  const unmined = async (): Promise<number> => {
+    let n = 0;
+    for (const s of signers) {
+      const [latest, pending] = await Promise.all([provider.getTransactionCount(s, "latest"), provider.getTransactionCount(s, "pending")]);
+      if (latest !== pending) n++;
+    }
+    return n;
+  };
+  // Until everything the node holds for these signers is mined (writes still in flight when wrk stopped
+  // included: a check right at that moment saw them pending and called them gaps), or mining has stalled
+  // for 3 s (a gap: later nonces wait forever; a node may also accept transactions it never mines).
+  let gaps = await unmined();
+  while ((mined < accepted || gaps > 0) && performance.now() - lastAdvance < 3_000) {
     await new Promise((r) => setTimeout(r, 100));
     const now = await advanced();
     if (now > mined) lastAdvance = performance.now();
     mined = now;
+    if (mined >= accepted) allMinedAt ??= performance.now();
+    gaps = await unmined();
   }
-  const seconds = (lastAdvance - started) / 1000;
-  let gaps = 0;
-  for (const s of signers) {
-    const [latest, pending] = await Promise.all([provider.getTransactionCount(s, "latest"), provider.getTransactionCount(s, "pending")]);
-    if (latest !== pending) gaps++;
-  }
+  const seconds = ((allMinedAt ?? lastAdvance) - started) / 1000;
   return { seconds, gaps, extra: Math.max(0, mined - accepted), mined };
 }
 
