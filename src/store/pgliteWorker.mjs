@@ -11,6 +11,8 @@ const db = await PGlite.create(workerData.dir, { postgresqlconf: workerData.post
 /** Open transactions by id: the callback's pending queries and how it ends. */
 const open = new Map();
 let nextTx = 1;
+/** tx → the id of the commit/rollback message awaiting its end. */
+const endId = new Map();
 
 const fail = (id, err) => parentPort.postMessage({ id, error: { message: err?.message ?? String(err), code: err?.code } });
 
@@ -50,6 +52,4 @@ parentPort.on("message", (msg) => {
     db.close().then(() => parentPort.postMessage({ id, rows: [] }), (err) => fail(id, err));
   }
 });
-/** tx → the id of the commit/rollback message awaiting its end. */
-const endId = new Map();
 parentPort.postMessage({ ready: true });
