@@ -473,18 +473,33 @@ async function main(): Promise<void> {
     lines.push("## 4. Deploy: first compile vs the same source again", "");
     // An OpenZeppelin ERC-20: a realistic compile. Unique per run so the first one really compiles.
     const source = `// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\nimport "@openzeppelin/contracts/token/ERC20/ERC20.sol";\ncontract Bench${Date.now()} is ERC20 { constructor() ERC20("B", "B") { _mint(msg.sender, 1000); } }`;
-    const timeDeploy = async () => {
+    const timeDeploy = async (code: string, wait: boolean) => {
       const t = performance.now();
-      const res = await fetch(gateway.url + "/zkt/try-it-out", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code: source }) });
+      const res = await fetch(gateway.url + "/zkt/try-it-out", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code, ...(wait ? {} : { wait: false }) }) });
       if (res.status !== 200) throw new Error(await res.text());
       return performance.now() - t;
     };
-    const firstMs = await timeDeploy();
-    const again: number[] = [];
-    for (let i = 0; i < 5; i++) again.push(await timeDeploy());
-    const againMs = again.sort((a, b) => a - b)[2]!;
-    lines.push("| | ms |", "|---|---|", `| first compile + deploy + mined | ${Math.round(firstMs)} |`, `| identical source again (median of 5) | ${Math.round(againMs)} |`, `| ratio | ${(firstMs / againMs).toFixed(1)}× |`, "");
-    lines.push("Both include waiting for the deploy to be mined (0.25 s blocks), which bounds the end-to-end ratio.", "");
+    const firstAndAgain = async (code: string, wait: boolean) => {
+      const first = await timeDeploy(code, wait);
+      const again: number[] = [];
+      for (let i = 0; i < 5; i++) again.push(await timeDeploy(code, wait));
+      return { first, again: again.sort((a, b) => a - b)[2]! };
+    };
+    const mined = await firstAndAgain(source, true);
+    // The same with wait: false (answered once signed and journaled), on a source of its own so it compiles too.
+    const journaled = await firstAndAgain(source.replace("contract Bench", "contract Early"), false);
+    const [firstMs, againMs] = [mined.first, mined.again];
+    lines.push(
+      "| | first compile + deploy, ms | identical source again (median of 5), ms | ratio |",
+      "|---|---|---|---|",
+      `| answered once mined (default) | ${Math.round(mined.first)} | ${Math.round(mined.again)} | ${(mined.first / mined.again).toFixed(1)}× |`,
+      `| answered once journaled (\`wait: false\`) | ${Math.round(journaled.first)} | ${journaled.again.toFixed(1)} | ${(journaled.first / journaled.again).toFixed(0)}× |`,
+      "",
+    );
+    lines.push(
+      "Answered once mined, both wait for the deployment's block (0.25 s blocks: on average half a block plus the receipt poll), which bounds that ratio whatever the compiler cache does. With `wait: false` the answer comes when the deployment is signed and journaled, with the address it will have. The first row's first deploy also starts the compiler (solc's WebAssembly, cold); the second row's compiles a new source on a warm compiler.",
+      "",
+    );
     // The compile step alone, in-process, first vs cached.
     const compiler = new SolidityCompiler();
     const src2 = source.replace("contract Bench", "contract Again");
@@ -495,7 +510,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < 100; i++) await compiler.compile(src2, { evmVersion: "paris" });
     const compileCached = (performance.now() - t) / 100;
     await compiler.close();
-    target("deploy, identical source again (end to end, incl. mining)", "≥ 20× faster", `${(firstMs / againMs).toFixed(1)}×`, firstMs / againMs >= 20);
+    target("deploy, identical source again (answered once mined)", "≥ 20× faster", `${(firstMs / againMs).toFixed(1)}×`, firstMs / againMs >= 20);
+    target("deploy, identical source again (answered once journaled, wait: false)", "≥ 20× faster", `${Math.round(journaled.first / journaled.again)}×`, journaled.first / journaled.again >= 20);
     target("deploy, identical source again (compile step)", "≥ 20× faster", `${Math.round(compileFirst / compileCached)}×`, compileFirst / compileCached >= 20);
     lines.push("| compile step alone | ms |", "|---|---|", `| first compile (solc in a worker) | ${Math.round(compileFirst)} |`, `| identical source again (mean of 100) | ${compileCached.toFixed(3)} |`, `| ratio | ${Math.round(compileFirst / compileCached)}× |`, "");
 

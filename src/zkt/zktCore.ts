@@ -100,18 +100,28 @@ export class ZktCore {
     return { kind: "write", hash: rec.hash, queueId: rec.queueId, receipt };
   }
 
-  /** Compiles, deploys and waits for the contract to exist, so it can be called right away. */
-  async deployContract(access: Access, code: string, constructorArgs: JsonValue[], contractName?: string, idempotencyKey?: string): Promise<Submitted & { contractAddress: string; abi: JsonValue[]; receipt: Receipt }> {
+  /**
+   * Compiles and deploys. With wait (the default) answers once the contract exists, so it can be called right
+   * away; without, once the deployment is signed and journaled (the address is fixed by sender and nonce).
+   */
+  async deployContract(
+    access: Access,
+    code: string,
+    constructorArgs: JsonValue[],
+    options: { contractName?: string; idempotencyKey?: string; wait?: boolean } = {},
+  ): Promise<Submitted & { contractAddress: string; abi: JsonValue[]; receipt?: Receipt }> {
     if (code.trim() === "") throw new GatewayError("validation", "code must be non-empty Solidity source");
-    const compiled = await this.deps.compiler.compile(code, { evmVersion: this.deps.network.evmVersion, ...(contractName ? { contractName } : {}) });
+    const compiled = await this.deps.compiler.compile(code, { evmVersion: this.deps.network.evmVersion, ...(options.contractName ? { contractName: options.contractName } : {}) });
     const iface = parseAbi(compiled.abi.length > 0 ? compiled.abi : ["constructor()"]);
     const args = convertArguments(iface.deploy.inputs, constructorArgs, `the constructor of ${compiled.name}`);
     const data = compiled.bytecode + iface.encodeDeploy(args).slice(2);
-    const rec = await this.submit(access, { to: null, data, kind: "deploy", idempotencyKey }, iface, `the constructor of ${compiled.name}`);
+    const rec = await this.submit(access, { to: null, data, kind: "deploy", idempotencyKey: options.idempotencyKey }, iface, `the constructor of ${compiled.name}`);
     const contractAddress = getCreateAddress({ from: rec.signer, nonce: rec.nonce });
+    const submitted = { hash: rec.hash, queueId: rec.queueId, contractAddress, abi: compiled.abi };
+    if (options.wait === false) return submitted;
     const receipt = await this.receiptOf(rec, iface);
     if (receipt.status === "reverted") throw new GatewayError("execution_reverted", `the deployment of ${compiled.name} reverted on chain`, { details: { hash: rec.hash } });
-    return { hash: rec.hash, queueId: rec.queueId, contractAddress, abi: compiled.abi, receipt };
+    return { ...submitted, receipt };
   }
 
   async transactionStatus(queueId: string): Promise<SubmissionRecord> {

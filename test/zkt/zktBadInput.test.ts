@@ -38,6 +38,7 @@ describe("ZKT bad input", () => {
     ["bad bytes", call({ abi: ["function f(bytes32 x)"], method: "f", arguments: ["0x1234"] }), 400, "VALIDATION_ERROR", /bytes32 needs exactly 32 bytes, got 2/],
     ["to not an address", call({ to: "0xnothex" }), 400, "VALIDATION_ERROR", /to must be a contract address/],
     ["wait not boolean", call({ wait: "yes" }), 400, "VALIDATION_ERROR", /wait must be true or false/],
+    ["deploy wait not boolean", { code: "contract A {}", wait: 0 }, 400, "VALIDATION_ERROR", /wait must be true or false, got a number/],
     ["code that does not compile", { code: "pragma solidity ^0.8.20;\ncontract X { function f() { undefinedThing(); } }", id: 77 }, 400, "COMPILATION_ERROR", /does not compile/],
     ["code with a forbidden import", { code: 'pragma solidity ^0.8.20;\nimport "/etc/passwd";\ncontract X {}', id: 77 }, 400, "COMPILATION_ERROR", /only @openzeppelin\/contracts/],
     ["unknown contractName", { code: TOKEN_SOURCE, contractName: "Nope", arguments: [], id: 77 }, 400, "VALIDATION_ERROR", /contractName "Nope" is not a deployable contract/],

@@ -63,6 +63,10 @@ describe("ZKT over Connect", () => {
       const reverted = await client.writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x000000000000000000000000000000000000dEaD", "100000"]) }).catch((e: unknown) => e as ConnectError);
       expect((reverted as ConnectError).code).toBe(Code.FailedPrecondition);
       expect((reverted as ConnectError).rawMessage).toMatch(/InsufficientBalance/);
+
+      // wait: false answers before the block; the address given is where the contract is mined.
+      const later = await client.deployContract({ code: TOKEN_SOURCE, arguments: list(["Later", "LTR", "1"]), wait: false });
+      expect((await provider.waitForTransaction(later.hash, 1, 10_000))?.contractAddress).toBe(later.contractAddress);
       provider.destroy();
     });
   }

@@ -119,6 +119,18 @@ describe("ZKT REST on embedded anvil", () => {
     expect((await zkt({ to: again.body.contractAddress, abi: TOKEN_ABI, method: "name", arguments: [] })).body.output).toEqual(["Again"]);
   });
 
+  it("deploy with wait: false answers once journaled, with the address the contract is then mined at", async () => {
+    const res = await zkt({ code: TOKEN_SOURCE, arguments: ["Later", "LTR", "7"], wait: false });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true });
+    // Answered before its block (0.25 s blocks): the status is not yet "completed".
+    const status = (await (await fetch(`${base}/zkt/transactions/${res.body.queueId}`)).json()) as { status: string };
+    expect(status.status).not.toBe("completed");
+    const receipt = await provider.waitForTransaction(res.body.hash, 1, 10_000);
+    expect(receipt?.contractAddress).toBe(res.body.contractAddress);
+    expect((await zkt({ to: res.body.contractAddress, abi: res.body.abi, method: "symbol", arguments: [] })).body.output).toEqual(["LTR"]);
+  });
+
   it("unknown queueId is 404", async () => {
     const res = await fetch(`${base}/zkt/transactions/00000000-0000-0000-0000-000000000000`);
     expect(res.status).toBe(404);

@@ -53,7 +53,7 @@ export function zktServiceImpl(core: ZktCore): ServiceImpl<typeof ZktService> {
       return { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) };
     },
     async deployContract(req, ctx) {
-      const r = await core.deployContract(access(ctx), req.code, list(req.arguments), req.contractName || undefined);
+      const r = await core.deployContract(access(ctx), req.code, list(req.arguments), { ...(req.contractName ? { contractName: req.contractName } : {}), wait: req.wait ?? true });
       return { contractAddress: r.contractAddress, abi: toList(r.abi), hash: r.hash, queueId: r.queueId };
     },
     async getTransactionStatus(req) {

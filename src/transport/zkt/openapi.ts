@@ -56,7 +56,7 @@ export const openApiDocument = {
     title: "chain-gateway ZKT API (beta)",
     version: "1.0.0",
     description:
-      "Write messages, read and write contract functions, and deploy contracts with plain HTTP POSTs. The body's shape selects the operation: V1 message {arguments: string}; V2 call {to, abi, method, arguments: [], wait?}; V2 deploy {code, arguments?, contractName?}. Experimental.",
+      "Write messages, read and write contract functions, and deploy contracts with plain HTTP POSTs. The body's shape selects the operation: V1 message {arguments: string}; V2 call {to, abi, method, arguments: [], wait?}; V2 deploy {code, arguments?, contractName?, wait?}. Experimental.",
   },
   paths: {
     "/zkt/try-it-out": {
@@ -124,10 +124,16 @@ export const openApiDocument = {
       },
       DeployRequest: {
         type: "object",
-        description: "V2: compile Solidity source (pinned solc; @openzeppelin/contracts imports resolve) and deploy; returns once mined.",
+        description: "V2: compile Solidity source (pinned solc; @openzeppelin/contracts imports resolve) and deploy; returns once mined, or with wait: false once signed and journaled.",
         required: ["code"],
         additionalProperties: false,
-        properties: { code: { type: "string", minLength: 1 }, arguments: { type: "array", items: jsonValue }, contractName: { type: "string" }, id },
+        properties: {
+          code: { type: "string", minLength: 1 },
+          arguments: { type: "array", items: jsonValue },
+          contractName: { type: "string" },
+          wait: { type: "boolean", default: true, description: "false: answer before mining; contractAddress is where the contract will be." },
+          id,
+        },
       },
       MessageResponse: {
         type: "object",

@@ -1,5 +1,5 @@
 // Picks the ZKT operation from the body's shape (Stability-compatible): V1 message `{arguments: string}`,
-// V2 call `{to, abi, method, arguments: [], wait?}`, V2 deploy `{code, arguments?, contractName?}`.
+// V2 call `{to, abi, method, arguments: [], wait?}`, V2 deploy `{code, arguments?, contractName?, wait?}`.
 // A body that fits no style is refused naming what is missing or wrong.
 import { GatewayError, type JsonValue } from "../../errors.js";
 
@@ -8,13 +8,13 @@ export type ZktId = string | number;
 export type ZktOperation =
   | { op: "message"; message: string }
   | { op: "call"; to: string; abi: JsonValue; method: string; arguments: JsonValue[]; wait: boolean }
-  | { op: "deploy"; code: string; arguments: JsonValue[]; contractName?: string };
+  | { op: "deploy"; code: string; arguments: JsonValue[]; contractName?: string; wait: boolean };
 
 const COMMON = ["id"];
 const FIELDS: Record<ZktOperation["op"], string[]> = {
   message: ["arguments"],
   call: ["to", "abi", "method", "arguments", "wait"],
-  deploy: ["code", "arguments", "contractName"],
+  deploy: ["code", "arguments", "contractName", "wait"],
 };
 
 /** The request id, if the body has a usable one (echoed even on errors). */
@@ -29,8 +29,8 @@ export function parseZktBody(body: unknown): ZktOperation {
   const b = body as Record<string, JsonValue>;
   if ("id" in b && idOf(b) === undefined) throw invalid("id must be a string or a number");
   const has = (k: string): boolean => k in b && b[k] !== undefined;
-  const callFields = ["to", "abi", "method", "wait"].filter(has);
-  const op: ZktOperation["op"] = has("code") ? "deploy" : callFields.length > 0 ? "call" : "message";
+  const callFields = ["to", "abi", "method"].filter(has);
+  const op: ZktOperation["op"] = has("code") ? "deploy" : callFields.length > 0 || has("wait") ? "call" : "message";
   if (op === "deploy" && callFields.length > 0) {
     throw invalid(`fields from two request styles: code (deploy) cannot be combined with ${callFields.join(", ")} (contract call)`);
   }
@@ -60,7 +60,9 @@ export function parseZktBody(body: unknown): ZktOperation {
       if (typeof b.code !== "string") throw invalid(`code must be a string of Solidity source, got ${typeName(b.code)}`);
       if (has("arguments") && !Array.isArray(b.arguments)) throw invalid(`arguments must be an array of constructor arguments, got ${typeName(b.arguments)}`);
       if (has("contractName") && typeof b.contractName !== "string") throw invalid("contractName must be a string");
-      return { op, code: b.code, arguments: (b.arguments as JsonValue[] | undefined) ?? [], ...(typeof b.contractName === "string" ? { contractName: b.contractName } : {}) };
+      if (has("wait") && typeof b.wait !== "boolean") throw invalid(`wait must be true or false, got ${typeName(b.wait)}`);
+      // A deploy waits for mining unless told not to: its answer promises a contract that can be called.
+      return { op, code: b.code, arguments: (b.arguments as JsonValue[] | undefined) ?? [], ...(typeof b.contractName === "string" ? { contractName: b.contractName } : {}), wait: b.wait !== false };
     }
   }
 }

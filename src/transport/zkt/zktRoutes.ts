@@ -63,7 +63,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
         }
         case "deploy": {
           await quota();
-          const r = await core.deployContract(who, op.code, op.arguments, op.contractName);
+          const r = await core.deployContract(who, op.code, op.arguments, { ...(op.contractName ? { contractName: op.contractName } : {}), wait: op.wait });
           return ok({ contractAddress: r.contractAddress, abi: r.abi, hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, headers);
         }
       }
