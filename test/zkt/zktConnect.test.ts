@@ -67,6 +67,20 @@ describe("ZKT over Connect", () => {
       // wait: false answers before the block; the address given is where the contract is mined.
       const later = await client.deployContract({ code: TOKEN_SOURCE, arguments: list(["Later", "LTR", "1"]), wait: false });
       expect((await provider.waitForTransaction(later.hash, 1, 10_000))?.contractAddress).toBe(later.contractAddress);
+
+      // idempotency_key: a retry gets the first answer and sends nothing new; another method's key is its own.
+      const key = `retry-${network}-${Date.now()}`;
+      const first = await client.writeMessage({ message: "once", idempotencyKey: key });
+      await provider.waitForTransaction(first.hash, 1, 10_000);
+      const nonceAfterFirst = await provider.getTransactionCount(gw.publicSignerAddress, "pending");
+      const [again, concurrent] = await Promise.all([client.writeMessage({ message: "once", idempotencyKey: key }), client.writeMessage({ message: "once", idempotencyKey: key })]);
+      expect([again.hash, again.queueId, concurrent.hash]).toEqual([first.hash, first.queueId, first.hash]);
+      const otherMethod = await client.writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x000000000000000000000000000000000000dEaD", "1"]), idempotencyKey: key });
+      expect(otherMethod.hash).not.toBe(first.hash);
+      await provider.waitForTransaction(otherMethod.hash, 1, 10_000);
+      expect(await provider.getTransactionCount(gw.publicSignerAddress, "pending")).toBe(nonceAfterFirst + 1);
+      const tooLong = await client.writeMessage({ message: "x", idempotencyKey: "k".repeat(201) }).catch((e: unknown) => e as ConnectError);
+      expect((tooLong as ConnectError).code).toBe(Code.InvalidArgument);
       provider.destroy();
     });
   }

@@ -7,17 +7,21 @@ import type { ZktCore } from "../../zkt/zktCore.js";
 import { rpcServiceImpl } from "./rpcService.js";
 import { zktServiceImpl } from "./zktService.js";
 import type { Sponsorship } from "../../platform/sponsorship.js";
+import type { IdempotencyStore } from "../../store/idempotencyStore.js";
 
 export interface ConnectServices {
   core: RpcCore;
   sponsorship: Sponsorship;
   zkt: ZktCore;
   maxBatchSize: number;
+  idempotency: IdempotencyStore;
+  /** Names this network in idempotency scopes. */
+  network: string;
 }
 
 export function connectRoutes(services: ConnectServices): (router: ConnectRouter) => void {
   return (router) => {
     router.service(RpcService, rpcServiceImpl(services.core, services.maxBatchSize, services.sponsorship));
-    router.service(ZktService, zktServiceImpl(services.zkt));
+    router.service(ZktService, zktServiceImpl(services.zkt, { idempotency: services.idempotency, network: services.network }));
   };
 }

@@ -1,13 +1,22 @@
 // ZktService over Connect/gRPC/gRPC-Web: the same ZktCore the REST paths call.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { fromJson, toJson } from "@bufbuild/protobuf";
+import { create, fromJson, fromJsonString, toJson, toJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { ListValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
-import { ZktService, TransactionStatus, type Receipt as ReceiptMsg } from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import {
+  ZktService,
+  TransactionStatus,
+  DeployContractResponseSchema,
+  WriteContractResponseSchema,
+  WriteMessageResponseSchema,
+  type Receipt as ReceiptMsg,
+} from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import { GatewayError } from "../../errors.js";
+import type { IdempotencyStore } from "../../store/idempotencyStore.js";
 import type { JsonValue } from "../../errors.js";
 import type { Receipt, ZktCore } from "../../zkt/zktCore.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ReceiptSchema } from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
-import { accessKey } from "./context.js";
+import { accessKey, clientIpKey } from "./context.js";
 
 const list = (l: ListValue | undefined): JsonValue[] => (l ? (toJson(ListValueSchema, l) as JsonValue[]) : []);
 const toList = (v: JsonValue[]): ListValue => fromJson(ListValueSchema, v);
@@ -38,23 +47,45 @@ function receiptMsg(r: Receipt): MessageInitShape<typeof ReceiptSchema> {
   };
 }
 
-export function zktServiceImpl(core: ZktCore): ServiceImpl<typeof ZktService> {
+export interface ZktServiceOptions {
+  idempotency: IdempotencyStore;
+  /** Names this network in idempotency scopes. */
+  network: string;
+}
+
+export function zktServiceImpl(core: ZktCore, options: ZktServiceOptions): ServiceImpl<typeof ZktService> {
+  /**
+   * A write's idempotency_key, as the REST paths' Idempotency-Key header: a retry returns the first answer
+   * and sends nothing new. Scoped per caller, network and method (an answer replays only as its own type).
+   */
+  const once = async <S extends DescMessage>(schema: S, key: string, ctx: HandlerContext, run: () => Promise<MessageShape<S>>): Promise<MessageShape<S>> => {
+    if (key === "") return run();
+    if (key.length > 200) throw new GatewayError("validation", "idempotency_key must be 1 to 200 characters");
+    const who = access(ctx);
+    const scope = `zkt-connect:${options.network}:${ctx.method.name}:${who.kind === "key" ? who.keyId : `public:${ctx.values.get(clientIpKey)}`}`;
+    const stored = await options.idempotency.once(scope, key, async () => ({ status: 200, body: toJsonString(schema, await run()) }));
+    return fromJsonString(schema, stored.body);
+  };
   return {
     async writeMessage(req, ctx) {
-      return core.writeMessage(access(ctx), req.message);
+      return once(WriteMessageResponseSchema, req.idempotencyKey, ctx, async () => create(WriteMessageResponseSchema, await core.writeMessage(access(ctx), req.message)));
     },
     async readContract(req, ctx) {
       const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { forceRead: true });
       return { output: toList(r.kind === "read" ? r.output : []) };
     },
     async writeContract(req, ctx) {
-      const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { forceWrite: true, wait: req.wait });
-      if (r.kind !== "write") return {};
-      return { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) };
+      return once(WriteContractResponseSchema, req.idempotencyKey, ctx, async () => {
+        const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { forceWrite: true, wait: req.wait });
+        if (r.kind !== "write") return create(WriteContractResponseSchema);
+        return create(WriteContractResponseSchema, { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) });
+      });
     },
     async deployContract(req, ctx) {
-      const r = await core.deployContract(access(ctx), req.code, list(req.arguments), { ...(req.contractName ? { contractName: req.contractName } : {}), wait: req.wait ?? true });
-      return { contractAddress: r.contractAddress, abi: toList(r.abi), hash: r.hash, queueId: r.queueId };
+      return once(DeployContractResponseSchema, req.idempotencyKey, ctx, async () => {
+        const r = await core.deployContract(access(ctx), req.code, list(req.arguments), { ...(req.contractName ? { contractName: req.contractName } : {}), wait: req.wait ?? true });
+        return create(DeployContractResponseSchema, { contractAddress: r.contractAddress, abi: toList(r.abi), hash: r.hash, queueId: r.queueId });
+      });
     },
     async getTransactionStatus(req) {
       const r = await core.transactionStatus(req.queueId);
