@@ -37,7 +37,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const metrics = new Metrics();
   const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) => metrics.rateLimitRejections.inc({ network, scope }));
   let db: SqlClient | undefined;
+  let pruneTimer: NodeJS.Timeout | undefined;
   const closeAll = async (): Promise<void> => {
+    clearInterval(pruneTimer);
     await Promise.all(networks.map((n) => n.close()));
     await compiler.close();
     await issueLimiter.close();
@@ -51,6 +53,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const keys = new ApiKeys(db, seed);
     const store = new SqlSubmissionStore(db);
     const idempotency = new IdempotencyStore(db);
+    // Expired Idempotency-Key answers would otherwise stay for good; every replica may prune, harmlessly.
+    const prune = (): void => void idempotency.prune().then((n) => n > 0 && log.info("expired idempotency answers pruned", { count: n }), (err: unknown) => log.warn("idempotency prune failed", { error: String(err) }));
+    prune();
+    pruneTimer = setInterval(prune, 3_600_000).unref();
     const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     // Sequential start keeps anvil's startup bursts apart; it takes well under a second each.

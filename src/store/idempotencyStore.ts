@@ -29,6 +29,12 @@ export class IdempotencyStore {
     return { ...answer, replayed: false };
   }
 
+  /** Forgets answers past their 24 h (a key is otherwise only cleared when it is used again). */
+  async prune(now = new Date()): Promise<number> {
+    const rows = await this.db.query("delete from idempotency where created_at < $1 returning key", [new Date(now.getTime() - TTL_MS)]);
+    return rows.length;
+  }
+
   private async waitForAnswer(scope: string, key: string, fn: () => Promise<StoredAnswer>): Promise<StoredAnswer> {
     const deadline = Date.now() + 120_000;
     for (;;) {
