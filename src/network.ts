@@ -178,7 +178,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       (route, status) => m.countHttp(net.name, route, status),
     );
     const handler = connectNodeAdapter({
-      routes: connectRoutes({ core, zkt, sponsorship, maxBatchSize: gw.maxBatchSize, idempotency: deps.idempotency, network: net.name }),
+      routes: connectRoutes({ core, zkt, sponsorship, maxBatchSize: gw.maxBatchSize, idempotency: deps.idempotency, network: net.name, chargeTransaction: (access) => limits.checkTransaction(net.name, access) }),
       fallback: rest.nodeHandler,
       readMaxBytes: gw.bodyLimitBytes,
       // Error mapping outermost, so errors raised while authenticating are mapped too.

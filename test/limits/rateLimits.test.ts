@@ -11,6 +11,7 @@ import { startGatewayProcess, type GatewayProcess } from "../helpers/gatewayProc
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { ZktService } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 
@@ -121,6 +122,18 @@ describe("rate limits (in-process)", () => {
     // Reads are not transactions.
     const res = await postJson(`${base}/zgt/${apiKey}`, call(1));
     expect(res.headers.get("x-ratelimit-limit")).toBe("500"); // 1000/min over a 30 s window
+  });
+
+  it("over gRPC too; a replayed idempotent write is not charged again", async () => {
+    const { apiKey } = await gw.keys.create({ requestsPerMinute: 1000, transactionsPerDay: 2 });
+    const client = createClient(ZktService, createGrpcTransport({ baseUrl: gw.network("testnet").url }));
+    const auth = { headers: { authorization: `Bearer ${apiKey}` } };
+    const first = await client.writeMessage({ message: "a", idempotencyKey: "same" }, auth);
+    expect((await client.writeMessage({ message: "a", idempotencyKey: "same" }, auth)).hash).toBe(first.hash);
+    await client.writeMessage({ message: "b" }, auth);
+    const third = await client.writeMessage({ message: "c" }, auth).catch((e: unknown) => e as ConnectError);
+    expect((third as ConnectError).code).toBe(Code.ResourceExhausted);
+    expect((third as ConnectError).rawMessage).toMatch(/daily quota/);
   });
 });
 

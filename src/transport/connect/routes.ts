@@ -8,6 +8,7 @@ import { rpcServiceImpl } from "./rpcService.js";
 import { zktServiceImpl } from "./zktService.js";
 import type { Sponsorship } from "../../platform/sponsorship.js";
 import type { IdempotencyStore } from "../../store/idempotencyStore.js";
+import type { Access } from "../../rpc/methodPolicy.js";
 
 export interface ConnectServices {
   core: RpcCore;
@@ -17,11 +18,13 @@ export interface ConnectServices {
   idempotency: IdempotencyStore;
   /** Names this network in idempotency scopes. */
   network: string;
+  /** Charges one transaction to the caller's daily quota. */
+  chargeTransaction(access: Access): Promise<void>;
 }
 
 export function connectRoutes(services: ConnectServices): (router: ConnectRouter) => void {
   return (router) => {
     router.service(RpcService, rpcServiceImpl(services.core, services.maxBatchSize, services.sponsorship));
-    router.service(ZktService, zktServiceImpl(services.zkt, { idempotency: services.idempotency, network: services.network }));
+    router.service(ZktService, zktServiceImpl(services.zkt, { idempotency: services.idempotency, network: services.network, chargeTransaction: services.chargeTransaction }));
   };
 }

@@ -14,6 +14,7 @@ import { GatewayError } from "../../errors.js";
 import type { IdempotencyStore } from "../../store/idempotencyStore.js";
 import type { JsonValue } from "../../errors.js";
 import type { Receipt, ZktCore } from "../../zkt/zktCore.js";
+import type { Access } from "../../rpc/methodPolicy.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ReceiptSchema } from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import { accessKey, clientIpKey } from "./context.js";
@@ -51,14 +52,21 @@ export interface ZktServiceOptions {
   idempotency: IdempotencyStore;
   /** Names this network in idempotency scopes. */
   network: string;
+  /** Charges one transaction to the caller's daily quota (throws when spent). */
+  chargeTransaction(access: Access): Promise<void>;
 }
 
 export function zktServiceImpl(core: ZktCore, options: ZktServiceOptions): ServiceImpl<typeof ZktService> {
   /**
-   * A write's idempotency_key, as the REST paths' Idempotency-Key header: a retry returns the first answer
-   * and sends nothing new. Scoped per caller, network and method (an answer replays only as its own type).
+   * A write, charged to the caller's daily quota. Its idempotency_key works as the REST paths' Idempotency-Key
+   * header: a retry returns the first answer, sends nothing new and is not charged. Scoped per caller, network
+   * and method (an answer replays only as its own type).
    */
-  const once = async <S extends DescMessage>(schema: S, key: string, ctx: HandlerContext, run: () => Promise<MessageShape<S>>): Promise<MessageShape<S>> => {
+  const once = async <S extends DescMessage>(schema: S, key: string, ctx: HandlerContext, write: () => Promise<MessageShape<S>>): Promise<MessageShape<S>> => {
+    const run = async (): Promise<MessageShape<S>> => {
+      await options.chargeTransaction(access(ctx));
+      return write();
+    };
     if (key === "") return run();
     if (key.length > 200) throw new GatewayError("validation", "idempotency_key must be 1 to 200 characters");
     const who = access(ctx);
