@@ -53,8 +53,16 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const keys = new ApiKeys(db, seed);
     const store = new SqlSubmissionStore(db);
     const idempotency = new IdempotencyStore(db);
-    // Expired Idempotency-Key answers would otherwise stay for good; every replica may prune, harmlessly.
-    const prune = (): void => void idempotency.prune().then((n) => n > 0 && log.info("expired idempotency answers pruned", { count: n }), (err: unknown) => log.warn("idempotency prune failed", { error: String(err) }));
+    // Housekeeping, on start and hourly; every replica may run it, concurrent deletes are harmless. Expired
+    // Idempotency-Key answers and finished journal records past retention would otherwise stay for good.
+    const prune = (): void => {
+      const failed = (what: string) => (err: unknown) => log.warn(`${what} prune failed`, { error: String(err) });
+      void idempotency.prune().then((n) => n > 0 && log.info("expired idempotency answers pruned", { count: n }), failed("idempotency"));
+      if (config.journalRetentionDays > 0) {
+        const before = new Date(Date.now() - config.journalRetentionDays * 86_400_000);
+        void store.prune(before).then((n) => n > 0 && log.info("finished journal records pruned", { count: n, before: before.toISOString() }), failed("journal"));
+      }
+    };
     prune();
     pruneTimer = setInterval(prune, 3_600_000).unref();
     const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });

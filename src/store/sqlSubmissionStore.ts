@@ -222,6 +222,21 @@ export class SqlSubmissionStore implements SubmissionStore {
     return group.done;
   }
 
+  async prune(before: Date): Promise<number> {
+    // In slices, so a first prune of a long history holds no lock (nor PGlite) for long.
+    let total = 0;
+    for (;;) {
+      const rows = await this.db.query(
+        `delete from submissions where queue_id in (
+           select queue_id from submissions where status in ('completed', 'error') and coalesce(processed_at, created_at) < $1 limit 5000
+         ) returning 1`,
+        [before],
+      );
+      total += rows.length;
+      if (rows.length < 5000) return total;
+    }
+  }
+
   async get(queueId: string): Promise<SubmissionRecord | undefined> {
     const [row] = await this.db.query<Row>("select * from submissions where queue_id = $1", [queueId]);
     return row ? fromRow(row) : undefined;

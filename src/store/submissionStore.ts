@@ -47,6 +47,8 @@ export interface SubmissionStore {
   listUnfinished(network: string, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
   /** The record with this hash on this network, if journaled. */
   getByHash(network: string, hash: string): Promise<SubmissionRecord | undefined>;
+  /** Deletes mined or failed records finished before `before` (unfinished ones stay); returns how many. */
+  prune(before: Date): Promise<number>;
 }
 
 export class MemorySubmissionStore implements SubmissionStore {
@@ -87,6 +89,14 @@ export class MemorySubmissionStore implements SubmissionStore {
   async getByHash(network: string, hash: string): Promise<SubmissionRecord | undefined> {
     for (const r of this.records.values()) if (r.network === network && r.hash === hash) return { ...r };
     return undefined;
+  }
+
+  async prune(before: Date): Promise<number> {
+    let n = 0;
+    for (const [id, r] of this.records) {
+      if ((r.status === "completed" || r.status === "error") && (r.processedAt ?? r.createdAt) < before) n += Number(this.records.delete(id));
+    }
+    return n;
   }
 
   async listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {
