@@ -8,6 +8,8 @@ export interface StoredAnswer {
 }
 
 const TTL_MS = 24 * 3_600_000;
+/** Longest key accepted (REST header and Connect field alike). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 
 export class IdempotencyStore {
   constructor(private readonly db: SqlClient) {}

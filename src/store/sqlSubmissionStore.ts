@@ -90,10 +90,6 @@ interface LocalLanes {
 }
 const localLanes = new WeakMap<SqlClient, LocalLanes>();
 
-async function insertRecord(db: Pick<SqlClient, "query">, r: SubmissionRecord): Promise<void> {
-  await insertRecords(db, [r]);
-}
-
 export class SqlSubmissionStore implements SubmissionStore {
   constructor(private readonly db: SqlClient) {}
 
@@ -159,7 +155,7 @@ export class SqlSubmissionStore implements SubmissionStore {
   }
 
   async insert(r: SubmissionRecord): Promise<void> {
-    await insertRecord(this.db, r);
+    await insertRecords(this.db, [r]);
   }
 
   async listUnfinished(network: string, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {

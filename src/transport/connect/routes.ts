@@ -25,6 +25,6 @@ export interface ConnectServices {
 export function connectRoutes(services: ConnectServices): (router: ConnectRouter) => void {
   return (router) => {
     router.service(RpcService, rpcServiceImpl(services.core, services.maxBatchSize, services.sponsorship));
-    router.service(ZktService, zktServiceImpl(services.zkt, { idempotency: services.idempotency, network: services.network, chargeTransaction: services.chargeTransaction }));
+    router.service(ZktService, zktServiceImpl(services.zkt, services));
   };
 }

@@ -11,7 +11,7 @@ import {
   type Receipt as ReceiptMsg,
 } from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import { GatewayError } from "../../errors.js";
-import type { IdempotencyStore } from "../../store/idempotencyStore.js";
+import { MAX_IDEMPOTENCY_KEY_LENGTH, type IdempotencyStore } from "../../store/idempotencyStore.js";
 import type { JsonValue } from "../../errors.js";
 import type { Receipt, ZktCore } from "../../zkt/zktCore.js";
 import type { Access } from "../../rpc/methodPolicy.js";
@@ -68,7 +68,7 @@ export function zktServiceImpl(core: ZktCore, options: ZktServiceOptions): Servi
       return write();
     };
     if (key === "") return run();
-    if (key.length > 200) throw new GatewayError("validation", "idempotency_key must be 1 to 200 characters");
+    if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new GatewayError("validation", `idempotency_key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
     const who = access(ctx);
     const scope = `zkt-connect:${options.network}:${ctx.method.name}:${who.kind === "key" ? who.keyId : `public:${ctx.values.get(clientIpKey)}`}`;
     const stored = await options.idempotency.once(scope, key, async () => ({ status: 200, body: toJsonString(schema, await run()) }));

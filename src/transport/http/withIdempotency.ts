@@ -1,13 +1,13 @@
 // Applies an Idempotency-Key request header to a write route: the first 2xx answer is replayed for retries.
 import { GatewayError } from "../../errors.js";
-import type { IdempotencyStore } from "../../store/idempotencyStore.js";
+import { MAX_IDEMPOTENCY_KEY_LENGTH, type IdempotencyStore } from "../../store/idempotencyStore.js";
 import type { HttpAnswer, RestRequest } from "./restRouter.js";
 
 export async function withIdempotency(store: IdempotencyStore, scope: string, req: RestRequest, run: () => Promise<HttpAnswer>): Promise<HttpAnswer> {
   const header = req.headers["idempotency-key"];
   const key = Array.isArray(header) ? header[0] : header;
   if (key === undefined) return run();
-  if (key.length === 0 || key.length > 200) throw new GatewayError("validation", "Idempotency-Key must be 1 to 200 characters");
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new GatewayError("validation", `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
   let fresh: HttpAnswer | undefined;
   const stored = await store.once(scope, key, async () => {
     fresh = await run();
