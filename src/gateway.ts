@@ -26,6 +26,11 @@ export interface Gateway {
 
 export interface GatewayDeps {
   log?: Logger;
+  /**
+   * Called if the gateway can no longer work safely (the embedded journal's worker died). The owner should
+   * stop it and exit non-zero: a restart recovers the journal and rebroadcasts what it holds unmined.
+   */
+  onFatal?: (err: Error) => void;
 }
 
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
@@ -47,7 +52,11 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     await db?.close();
   };
   try {
-    db = await openSqlClient({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
+    const onFatal = (err: Error): void => {
+      log.error("gateway cannot continue", { error: err.message });
+      deps.onFatal?.(err);
+    };
+    db = await openSqlClient({ dataDir: config.dataDir, onFatal, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
     const applied = await migrate(db);
     if (applied.length > 0) log.info("store migrated", { store: db.kind, versions: applied });
     const keys = new ApiKeys(db, seed);

@@ -1,6 +1,7 @@
-// `npm start`: runs the gateway until SIGINT/SIGTERM, then stops every embedded node it started.
+// `npm start`: runs the gateway until SIGINT/SIGTERM (exit 0) or a fatal error (exit 1, for a supervisor to
+// restart it), then stops every embedded node it started.
 import { ConfigError, loadConfig } from "./config/config.js";
-import { startGateway } from "./gateway.js";
+import { startGateway, type Gateway } from "./gateway.js";
 import { createLogger } from "./log/logger.js";
 
 async function main(): Promise<void> {
@@ -15,24 +16,28 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const gateway = await startGateway(config, { log });
-  for (const n of gateway.networks) {
-    process.stdout.write(`${n.config.name} (chain id ${n.config.chainId}): ${n.url}  <- upstream ${n.upstreamUrls.length === 1 && n.upstreamUrls[0]?.startsWith("http://127.0.0.1") && n.config.upstreams.length === 0 ? "embedded anvil" : n.upstreamUrls.length + " node(s)"}\n`);
-  }
-  process.stdout.write(`try-it-out signer: ${gateway.publicSignerAddress}\n`);
+  let gateway: Gateway | undefined;
   let stopping = false;
-  const stop = (signal: string): void => {
+  let fatalDuringStart = false;
+  const stop = (reason: string, exitCode = 0): void => {
     if (stopping) return;
+    if (!gateway) return void (fatalDuringStart = true);
     stopping = true;
-    log.info("stopping", { signal });
+    log.info("stopping", { reason });
     gateway.close().then(
-      () => process.exit(0),
+      () => process.exit(exitCode),
       (err: unknown) => {
         log.error("stop failed", { error: String(err) });
         process.exit(1);
       },
     );
   };
+  gateway = await startGateway(config, { log, onFatal: () => stop("fatal error", 1) });
+  if (fatalDuringStart) return stop("fatal error", 1);
+  for (const n of gateway.networks) {
+    process.stdout.write(`${n.config.name} (chain id ${n.config.chainId}): ${n.url}  <- upstream ${n.upstreamUrls.length === 1 && n.upstreamUrls[0]?.startsWith("http://127.0.0.1") && n.config.upstreams.length === 0 ? "embedded anvil" : n.upstreamUrls.length + " node(s)"}\n`);
+  }
+  process.stdout.write(`try-it-out signer: ${gateway.publicSignerAddress}\n`);
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
 }
