@@ -102,16 +102,18 @@ for (const kind of ["pglite", "postgres"] as const) {
       expect(a3!.map((r) => r.nonce)).toEqual([20, 21]);
     });
 
-    it("prune deletes finished records older than the cutoff, never unfinished ones", async () => {
+    it("prune deletes finished records created before the cutoff, never unfinished ones", async () => {
       const store = new SqlSubmissionStore(db);
       // Older than anything else this suite journals: the prune spans every network.
       const old = new Date("2020-01-01T00:00:00Z");
       const cutoff = new Date("2020-02-01T00:00:00Z");
       const rec = (status: SubmissionRecord["status"], processedAt?: Date, createdAt = old): SubmissionRecord => ({ queueId: randomUUID(), network: "prune", signer: "0xp", nonce: 0, hash: `0x${randomUUID()}`, raw: "0x02", kind: "message", status, createdAt, ...(processedAt ? { processedAt } : {}) });
-      const gone = [rec("completed", old), rec("error")];
-      const kept = [rec("pending"), rec("processing"), rec("completed", new Date("2020-03-01T00:00:00Z")), rec("error", undefined, new Date("2020-03-01T00:00:00Z"))];
+      const recent = new Date("2020-03-01T00:00:00Z");
+      // Age counts from creation: one finished after the cutoff goes too.
+      const gone = [rec("completed", old), rec("completed", recent), rec("error"), { ...rec("completed", old), network: "prune-2" }];
+      const kept = [rec("pending"), rec("processing"), rec("completed", recent, recent), rec("error", undefined, recent)];
       for (const r of [...gone, ...kept]) await store.insert(r);
-      expect(await store.prune(cutoff)).toBe(2);
+      expect(await store.prune(cutoff)).toBe(4);
       for (const r of gone) expect(await store.get(r.queueId)).toBeUndefined();
       for (const r of kept) expect((await store.get(r.queueId))?.status).toBe(r.status);
     });
