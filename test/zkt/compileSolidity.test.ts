@@ -34,4 +34,22 @@ describe("SolidityCompiler", () => {
     await compiler.compile(SOURCE + "\n// v2", { evmVersion: "london" });
     expect(compiler.compilations - before).toBe(2);
   });
+
+  it("stops an idle solc and starts it again for a new source; cached sources need none", async () => {
+    const idle = new SolidityCompiler({ idleMs: 300 });
+    try {
+      await idle.compile(SOURCE, { evmVersion: "paris" });
+      expect(idle.warm).toBe(true);
+      await new Promise((r) => setTimeout(r, 700));
+      expect(idle.warm).toBe(false);
+      expect((await idle.compile(SOURCE, { evmVersion: "paris" })).name).toBe("Second");
+      expect(idle.warm).toBe(false);
+      expect(idle.compilations).toBe(1);
+      expect((await idle.compile(SOURCE + "\n// v3", { evmVersion: "paris" })).name).toBe("Second");
+      expect(idle.compilations).toBe(2);
+      expect(idle.warm).toBe(true);
+    } finally {
+      await idle.close();
+    }
+  });
 });
