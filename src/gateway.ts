@@ -53,7 +53,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   };
   try {
     const onFatal = (err: Error): void => {
-      log.error("gateway cannot continue", { error: err.message });
+      log.error("gateway cannot continue", { error: err.cause instanceof Error ? err.cause.message : err.message });
       deps.onFatal?.(err);
     };
     db = await openSqlClient({ dataDir: config.dataDir, onFatal, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });

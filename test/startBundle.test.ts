@@ -2,7 +2,7 @@
 // including the parts that load files next to it at run time (the PGlite initdb worker on a fresh data
 // directory, the solc worker for deploys).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,4 +35,45 @@ describe("the npm start bundle", () => {
     expect(deploy.status).toBe(200);
     expect((deploy.json as { contractAddress: string }).contractAddress).toMatch(/^0x[0-9a-fA-F]{40}$/);
   }, 60_000);
+
+  it("exits 1 and stops its embedded node when the journal's worker dies, and restarts with the journal intact", async () => {
+    // A copy of the bundle whose PGlite worker dies at its first journal write, as an abort or out-of-memory
+    // in the WebAssembly would (inside the project, so node_modules resolves as for dist/).
+    const dir = "test-artifacts/crash-bundle";
+    rmSync(dir, { recursive: true, force: true });
+    cpSync("dist", dir, { recursive: true });
+    renameSync(join(dir, "pgliteWorker.mjs"), join(dir, "pgliteWorkerReal.mjs"));
+    writeFileSync(
+      join(dir, "pgliteWorker.mjs"),
+      `import { parentPort } from "node:worker_threads";
+parentPort.on("message", (m) => { if (m.op === "query" && /insert into submissions/i.test(m.sql)) process.exit(70); });
+await import("./pgliteWorkerReal.mjs");
+`,
+    );
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-crash-"));
+    const crashing = await startGatewayProcess({ DATA_DIR: dataDir }, { bundle: join(dir, "main.mjs") });
+    const anvilPid = Number(/"pid":(\d+),"msg":"embedded anvil started"/.exec(crashing.log())?.[1]);
+    expect(anvilPid).toBeGreaterThan(0);
+    const before = await postJson(crashing.url, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
+    expect(before.status).toBe(200);
+
+    const write = await postJson(crashing.url + "/zkt/try-it-out", { arguments: "the journal dies here" });
+    // Answered before the gateway stops, as an unknown outcome rather than a refusal.
+    expect(write.status).toBe(500);
+    expect(write.json, JSON.stringify(write.json)).toMatchObject({ success: false, errorCode: "INTERNAL_ERROR", error: expect.stringMatching(/may or may not have been accepted/) });
+    expect(await crashing.exited).toBe(1);
+    expect(crashing.log()).toMatch(/embedded journal stopped: its worker thread exited with code 70.*gateway cannot continue/);
+    expect(() => process.kill(anvilPid, 0)).toThrow();
+
+    // The real bundle on the same data directory opens the journal and takes writes again.
+    const again = await startGatewayProcess({ DATA_DIR: dataDir }, "bundle");
+    try {
+      const ok = await postJson(again.url + "/zkt/try-it-out", { arguments: "after the restart" });
+      expect(ok.json, JSON.stringify(ok.json)).toMatchObject({ success: true });
+    } finally {
+      again.child.kill("SIGTERM");
+      await again.exited;
+    }
+  }, 120_000);
 });
+

@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
+import { GatewayError } from "../errors.js";
 
 export interface SqlClient {
   query<T extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -57,7 +58,11 @@ async function openPglite(dir: string, options: SqlClientOptions): Promise<SqlCl
   // A dead worker fails what waits and all later calls, rather than leaving them hanging, and tells the owner.
   const die = (cause: Error): void => {
     if (failed) return;
-    failed = new Error(`the embedded journal stopped (${cause.message}); the outcome of statements in progress is unknown`, { cause });
+    // Callers see this message as is: a write in progress may have been journaled (and then be broadcast when
+    // the gateway restarts) or not, and the client must not take the error for a refusal.
+    failed = new GatewayError("internal", "the gateway's journal stopped during this request, so a write may or may not have been accepted: check before sending it again (the gateway is stopping)", {
+      cause: new Error(`the embedded journal stopped: ${cause.message}`),
+    });
     for (const w of waiting.values()) w.reject(failed);
     waiting.clear();
     if (!closing) options.onFatal?.(failed);

@@ -9,10 +9,13 @@ export interface GatewayProcess {
   child: ChildProcess;
   url: string;
   exited: Promise<number | null>;
+  /** Everything it has logged so far (stderr). */
+  log(): string;
 }
 
-export async function startGatewayProcess(env: Record<string, string>, entry: "source" | "bundle" = "source"): Promise<GatewayProcess> {
-  const args = entry === "bundle" ? ["--enable-source-maps", "dist/main.mjs"] : ["--import", "tsx", "src/main.ts"];
+/** `entry`: the source, the `npm run build` bundle, or a copy of that bundle at the given main.mjs path. */
+export async function startGatewayProcess(env: Record<string, string>, entry: "source" | "bundle" | { bundle: string } = "source"): Promise<GatewayProcess> {
+  const args = entry === "source" ? ["--import", "tsx", "src/main.ts"] : ["--enable-source-maps", entry === "bundle" ? "dist/main.mjs" : entry.bundle];
   const child = spawn(process.execPath, args, {
     env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: "0", LOG_LEVEL: "debug", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -20,7 +23,11 @@ export async function startGatewayProcess(env: Record<string, string>, entry: "s
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
   // Its log joins the suite's server log, which the teardown greps for secrets.
   mkdirSync("test-artifacts", { recursive: true });
-  child.stderr!.on("data", (d: Buffer) => appendFileSync(LOG_FILE, d));
+  let log = "";
+  child.stderr!.on("data", (d: Buffer) => {
+    appendFileSync(LOG_FILE, d);
+    log += d.toString();
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d: Buffer) => {
@@ -32,5 +39,5 @@ export async function startGatewayProcess(env: Record<string, string>, entry: "s
   });
   if (env.MASTER_MNEMONIC) recordSecret(env.MASTER_MNEMONIC);
   else if (env.DATA_DIR && existsSync(join(env.DATA_DIR, "master-seed"))) recordSecret(readFileSync(join(env.DATA_DIR, "master-seed"), "utf8"));
-  return { child, url, exited };
+  return { child, url, exited, log: () => log };
 }

@@ -232,6 +232,21 @@ describe("sequencer durability", () => {
     }
   });
 
+  it("graceful shutdown answers the requests in flight instead of cutting their connections", async () => {
+    const gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [node.url]), (c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase)) });
+    const url = gw.network("testnet").url;
+    // A call with wait: true is answered once mined (next 0.25 s block), so these are running when close starts.
+    const contract = await postJson(url + "/zkt/try-it-out", { code: "pragma solidity ^0.8.0; contract C { uint256 public n; function inc() public { n += 1; } }" });
+    const to = (contract.json as { contractAddress: string }).contractAddress;
+    const abi = [{ type: "function", name: "inc", inputs: [], outputs: [], stateMutability: "nonpayable" }];
+    const running = Array.from({ length: 8 }, () => postJson(url + "/zkt/try-it-out", { to, abi, method: "inc", arguments: [], wait: true }));
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = gw.close();
+    const replies = await Promise.all(running);
+    for (const r of replies) expect(r.json, JSON.stringify(r.json)).toMatchObject({ success: true, receipt: { status: "success" } });
+    await closing;
+  });
+
   it("graceful shutdown: readiness goes false, then queued broadcasts finish before the gateway stops", async () => {
     const gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [node.url]), (c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase)) });
     const url = gw.network("testnet").url;

@@ -5,6 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqlClient } from "../../src/store/sqlClient.js";
+import { GatewayError } from "../../src/errors.js";
 
 const crashing = new URL("../fixtures/crashingPgliteWorker.mjs", import.meta.url);
 
@@ -19,11 +20,15 @@ describe("PGlite journal worker crash", () => {
     // Sent after the crash: already posted to the worker, never answered by it.
     const crash = db.query("-- crash the worker");
     const queuedBehind = db.query("insert into kept values (3)");
-    await expect(crash).rejects.toThrow(/embedded journal stopped .*exited with code 70.*outcome .* unknown/);
-    await expect(queuedBehind).rejects.toThrow(/embedded journal stopped/);
-    await expect(db.query("select 1")).rejects.toThrow(/embedded journal stopped/);
-    await expect(db.transaction(async (tx) => tx.query("select 1"))).rejects.toThrow(/embedded journal stopped/);
-    expect(fatal).toHaveLength(1);
+    // What callers (and so clients) are told: not a refusal, an unknown outcome.
+    const err = await crash.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GatewayError);
+    expect((err as GatewayError).message).toMatch(/journal stopped during this request, so a write may or may not have been accepted/);
+    expect(String((err as GatewayError).cause)).toMatch(/embedded journal stopped: its worker thread exited with code 70/);
+    await expect(queuedBehind).rejects.toBe(err);
+    await expect(db.query("select 1")).rejects.toBe(err);
+    await expect(db.transaction(async (tx) => tx.query("select 1"))).rejects.toBe(err);
+    expect(fatal).toEqual([err]);
     await db.close();
     expect(fatal).toHaveLength(1);
 

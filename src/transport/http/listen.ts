@@ -10,16 +10,28 @@ const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 export interface DualServer {
   port: number;
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections, lets requests in flight be answered (at most `graceMs`), then closes every
+   * connection. Without the wait a request running at shutdown had its connection cut, unanswered.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 const KEEP_ALIVE_MS = 65_000;
+const CLOSE_GRACE_MS = 5_000;
 
 /**
  * With `fastLane`, HTTP/1.1 connections start in the fast lane (fastLane.ts) and move to node:http at the
  * first request it does not take.
  */
-export async function listenDual(handler: NodeHandlerFn, host: string, port: number, fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs">): Promise<DualServer> {
+export async function listenDual(innerHandler: NodeHandlerFn, host: string, port: number, fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs">): Promise<DualServer> {
+  // Requests in flight on every path (fast lane, node:http, http2), for close() to wait on.
+  let inFlight = 0;
+  const handler: NodeHandlerFn = (req, res) => {
+    inFlight++;
+    res.once("close", () => inFlight--);
+    return innerHandler(req, res);
+  };
   const h1 = http.createServer(handler as http.RequestListener);
   h1.keepAliveTimeout = KEEP_ALIVE_MS;
   const toH1 = (socket: net.Socket, unread: Buffer): void => {
@@ -28,7 +40,16 @@ export async function listenDual(handler: NodeHandlerFn, host: string, port: num
     h1.emit("connection", socket);
     socket.resume();
   };
-  const lane: FastLaneOptions | undefined = fastLane && { ...fastLane, keepAliveTimeoutMs: KEEP_ALIVE_MS, requestTimeoutMs: h1.requestTimeout || 300_000 };
+  const lane: FastLaneOptions | undefined = fastLane && {
+    ...fastLane,
+    handle: (input) => {
+      inFlight++;
+      // The lane writes the answer in the next check phase (its write batching), before close() looks again.
+      return fastLane.handle(input).finally(() => setImmediate(() => inFlight--));
+    },
+    keepAliveTimeoutMs: KEEP_ALIVE_MS,
+    requestTimeoutMs: h1.requestTimeout || 300_000,
+  };
   const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -59,11 +80,13 @@ export async function listenDual(handler: NodeHandlerFn, host: string, port: num
   const address = server.address() as net.AddressInfo;
   return {
     port: address.port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        h1.closeAllConnections();
-        for (const s of sockets) s.destroy();
-      }),
+    async close(graceMs = CLOSE_GRACE_MS) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const deadline = Date.now() + graceMs;
+      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      h1.closeAllConnections();
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
   };
 }
