@@ -44,8 +44,7 @@ export async function listenDual(innerHandler: NodeHandlerFn, host: string, port
     ...fastLane,
     handle: (input) => {
       inFlight++;
-      // The lane writes the answer in the next check phase (its write batching), before close() looks again.
-      return fastLane.handle(input).finally(() => setImmediate(() => inFlight--));
+      return fastLane.handle(input).finally(() => inFlight--);
     },
     keepAliveTimeoutMs: KEEP_ALIVE_MS,
     requestTimeoutMs: h1.requestTimeout || 300_000,
@@ -84,6 +83,8 @@ export async function listenDual(innerHandler: NodeHandlerFn, host: string, port
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const deadline = Date.now() + graceMs;
       while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      // The fast lane writes its answers in the check phase (write batching): let the last ones go out.
+      await new Promise((r) => setImmediate(r));
       h1.closeAllConnections();
       for (const s of sockets) s.destroy();
       await closed;
