@@ -1,5 +1,5 @@
-// The floor for a Node.js JSON-RPC proxy on this machine: node:http in, an undici keep-alive pool out, no
-// parsing, no policy. The bench runs it beside the gateway so Node's own cost is visible apart from ours.
+// A conventional minimal Node.js JSON-RPC proxy: node:http in, an undici keep-alive pool out, no parsing, no
+// policy. The bench runs it beside the gateway so the cost of the usual Node.js stack is visible apart from ours.
 import http from "node:http";
 import { Pool } from "undici";
 

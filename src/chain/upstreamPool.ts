@@ -1,6 +1,6 @@
 // The upstream pool of one network: sends JSON-RPC to a healthy node, failing over on timeouts, connection
 // errors and 5xx; a background probe keeps health (and readiness) current. Policy lives in front of it.
-import { Pool } from "undici";
+import { UpstreamHttp, UpstreamHttpError } from "./upstreamHttp.js";
 import { GatewayError, fromUpstreamError, type JsonValue } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 
@@ -32,9 +32,8 @@ interface Upstream {
   url: string;
   /** The URL without path or credentials, for logs and metric labels (computed once). */
   label: string;
-  /** Keep-alive connection pool to the node (undici): no per-request connection or fetch overhead. */
-  http: Pool;
-  path: string;
+  /** Keep-alive connections to the node: no per-request connection or fetch overhead. */
+  http: UpstreamHttp;
   healthy: boolean;
   lastError: string | undefined;
 }
@@ -55,8 +54,6 @@ export interface UpstreamPoolOptions {
 
 class TransientUpstreamError extends Error {}
 
-const JSON_HEADERS = { "content-type": "application/json" };
-
 export class UpstreamPool {
   private readonly upstreams: Upstream[];
   private probeTimer: NodeJS.Timeout | undefined;
@@ -65,12 +62,10 @@ export class UpstreamPool {
   constructor(private readonly options: UpstreamPoolOptions) {
     if (options.urls.length === 0) throw new Error("an upstream pool needs at least one URL");
     this.upstreams = options.urls.map((url) => {
-      const u = new URL(url);
       return {
         url,
         label: redactUrl(url),
-        http: new Pool(u.origin, { connections: 128, keepAliveTimeout: 30_000, connect: { timeout: options.timeoutMs } }),
-        path: u.pathname + u.search,
+        http: new UpstreamHttp(new URL(url), { connections: 128, timeoutMs: options.timeoutMs }),
         healthy: true,
         lastError: undefined,
       };
@@ -90,7 +85,7 @@ export class UpstreamPool {
 
   stop(): void {
     if (this.probeTimer) clearInterval(this.probeTimer);
-    for (const u of this.upstreams) void u.http.destroy().catch(() => undefined);
+    for (const u of this.upstreams) u.http.close();
   }
 
   /** True when at least one upstream answered its last probe or request. */
@@ -170,38 +165,13 @@ export class UpstreamPool {
     const started = performance.now();
     let answer: { status: number; text: string };
     try {
-      answer = await this.dispatch(upstream, body);
+      answer = await upstream.http.post(body);
       this.options.observer?.latency(upstream.label, (performance.now() - started) / 1000);
     } catch (err) {
-      const e = err as Error & { code?: string };
-      const timedOut = e.code === "UND_ERR_HEADERS_TIMEOUT" || e.code === "UND_ERR_BODY_TIMEOUT" || e.code === "UND_ERR_CONNECT_TIMEOUT";
-      throw new TransientUpstreamError(timedOut ? `timed out after ${this.options.timeoutMs} ms` : `connection failed: ${describeCause(e)}`);
+      throw new TransientUpstreamError(err instanceof UpstreamHttpError ? err.message : `connection failed: ${(err as Error).message}`);
     }
     if (answer.status >= 500 || answer.status === 429) throw new TransientUpstreamError(`HTTP ${answer.status}`);
     return answer.text;
-  }
-
-  /**
-   * One POST on the keep-alive pool through undici's callback interface: the answer's chunks are gathered
-   * as they come, without the Readable stream that pool.request() wraps every body in (bench: the plain
-   * proxy path spent more in that stream machinery than in the request itself).
-   */
-  private dispatch(upstream: Upstream, body: string): Promise<{ status: number; text: string }> {
-    return new Promise((resolve, reject) => {
-      let status = 0;
-      const chunks: Buffer[] = [];
-      upstream.http.dispatch(
-        { path: upstream.path, method: "POST", headers: JSON_HEADERS, body, headersTimeout: this.options.timeoutMs, bodyTimeout: this.options.timeoutMs },
-        {
-          // Its presence is what makes undici use this (current) handler interface rather than the deprecated one.
-          onRequestStart: () => undefined,
-          onResponseStart: (_controller, statusCode) => void (status = statusCode),
-          onResponseData: (_controller, chunk) => void chunks.push(chunk),
-          onResponseEnd: () => resolve({ status, text: chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8") }),
-          onResponseError: (_controller, err) => reject(err),
-        },
-      );
-    });
   }
 
   private setHealth(u: Upstream, healthy: boolean): void {
@@ -277,11 +247,6 @@ interface UpstreamReply {
 
 function isReply(v: unknown): v is UpstreamReply {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function describeCause(err: Error & { code?: string }): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? err.code ?? cause?.message ?? err.message;
 }
 
 /** Upstream URLs may embed provider keys in the path or userinfo; keep only the origin for logs. */
