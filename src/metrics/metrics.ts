@@ -76,7 +76,10 @@ export class Metrics {
         rpcTally.drainInto(this);
       },
     });
-    collectDefaultMetrics({ register: this.registry, prefix: "gateway_process_" });
+    // The event-loop-lag sampler's timer woke an idle gateway 100 times a second (prom-client's default 10 ms);
+    // at 100 ms an idle gateway used 11.5 instead of 16.5 ms of CPU per second (same run). Lag is still
+    // measured in full; it is sampled less often.
+    collectDefaultMetrics({ register: this.registry, prefix: "gateway_process_", eventLoopMonitoringPrecision: 100 });
   }
 
   // Upstream latency goes through label-bound children, found by one string key: prom-client otherwise sorts
