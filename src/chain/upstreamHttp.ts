@@ -77,6 +77,12 @@ export class UpstreamHttp {
   /** @internal the connection's request is done (or it died): its socket serves the next one or rests. */
   release(conn: Connection | undefined): void {
     if (conn === undefined) this.open--;
+    else if (this.closed) {
+      // Answered after close(): nothing may rest on a closed client (an open socket would outlive it).
+      conn.rest();
+      conn.socket.destroy();
+      return;
+    }
     const next = this.queue.shift();
     if (next) {
       if (conn) conn.send(next, true);

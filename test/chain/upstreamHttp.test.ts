@@ -52,6 +52,10 @@ async function rawServer(answer: (req: Received, socket: net.Socket, index: numb
     get connections() {
       return connections;
     },
+    /** Connections open now. */
+    get open() {
+      return sockets.size;
+    },
     close: () => new Promise<void>((r) => {
       for (const sock of sockets) sock.destroy();
       server.close(() => r());
@@ -186,6 +190,18 @@ describe("UpstreamHttp", () => {
       expect(err.kind, bad[i]).toBe("protocol");
     }
     expect((await c.post("good")).text).toBe("fine");
+  });
+
+  it("close() lets a request in flight be answered, then closes its connection", async () => {
+    const server = await rawServer((req, s) => setTimeout(() => s.write(ok(req.body)), 50));
+    const c = client(`http://127.0.0.1:${server.port}`);
+    const answer = c.post('"in flight"');
+    await new Promise((r) => setTimeout(r, 10));
+    c.close();
+    expect((await answer).text).toBe('"in flight"');
+    for (let i = 0; i < 100 && server.open > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(server.open).toBe(0);
+    await expect(c.post("{}")).rejects.toThrow("client closed");
   });
 
   it("passes 5xx answers through with their status (the pool decides about failover)", async () => {
