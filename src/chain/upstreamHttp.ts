@@ -43,6 +43,7 @@ interface Pending {
 }
 
 const HEAD_END = Buffer.from("\r\n\r\n");
+const CLOSED_BY_NODE = "connection failed: the node closed the connection";
 const CRLF = Buffer.from("\r\n");
 /** An answer head longer than this is not from a JSON-RPC node. */
 const MAX_HEAD_BYTES = 64 * 1024;
@@ -282,11 +283,11 @@ class Connection {
 
   private onEnd(): void {
     if (this.current && this.framing?.kind === "close") return this.finish();
-    this.fail(new UpstreamHttpError("connection", "connection failed: the node closed the connection"));
+    this.fail(new UpstreamHttpError("connection", CLOSED_BY_NODE));
   }
 
   private onClose(): void {
-    if (this.current) this.fail(new UpstreamHttpError("connection", "connection failed: the node closed the connection"));
+    if (this.current) this.fail(new UpstreamHttpError("connection", CLOSED_BY_NODE));
     else if (!this.done) {
       this.done = true;
       this.client.forget(this);

@@ -61,15 +61,13 @@ export class UpstreamPool {
 
   constructor(private readonly options: UpstreamPoolOptions) {
     if (options.urls.length === 0) throw new Error("an upstream pool needs at least one URL");
-    this.upstreams = options.urls.map((url) => {
-      return {
-        url,
-        label: redactUrl(url),
-        http: new UpstreamHttp(new URL(url), { connections: 128, timeoutMs: options.timeoutMs }),
-        healthy: true,
-        lastError: undefined,
-      };
-    });
+    this.upstreams = options.urls.map((url) => ({
+      url,
+      label: redactUrl(url),
+      http: new UpstreamHttp(new URL(url), { connections: 128, timeoutMs: options.timeoutMs }),
+      healthy: true,
+      lastError: undefined,
+    }));
   }
 
   /** Called with each probe's latest block number (0x hex), e.g. to track the head for caching. */
