@@ -5,6 +5,7 @@ import type { RpcCall, RpcOutcome, UpstreamPool } from "../chain/upstreamPool.js
 import { checkMethodAllowed, WRITE_METHODS, type Access } from "./methodPolicy.js";
 import type { ImmutableCache } from "./immutableCache.js";
 import type { InflightReads } from "./inflightReads.js";
+import type { MaybePromise } from "../maybePromise.js";
 
 export interface CallContext {
   access: Access;
@@ -20,7 +21,8 @@ export interface CoreCall {
 export type CustomMethod = (ctx: CallContext, params: JsonValue[]) => Promise<JsonValue>;
 
 export interface RpcDispatcher {
-  callMany(ctx: CallContext, calls: CoreCall[]): Promise<RpcOutcome[]>;
+  /** Outcomes in call order: at once when every call was answered locally, else a promise. */
+  callMany(ctx: CallContext, calls: CoreCall[]): MaybePromise<RpcOutcome[]>;
 }
 
 export class RpcCore implements RpcDispatcher {
@@ -58,7 +60,7 @@ export class RpcCore implements RpcDispatcher {
     return outcome.result;
   }
 
-  async callMany(ctx: CallContext, calls: CoreCall[]): Promise<RpcOutcome[]> {
+  callMany(ctx: CallContext, calls: CoreCall[]): MaybePromise<RpcOutcome[]> {
     const outcomes: (RpcOutcome | Promise<RpcOutcome>)[] = new Array(calls.length);
     const proxied: Proxied[] = [];
     // Writes first pass the daily quota (async); everything else is routed synchronously, in request order.
@@ -83,10 +85,17 @@ export class RpcCore implements RpcDispatcher {
         outcomes[index] = { ok: false, error: toGatewayError(err) };
       }
     }
-    if (quotaChecks) await Promise.all(quotaChecks);
+    return quotaChecks ? Promise.all(quotaChecks).then(() => this.finish(calls, outcomes, proxied)) : this.finish(calls, outcomes, proxied);
+  }
+
+  private finish(calls: CoreCall[], outcomes: (RpcOutcome | Promise<RpcOutcome>)[], proxied: Proxied[]): MaybePromise<RpcOutcome[]> {
     if (proxied.length > 0) this.sendUpstream(proxied, outcomes);
-    // Answered locally or from the cache, every outcome is already there: no Promise.all to wait on.
-    const settled = proxied.length === 0 && !outcomes.some((o) => o instanceof Promise) ? (outcomes as RpcOutcome[]) : await Promise.all(outcomes);
+    // Answered locally or from the cache, every outcome is already there: returned as is, no promise.
+    if (proxied.length === 0 && !outcomes.some((o) => o instanceof Promise)) return this.observed(calls, outcomes as RpcOutcome[]);
+    return Promise.all(outcomes).then((settled) => this.observed(calls, settled));
+  }
+
+  private observed(calls: CoreCall[], settled: RpcOutcome[]): RpcOutcome[] {
     if (this.observe) for (let i = 0; i < settled.length; i++) this.observe(calls[i]!.method, settled[i]!);
     return settled;
   }

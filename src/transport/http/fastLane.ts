@@ -7,11 +7,13 @@
 import { STATUS_CODES, type IncomingHttpHeaders } from "node:http";
 import type { Socket } from "node:net";
 import type { HttpAnswer, RestInput } from "./restRouter.js";
+import type { MaybePromise } from "../../maybePromise.js";
 
 export interface FastLaneOptions {
   /** Whether the lane answers this method and path; the connection goes to node:http otherwise. */
   serves(method: string, path: string): boolean;
-  handle(input: RestInput): Promise<HttpAnswer>;
+  /** The answer, at once when it is ready (no promise per request for locally answered calls). */
+  handle(input: RestInput): MaybePromise<HttpAnswer>;
   bodyLimitBytes: number;
   /** An idle connection is closed after this long (node:http's keepAliveTimeout). */
   keepAliveTimeoutMs: number;
@@ -38,6 +40,34 @@ interface Head {
   /** Bytes of the request line and headers, the blank line included. */
   headLength: number;
   contentLength: number;
+  /** Where the Content-Length digits are in the head's bytes. */
+  lengthAt: number;
+  lengthEnd: number;
+}
+
+interface SeenHead {
+  head: Head;
+  bytes: Buffer;
+}
+
+/**
+ * A keep-alive client sends the same head again and again, but for Content-Length (JSON-RPC ids and params
+ * change a body's length). When `buf` starts with the last head taken on the connection, byte for byte
+ * around a run of digits where that head's Content-Length was, this is its parse with the new length:
+ * three byte compares instead of a parse. Undefined when it is not such a repeat (then it is parsed).
+ */
+function repeatedHead(buf: Buffer, seen: SeenHead): Head | undefined {
+  const { head, bytes } = seen;
+  const { lengthAt, lengthEnd } = head;
+  const restLength = bytes.length - lengthEnd;
+  if (buf.length < lengthAt + 1 + restLength || buf.compare(bytes, 0, lengthAt, 0, lengthAt) !== 0) return undefined;
+  let end = lengthAt;
+  let contentLength = 0;
+  for (let c = buf[end]!; c >= 0x30 && c <= 0x39 && end - lengthAt < 10; c = buf[++end]!) contentLength = contentLength * 10 + c - 0x30;
+  if (end === lengthAt || buf.length < end + restLength || buf.compare(bytes, lengthEnd, bytes.length, end, end + restLength) !== 0) return undefined;
+  if (end === lengthEnd && contentLength === head.contentLength) return head;
+  const headers = Object.freeze({ ...head.headers, "content-length": buf.toString("latin1", lengthAt, end) });
+  return { ...head, headers, headLength: end + restLength, contentLength, lengthEnd: end };
 }
 
 /**
@@ -50,6 +80,8 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   let done = false;
   /** When the first byte of the request being received arrived (0: none pending). */
   let receivingSince = 0;
+  /** The last head the lane took on this connection, to recognise it when the client sends it again. */
+  let last: SeenHead | undefined;
   socket.setNoDelay(true);
   socket.setTimeout(options.keepAliveTimeoutMs);
 
@@ -79,31 +111,42 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
       }
       if (receivingSince === 0) receivingSince = Date.now();
       else if (Date.now() - receivingSince > options.requestTimeoutMs) return void socket.destroy();
-      const head = parseHead(buf);
+      let head: Head | null | undefined = last && repeatedHead(buf, last);
       if (head === undefined) {
-        if (buf.length > MAX_HEAD_BYTES) giveUp();
-        return;
+        head = parseHead(buf);
+        if (head === undefined) {
+          if (buf.length > MAX_HEAD_BYTES) giveUp();
+          return;
+        }
+        if (head === null || !options.serves(head.method, head.path)) return giveUp();
+        last = { head, bytes: Buffer.from(buf.subarray(0, head.headLength)) };
       }
-      if (head === null || head.contentLength > options.bodyLimitBytes || !options.serves(head.method, head.path)) return giveUp();
+      if (head.contentLength > options.bodyLimitBytes) return giveUp();
       const end = head.headLength + head.contentLength;
       if (buf.length < end) return;
       const body = buf.toString("utf8", head.headLength, end);
       buf = buf.subarray(end);
       receivingSince = 0;
       busy = true;
-      options
-        .handle({ method: head.method, url: head.url, path: head.path, headers: head.headers, remoteAddress: socket.remoteAddress, body: () => Promise.resolve(body) })
-        .then(
-          (answer) => {
-            if (done || !socket.writable) return;
-            queueWrite(socket, serialize(answer, options.keepAliveTimeoutMs), () => {
-              busy = false;
-              pump();
-            });
-          },
-          () => socket.destroy(),
-        );
+      let answer: MaybePromise<HttpAnswer>;
+      try {
+        answer = options.handle({ method: head.method, url: head.url, path: head.path, headers: head.headers, remoteAddress: socket.remoteAddress, body: () => Promise.resolve(body), text: body });
+      } catch {
+        return void socket.destroy();
+      }
+      if (answer instanceof Promise) answer.then(respond, () => socket.destroy());
+      else respond(answer);
     }
+  };
+  // Written at the end of the event loop's turn (queueWrite); the next request is read only after that, so
+  // answers on a connection stay in order even when one is ready at once.
+  const respond = (answer: HttpAnswer): void => {
+    if (done || !socket.writable) return;
+    queueWrite(socket, serialize(answer, options.keepAliveTimeoutMs), afterWrite);
+  };
+  const afterWrite = (): void => {
+    busy = false;
+    pump();
   };
 
   socket.on("data", onData);
@@ -129,6 +172,8 @@ function parseHead(buf: Buffer): Head | null | undefined {
   if (head.slice(sp2 + 1, lineEnd) !== "HTTP/1.1" || url.charCodeAt(0) !== 0x2f /* "/" */ || !TOKEN.test(method)) return null;
   const headers: IncomingHttpHeaders = {};
   let contentLength = -1;
+  let lengthAt = -1;
+  let lengthEnd = -1;
   for (let pos = lineEnd + 2; pos < head.length; ) {
     let next = head.indexOf("\r\n", pos);
     if (next < 0) next = head.length;
@@ -142,13 +187,16 @@ function parseHead(buf: Buffer): Head | null | undefined {
     if (name === "content-length") {
       if (!DIGITS.test(value)) return null;
       contentLength = Number(value);
+      lengthAt = head.indexOf(value, colon + 1);
+      lengthEnd = lengthAt + value.length;
     } else if (name === "connection" && CLOSE.test(value)) return null;
     headers[name] = value;
   }
   // node:http requires Host on HTTP/1.1 (and answers 400 without it).
   if (contentLength < 0 || headers.host === undefined) return null;
   const query = url.indexOf("?");
-  return { method, url, path: query < 0 ? url : url.slice(0, query), headers, headLength: end + HEAD_END.length, contentLength };
+  // Frozen: a later request on the connection may be given the same object (repeatedHead).
+  return { method, url, path: query < 0 ? url : url.slice(0, query), headers: Object.freeze(headers), headLength: end + HEAD_END.length, contentLength, lengthAt, lengthEnd };
 }
 
 /** Header names as sent -> lower case, or null when not a token; clients repeat the same few names. */

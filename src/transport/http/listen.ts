@@ -43,8 +43,11 @@ export async function listenDual(innerHandler: NodeHandlerFn, host: string, port
   const lane: FastLaneOptions | undefined = fastLane && {
     ...fastLane,
     handle: (input) => {
+      const answer = fastLane.handle(input);
+      // Only an answer still being worked on is in flight; one ready at once is written this turn.
+      if (!(answer instanceof Promise)) return answer;
       inFlight++;
-      return fastLane.handle(input).finally(() => inFlight--);
+      return answer.finally(() => inFlight--);
     },
     keepAliveTimeoutMs: KEEP_ALIVE_MS,
     requestTimeoutMs: h1.requestTimeout || 300_000,

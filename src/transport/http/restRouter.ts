@@ -10,6 +10,7 @@ import { redactPath, type Logger } from "../../log/logger.js";
 import { readBody } from "./readBody.js";
 import { clientIp } from "../../limits/clientIp.js";
 import { corsHeaders } from "./cors.js";
+import type { MaybePromise } from "../../maybePromise.js";
 
 export interface HttpAnswer {
   status: number;
@@ -28,12 +29,15 @@ export interface RestRequest {
   requestId: string;
   /** Reads the body (limit enforced); throws a payload_too_large GatewayError. */
   body(): Promise<string>;
+  /** The body, when the transport has already read all of it (the fast lane): no promise needed. */
+  text?: string | undefined;
 }
 
 export interface RestRoute {
   method: "GET" | "POST";
   pattern: RegExp;
-  handle(req: RestRequest): Promise<HttpAnswer>;
+  /** A plain answer when it is ready at once (see maybePromise.ts); a throw or a rejection is rendered by renderError. */
+  handle(req: RestRequest): MaybePromise<HttpAnswer>;
   /** How an exception (e.g. an oversized body) is rendered for this route's clients. */
   renderError(err: ReturnType<typeof toGatewayError>): HttpAnswer;
 }
@@ -48,13 +52,15 @@ export interface RestInput {
   headers: IncomingHttpHeaders;
   remoteAddress: string | undefined;
   body(): Promise<string>;
+  /** The whole body, when already read. */
+  text?: string;
 }
 
 export interface RestRouter {
   /** Whether a route answers this method and path (the fast lane takes only those). */
   serves(method: string, path: string): boolean;
-  /** The complete answer, headers included (x-request-id, CORS). */
-  handle(input: RestInput): Promise<HttpAnswer>;
+  /** The complete answer, headers included (x-request-id, CORS): at once when the route's was; never throws. */
+  handle(input: RestInput): MaybePromise<HttpAnswer>;
   /** The same router behind Node's http/http2 request and response. */
   nodeHandler: NodeHandlerFn;
 }
@@ -82,7 +88,7 @@ export function createRestRouter(
   observe: (route: string, status: number) => void = () => undefined,
 ): RestRouter {
   const nextRequestId = requestIds();
-  const handle = async (input: RestInput): Promise<HttpAnswer> => {
+  const handle = (input: RestInput): MaybePromise<HttpAnswer> => {
     const requestId = nextRequestId();
     const started = log.debugEnabled ? performance.now() : 0;
     const path = input.path ?? input.url.split("?", 1)[0] ?? "/";
@@ -98,47 +104,55 @@ export function createRestRouter(
         break;
       }
     }
-    let answer: HttpAnswer;
+    const finish = (answer: HttpAnswer): HttpAnswer => {
+      observe(matched?.route.pattern.source ?? "unmatched", answer.status);
+      if (log.debugEnabled) log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
+      const headers: Record<string, string> = { "x-request-id": requestId };
+      if (input.headers.origin !== undefined) Object.assign(headers, corsHeaders(input.headers.origin));
+      if (answer.headers) Object.assign(headers, answer.headers);
+      if (answer.body === undefined) return { status: answer.status, headers };
+      headers["content-type"] = answer.contentType ?? "application/json";
+      return { status: answer.status, body: answer.body, contentType: headers["content-type"], headers };
+    };
     if (!matched) {
-      answer = json(pathKnown ? 405 : 404, { error: pathKnown ? `${method} is not allowed on ${redactPath(path)}` : `no such endpoint: ${method} ${redactPath(path)}` });
-    } else {
-      const { route, params } = matched;
-      try {
-        answer = await route.handle({
-          method,
-          path,
-          params,
-          headers: input.headers,
-          clientIp: clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies),
-          requestId,
-          body: input.body,
-        });
-      } catch (err) {
-        const gw = toGatewayError(err);
-        if (gw.kind === "internal") log.error("request failed", { requestId, path: redactPath(path), error: String(gw.cause ?? gw) });
-        answer = route.renderError(gw);
-      }
+      return finish(json(pathKnown ? 405 : 404, { error: pathKnown ? `${method} is not allowed on ${redactPath(path)}` : `no such endpoint: ${method} ${redactPath(path)}` }));
     }
-    observe(matched?.route.pattern.source ?? "unmatched", answer.status);
-    if (log.debugEnabled) log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
-    const headers: Record<string, string> = { "x-request-id": requestId };
-    if (input.headers.origin !== undefined) Object.assign(headers, corsHeaders(input.headers.origin));
-    if (answer.headers) Object.assign(headers, answer.headers);
-    if (answer.body === undefined) return { status: answer.status, headers };
-    headers["content-type"] = answer.contentType ?? "application/json";
-    return { status: answer.status, body: answer.body, contentType: headers["content-type"], headers };
+    const { route, params } = matched;
+    const failed = (err: unknown): HttpAnswer => {
+      const gw = toGatewayError(err);
+      if (gw.kind === "internal") log.error("request failed", { requestId, path: redactPath(path), error: String(gw.cause ?? gw) });
+      return finish(route.renderError(gw));
+    };
+    let answer: MaybePromise<HttpAnswer>;
+    try {
+      answer = route.handle({
+        method,
+        path,
+        params,
+        headers: input.headers,
+        clientIp: clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies),
+        requestId,
+        body: input.body,
+        text: input.text,
+      });
+    } catch (err) {
+      return failed(err);
+    }
+    return answer instanceof Promise ? answer.then(finish, failed) : finish(answer);
   };
 
   const serves = (method: string, path: string): boolean => routes.some((r) => r.method === method && r.pattern.test(path));
 
   const nodeHandler: NodeHandlerFn = (req, res) => {
-    void handle({
+    const answer = handle({
       method: req.method ?? "GET",
       url: req.url ?? "/",
       headers: req.headers,
       remoteAddress: req.socket?.remoteAddress,
       body: () => readBody(req, bodyLimitBytes),
-    }).then((answer) => write(req, res, answer));
+    });
+    if (answer instanceof Promise) void answer.then((a) => write(req, res, a));
+    else write(req, res, answer);
   };
 
   return { serves, handle, nodeHandler };

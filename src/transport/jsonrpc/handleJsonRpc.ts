@@ -4,6 +4,7 @@ import { GatewayError, toGatewayError, type JsonValue } from "../../errors.js";
 import type { RpcOutcome } from "../../chain/upstreamPool.js";
 import type { CallContext, CoreCall, RpcDispatcher } from "../../rpc/rpcCore.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
+import { andThen, type MaybePromise } from "../../maybePromise.js";
 
 export interface JsonRpcHttpAnswer {
   status: number;
@@ -21,52 +22,59 @@ export interface JsonRpcOptions {
    * Admission (rate limits) for `weight` requests, after the envelope is known and before anything runs;
    * returns headers to add. A throw refuses the whole request (or batch).
    */
-  admit?: (weight: number) => Record<string, string> | Promise<Record<string, string>>;
+  admit?: (weight: number) => MaybePromise<Record<string, string>>;
 }
 
-export async function handleJsonRpc(text: string, ctx: CallContext, dispatcher: RpcDispatcher, options: JsonRpcOptions): Promise<JsonRpcHttpAnswer> {
+/**
+ * The answer to one HTTP body: at once when nothing had to wait (a locally answered call, a local rate-limit
+ * decision), else a promise. A dispatcher that fails (throws or rejects) fails it the same way, for the
+ * caller to render.
+ */
+export function handleJsonRpc(text: string, ctx: CallContext, dispatcher: RpcDispatcher, options: JsonRpcOptions): MaybePromise<JsonRpcHttpAnswer> {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     return errorAnswer(400, null, new GatewayError("parse_error", "Parse error: the body is not valid JSON"));
   }
-  if (Array.isArray(body)) {
-    if (body.length === 0) return errorAnswer(400, null, new GatewayError("invalid_request", "Invalid Request: empty batch"));
-    if (body.length > options.maxBatchSize) {
-      return errorAnswer(400, null, new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}`));
-    }
-    const parsed = body.map(parseRequest);
-    const pending = admit(options, body.length, null);
-    const admitted = pending instanceof Promise ? await pending : pending;
-    if ("refused" in admitted) return admitted.refused;
-    const outcomes = await dispatch(parsed, ctx, dispatcher);
-    // A transport-level failure (e.g. rate limit) of the whole batch is answered once, not per item.
-    const whole = batchWideError(outcomes);
-    if (whole) return errorAnswer(httpStatusForJsonRpc(whole), null, whole);
-    const replies: string[] = [];
-    parsed.forEach((p, i) => {
-      if (p.ok && p.notification) return;
-      replies.push(reply(p.id, p.ok ? outcomes[i]! : { ok: false, error: p.error }));
-    });
-    return withHeaders(replies.length === 0 ? { status: 204 } : { status: 200, body: `[${replies.join(",")}]` }, admitted.headers);
-  }
+  if (Array.isArray(body)) return handleBatch(body, ctx, dispatcher, options);
   const parsed = parseRequest(body);
   if (!parsed.ok) return errorAnswer(400, parsed.id, parsed.error);
-  const pending = admit(options, 1, parsed.id);
-  const admitted = pending instanceof Promise ? await pending : pending;
+  return andThen(admit(options, 1, parsed.id), (admitted) => {
+    if ("refused" in admitted) return admitted.refused;
+    return andThen(dispatcher.callMany(ctx, [parsed.call]), ([outcome]) => {
+      if (parsed.notification) return withHeaders({ status: 204 }, admitted.headers);
+      const status = outcome && !outcome.ok ? httpStatusForJsonRpc(outcome.error) : 200;
+      return withHeaders(withRetryAfter({ status, body: reply(parsed.id, outcome!) }, outcome), admitted.headers);
+    });
+  });
+}
+
+async function handleBatch(body: unknown[], ctx: CallContext, dispatcher: RpcDispatcher, options: JsonRpcOptions): Promise<JsonRpcHttpAnswer> {
+  if (body.length === 0) return errorAnswer(400, null, new GatewayError("invalid_request", "Invalid Request: empty batch"));
+  if (body.length > options.maxBatchSize) {
+    return errorAnswer(400, null, new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}`));
+  }
+  const parsed = body.map(parseRequest);
+  const admitted = await admit(options, body.length, null);
   if ("refused" in admitted) return admitted.refused;
-  const [outcome] = await dispatcher.callMany(ctx, [parsed.call]);
-  if (parsed.notification) return withHeaders({ status: 204 }, admitted.headers);
-  const status = outcome && !outcome.ok ? httpStatusForJsonRpc(outcome.error) : 200;
-  return withHeaders(withRetryAfter({ status, body: reply(parsed.id, outcome!) }, outcome), admitted.headers);
+  const outcomes = await dispatch(parsed, ctx, dispatcher);
+  // A transport-level failure (e.g. rate limit) of the whole batch is answered once, not per item.
+  const whole = batchWideError(outcomes);
+  if (whole) return errorAnswer(httpStatusForJsonRpc(whole), null, whole);
+  const replies: string[] = [];
+  parsed.forEach((p, i) => {
+    if (p.ok && p.notification) return;
+    replies.push(reply(p.id, p.ok ? outcomes[i]! : { ok: false, error: p.error }));
+  });
+  return withHeaders(replies.length === 0 ? { status: 204 } : { status: 200, body: `[${replies.join(",")}]` }, admitted.headers);
 }
 
 type Admitted = { headers: Record<string, string> } | { refused: JsonRpcHttpAnswer };
 const NO_HEADERS: Admitted = { headers: {} };
 
 /** Admission, without a promise when the decision is made at once (the local limiter). */
-function admit(options: JsonRpcOptions, weight: number, id: Id): Admitted | Promise<Admitted> {
+function admit(options: JsonRpcOptions, weight: number, id: Id): MaybePromise<Admitted> {
   if (!options.admit) return NO_HEADERS;
   const refused = (err: unknown): Admitted => {
     const gw = toGatewayError(err);

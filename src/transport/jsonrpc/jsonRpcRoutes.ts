@@ -10,6 +10,7 @@ import { withIdempotency } from "../http/withIdempotency.js";
 import type { Sponsorship } from "../../platform/sponsorship.js";
 import { json } from "../http/restRouter.js";
 import { zktErrorAnswer } from "../zkt/errorMap.js";
+import type { MaybePromise } from "../../maybePromise.js";
 
 /** Resolves an API key to access rights; throws an unauthorized GatewayError for unknown or revoked keys. */
 export type Authenticate = (apiKey: string) => Promise<Access>;
@@ -22,8 +23,10 @@ export interface JsonRpcRouteOptions {
   network: string;
   sponsorship: Sponsorship;
   /** Rate-limit admission for a caller; returns X-RateLimit-* headers (at once when decided locally). */
-  admit: (access: Access, clientIp: string, weight: number) => Record<string, string> | Promise<Record<string, string>>;
+  admit: (access: Access, clientIp: string, weight: number) => MaybePromise<Record<string, string>>;
 }
+
+const PUBLIC: Access = { kind: "public" };
 
 function renderError(err: GatewayError): HttpAnswer {
   const status = err.kind === "parse_error" || err.kind === "invalid_request" ? 400 : httpStatusForJsonRpc(err);
@@ -32,15 +35,15 @@ function renderError(err: GatewayError): HttpAnswer {
 }
 
 export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
-  const serve = async (req: RestRequest, access: Access): Promise<HttpAnswer> => {
-    const answer = await handleJsonRpc(await req.body(), { access }, options.dispatcher, {
-      maxBatchSize: options.maxBatchSize,
-      admit: (weight) => options.admit(access, req.clientIp, weight),
-    });
-    return { status: answer.status, ...(answer.body !== undefined ? { body: answer.body } : {}), contentType: "application/json", ...(answer.headers ? { headers: answer.headers } : {}) };
+  // The JSON-RPC answer is the HTTP answer (the router's default content type is JSON's); no promise when the
+  // body is already read and nothing waits.
+  const serve = (req: RestRequest, access: Access): MaybePromise<HttpAnswer> => {
+    const run = (text: string): MaybePromise<HttpAnswer> =>
+      handleJsonRpc(text, { access }, options.dispatcher, { maxBatchSize: options.maxBatchSize, admit: (weight) => options.admit(access, req.clientIp, weight) });
+    return req.text !== undefined ? run(req.text) : req.body().then(run);
   };
   return [
-    { method: "POST", pattern: /^\/$/, renderError, handle: (req) => serve(req, { kind: "public" }) },
+    { method: "POST", pattern: /^\/$/, renderError, handle: (req) => serve(req, PUBLIC) },
     {
       method: "POST",
       pattern: /^\/zgt\/([^/]+)$/,
@@ -48,7 +51,7 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
       async handle(req) {
         const access = await options.authenticate(decodeURIComponent(req.params[0] ?? ""));
         const scope = `zgt:${options.network}:${access.kind === "key" ? access.keyId : "public"}`;
-        return withIdempotency(options.idempotency, scope, req, () => serve(req, access));
+        return withIdempotency(options.idempotency, scope, req, async () => serve(req, access));
       },
     },
     {

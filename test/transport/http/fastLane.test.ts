@@ -184,6 +184,34 @@ describe("HTTP/1.1 fast lane", () => {
     expect(JSON.parse(next!.body).id).toBe(8);
   });
 
+  it("a client repeating its head with bodies of other lengths gets each body read whole", async () => {
+    // The same head but for Content-Length (1, 2, 3 digits, then shorter again): the lane's repeat check.
+    const bodies = [rpc(1, "eth_chainId"), rpc(10, "eth_chainId"), rpc(100, "net_version"), "x".repeat(1000), rpc(5, "eth_chainId"), "{"];
+    const rs = await exchange(port, [bodies.map((b) => post(b)).join("")], bodies.length);
+    expect(rs.map((r) => r.status)).toEqual([200, 200, 200, 400, 200, 400]);
+    expect(JSON.parse(rs[0]!.body)).toEqual({ jsonrpc: "2.0", id: 1, result: "0x133edcb" });
+    expect(JSON.parse(rs[1]!.body)).toEqual({ jsonrpc: "2.0", id: 10, result: "0x133edcb" });
+    expect(JSON.parse(rs[2]!.body)).toEqual({ jsonrpc: "2.0", id: 100, result: "20180427" });
+    expect(JSON.parse(rs[3]!.body).error.code).toBe(-32700);
+    expect(JSON.parse(rs[4]!.body)).toEqual({ jsonrpc: "2.0", id: 5, result: "0x133edcb" });
+    expect(JSON.parse(rs[5]!.body).error.code).toBe(-32700);
+  });
+
+  it("a repeated head is checked again: a new path, a header after the length, an oversized or overlong length", async () => {
+    const body = rpc(1, "eth_chainId");
+    const [a, keyed] = await exchange(port, [post(body) + post(body, "", "/zgt/cgw_doesnotexist")], 2);
+    expect([a!.status, keyed!.status]).toEqual([200, 401]);
+    // The same head plus Connection: close after the length goes to node:http, which closes.
+    const [b, closing] = await exchange(port, [post(body) + post(body, "Connection: close\r\n")], 2);
+    expect([b!.status, closing!.status, closing!.headers.connection]).toEqual([200, 200, "close"]);
+    const head = (length: string): string => `POST / HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    const [c, tooBig] = await exchange(port, [post(body) + head(String(2 * 1024 * 1024))], 2);
+    expect([c!.status, tooBig!.status]).toEqual([200, 413]);
+    // 11 digits: not the lane's (node:http reads it as a length, over the limit).
+    const [d, overlong] = await exchange(port, [post(body) + head("12345678901")], 2);
+    expect([d!.status, overlong!.status]).toEqual([200, 413]);
+  });
+
   it("keyed paths, CORS and ZKT take the lane with the same answers", async () => {
     const [unknownKey] = await exchange(port, [post(rpc(1, "eth_chainId"), "", "/zgt/cgw_doesnotexist")], 1);
     expect(unknownKey!.status).toBe(401);
