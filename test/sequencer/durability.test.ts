@@ -239,8 +239,11 @@ describe("sequencer durability", () => {
     const contract = await postJson(url + "/zkt/try-it-out", { code: "pragma solidity ^0.8.0; contract C { uint256 public n; function inc() public { n += 1; } }" });
     const to = (contract.json as { contractAddress: string }).contractAddress;
     const abi = [{ type: "function", name: "inc", inputs: [], outputs: [], stateMutability: "nonpayable" }];
+    const before = await provider.getTransactionCount(gw.publicSignerAddress, "pending");
     const running = Array.from({ length: 8 }, () => postJson(url + "/zkt/try-it-out", { to, abi, method: "inc", arguments: [], wait: true }));
-    await new Promise((r) => setTimeout(r, 50));
+    // Close once the gateway holds all 8 (each is broadcast once journaled), not after a guessed delay: under a
+    // loaded machine 50 ms was sometimes too short, and a request not yet received had its connection reset.
+    while ((await provider.getTransactionCount(gw.publicSignerAddress, "pending")) < before + 8) await new Promise((r) => setTimeout(r, 5));
     const closing = gw.close();
     const replies = await Promise.all(running);
     for (const r of replies) expect(r.json, JSON.stringify(r.json)).toMatchObject({ success: true, receipt: { status: "success" } });
