@@ -1,0 +1,62 @@
+// The REST router passes an answer that is ready at once as a plain value (no promise per request), and
+// renders a route's failure the same way whether the route threw or rejected.
+import { describe, expect, it } from "vitest";
+import { GatewayError } from "../../../src/errors.js";
+import { createLogger } from "../../../src/log/logger.js";
+import { createRestRouter, json, type RestInput, type RestRoute } from "../../../src/transport/http/restRouter.js";
+import { handleJsonRpc } from "../../../src/transport/jsonrpc/handleJsonRpc.js";
+import type { RpcDispatcher } from "../../../src/rpc/rpcCore.js";
+
+const renderError = (err: GatewayError) => json(err.kind === "validation" ? 400 : 500, { error: err.message });
+const route = (pattern: RegExp, handle: RestRoute["handle"]): RestRoute => ({ method: "POST", pattern, renderError, handle });
+const input = (path: string, text = "{}"): RestInput => ({ method: "POST", url: path, headers: {}, remoteAddress: "127.0.0.1", body: async () => text, text });
+
+const lines: string[] = [];
+const router = createRestRouter(
+  [
+    route(/^\/now$/, () => json(200, { at: "once" })),
+    route(/^\/later$/, async () => json(200, { at: "later" })),
+    route(/^\/throws$/, () => {
+      throw new GatewayError("validation", "bad input, thrown");
+    }),
+    route(/^\/rejects$/, async () => {
+      throw new GatewayError("validation", "bad input, rejected");
+    }),
+    route(/^\/broken$/, () => {
+      throw new Error("a bug");
+    }),
+  ],
+  1024,
+  createLogger("error", {}, (line) => void lines.push(line)),
+);
+
+describe("REST router", () => {
+  it("an answer ready at once comes back as a plain value, with the router's headers", () => {
+    const answer = router.handle(input("/now"));
+    expect(answer).not.toBeInstanceOf(Promise);
+    expect(answer).toMatchObject({ status: 200, body: '{"at":"once"}', headers: { "content-type": "application/json", "x-request-id": expect.stringMatching(/^[0-9a-f-]{36}$/) } });
+  });
+
+  it("an async route's answer comes back as a promise of the same shape", async () => {
+    const answer = router.handle(input("/later"));
+    expect(answer).toBeInstanceOf(Promise);
+    expect(await answer).toMatchObject({ status: 200, body: '{"at":"later"}', headers: { "content-type": "application/json" } });
+  });
+
+  it("a route that throws and one that rejects are rendered alike; an internal error is logged, not shown", async () => {
+    expect(await router.handle(input("/throws"))).toMatchObject({ status: 400, body: JSON.stringify({ error: "bad input, thrown" }) });
+    expect(await router.handle(input("/rejects"))).toMatchObject({ status: 400, body: JSON.stringify({ error: "bad input, rejected" }) });
+    const broken = await router.handle(input("/broken"));
+    expect(broken.status).toBe(500);
+    expect(broken.body).not.toContain("a bug");
+    const logged = lines.map((l) => JSON.parse(l) as { msg: string; error: string });
+    expect(logged).toContainEqual(expect.objectContaining({ msg: "request failed", error: expect.stringContaining("a bug") }));
+  });
+
+  it("JSON-RPC: a call the dispatcher answers at once, admitted at once, is answered without a promise", () => {
+    const dispatcher: RpcDispatcher = { callMany: (_ctx, calls) => calls.map(() => ({ ok: true as const, result: "0x1" })) };
+    const answer = handleJsonRpc('{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}', { access: { kind: "public" } }, dispatcher, { maxBatchSize: 40, admit: () => ({ "x-ratelimit-remaining": "9" }) });
+    expect(answer).not.toBeInstanceOf(Promise);
+    expect(answer).toEqual({ status: 200, body: '{"jsonrpc":"2.0","id":7,"result":"0x1"}', headers: { "x-ratelimit-remaining": "9" } });
+  });
+});
