@@ -54,7 +54,8 @@ interface SeenHead {
  * A keep-alive client sends the same head again and again, but for Content-Length (JSON-RPC ids and params
  * change a body's length). When `buf` starts with the last head taken on the connection, byte for byte
  * around a run of digits where that head's Content-Length was, this is its parse with the new length:
- * three byte compares instead of a parse. Undefined when it is not such a repeat (then it is parsed).
+ * two byte compares and a scan of the digits instead of a parse. Undefined when it is not such a repeat (then it
+ * is parsed).
  */
 function repeatedHead(buf: Buffer, seen: SeenHead): Head | undefined {
   const { head, bytes } = seen;
