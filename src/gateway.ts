@@ -8,6 +8,7 @@ import { ApiKeys } from "./keys/apiKeys.js";
 import { openSqlClient, type SqlClient } from "./store/sqlClient.js";
 import { migrate } from "./store/migrations.js";
 import { SqlSubmissionStore } from "./store/sqlSubmissionStore.js";
+import { SqliteSubmissionStore } from "./store/sqliteSubmissionStore.js";
 import { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { WindowLimiter } from "./limits/windowLimiter.js";
 import { portalRoutes } from "./transport/portal/portalRoutes.js";
@@ -27,7 +28,7 @@ export interface Gateway {
 export interface GatewayDeps {
   log?: Logger;
   /**
-   * Called if the gateway can no longer work safely (the embedded journal's worker died). The owner should
+   * Called if the gateway can no longer work safely (the embedded store's PGlite worker died). The owner should
    * stop it and exit non-zero: a restart recovers the journal and rebroadcasts what it holds unmined.
    */
   onFatal?: (err: Error) => void;
@@ -42,6 +43,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const metrics = new Metrics();
   const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) => metrics.rateLimitRejections.inc({ network, scope }));
   let db: SqlClient | undefined;
+  let journal: SqliteSubmissionStore | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;
   const closeAll = async (): Promise<void> => {
     clearInterval(pruneTimer);
@@ -49,6 +51,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     await compiler.close();
     await issueLimiter.close();
     await limits.close();
+    await journal?.close();
     await db?.close();
   };
   try {
@@ -60,7 +63,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const applied = await migrate(db);
     if (applied.length > 0) log.info("store migrated", { store: db.kind, versions: applied });
     const keys = new ApiKeys(db, seed);
-    const store = new SqlSubmissionStore(db);
+    // Embedded: the journal in SQLite beside PGlite (see sqliteSubmissionStore.ts); with DATABASE_URL, PostgreSQL.
+    if (db.kind === "pglite") journal = await SqliteSubmissionStore.open(config.dataDir, { importFrom: db });
+    const store = journal ?? new SqlSubmissionStore(db);
     const idempotency = new IdempotencyStore(db);
     // Housekeeping, on start and hourly; every replica may run it, concurrent deletes are harmless. Expired
     // Idempotency-Key answers and finished journal records past retention would otherwise stay for good.

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGatewayProcess, type GatewayProcess } from "./helpers/gatewayProcess.js";
 import { postJson } from "./helpers/gateway.js";
 import { TOKEN_SOURCE } from "./fixtures/contracts.js";
+import { SqliteSubmissionStore } from "../src/store/sqliteSubmissionStore.js";
+import { MasterSeed } from "../src/keys/masterSeed.js";
 
 describe("the npm start bundle", () => {
   let gw: GatewayProcess;
@@ -36,9 +38,10 @@ describe("the npm start bundle", () => {
     expect((deploy.json as { contractAddress: string }).contractAddress).toMatch(/^0x[0-9a-fA-F]{40}$/);
   }, 60_000);
 
-  it("exits 1 and stops its embedded node when the journal's worker dies, and restarts with the journal intact", async () => {
-    // A copy of the bundle whose PGlite worker dies at its first journal write, as an abort or out-of-memory
-    // in the WebAssembly would (inside the project, so node_modules resolves as for dist/).
+  it("exits 1 and stops its embedded node when the store's PGlite worker dies, and restarts with the journal intact", async () => {
+    // A copy of the bundle whose PGlite worker dies as it stores a write's Idempotency-Key answer, as an abort
+    // or out-of-memory in the WebAssembly would (inside the project, so node_modules resolves as for dist/).
+    // The write itself is journaled by then (SQLite): accepted, though the client hears of an unknown outcome.
     const dir = "test-artifacts/crash-bundle";
     rmSync(dir, { recursive: true, force: true });
     cpSync("dist", dir, { recursive: true });
@@ -46,7 +49,7 @@ describe("the npm start bundle", () => {
     writeFileSync(
       join(dir, "pgliteWorker.mjs"),
       `import { parentPort } from "node:worker_threads";
-parentPort.on("message", (m) => { if (m.op === "query" && /insert into submissions/i.test(m.sql)) process.exit(70); });
+parentPort.on("message", (m) => { if (m.op === "query" && /update idempotency set status/i.test(m.sql)) process.exit(70); });
 await import("./pgliteWorkerReal.mjs");
 `,
     );
@@ -57,19 +60,24 @@ await import("./pgliteWorkerReal.mjs");
     const before = await postJson(crashing.url, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
     expect(before.status).toBe(200);
 
-    const write = await postJson(crashing.url + "/zkt/try-it-out", { arguments: "the journal dies here" });
+    const write = await postJson(crashing.url + "/zkt/try-it-out", { arguments: "the store dies here" }, { "idempotency-key": "crash-1" });
     // Answered before the gateway stops, as an unknown outcome rather than a refusal.
     expect(write.status).toBe(500);
     expect(write.json, JSON.stringify(write.json)).toMatchObject({ success: false, errorCode: "INTERNAL_ERROR", error: expect.stringMatching(/may or may not have been accepted/) });
     expect(await crashing.exited).toBe(1);
-    expect(crashing.log()).toMatch(/embedded journal stopped: its worker thread exited with code 70.*gateway cannot continue/);
+    expect(crashing.log()).toMatch(/embedded store stopped: its worker thread exited with code 70.*gateway cannot continue/);
     expect(() => process.kill(anvilPid, 0)).toThrow();
+    // The write the client could not be told about is in the journal (accepted, as the answer warned).
+    const journal = await SqliteSubmissionStore.open(dataDir);
+    expect(await journal.countBySignerSince(MasterSeed.load(dataDir).wallet(0).address, new Date(0))).toBe(1);
+    await journal.close();
 
     // The real bundle on the same data directory opens the journal and takes writes again.
     const again = await startGatewayProcess({ DATA_DIR: dataDir }, "bundle");
     try {
       const ok = await postJson(again.url + "/zkt/try-it-out", { arguments: "after the restart" });
       expect(ok.json, JSON.stringify(ok.json)).toMatchObject({ success: true });
+
     } finally {
       again.child.kill("SIGTERM");
       await again.exited;

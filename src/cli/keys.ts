@@ -9,6 +9,7 @@ import { openSqlClient } from "../store/sqlClient.js";
 import { migrate } from "../store/migrations.js";
 import { GatewayError } from "../errors.js";
 import { SqlSubmissionStore } from "../store/sqlSubmissionStore.js";
+import { SqliteSubmissionStore } from "../store/sqliteSubmissionStore.js";
 
 const USAGE = `usage: keys create [--label LABEL] [--rpm REQUESTS_PER_MINUTE] [--tpd TRANSACTIONS_PER_DAY]
        keys list [PREFIX]
@@ -45,7 +46,9 @@ async function main(argv: string[]): Promise<number> {
       const matches = (await keys.get(arg!)) ? [(await keys.get(arg!))!] : await keys.list(arg!);
       if (matches.length !== 1) throw new GatewayError("validation", `"${arg}" matches ${matches.length} keys; give the id or a longer prefix`);
       const k = matches[0]!;
-      const used = await new SqlSubmissionStore(db).countBySignerSince(k.walletAddress, new Date(Date.now() - 86_400_000));
+      // Embedded, the journal is the SQLite file beside PGlite (see sqliteSubmissionStore.ts).
+      const journal = db.kind === "pglite" ? await SqliteSubmissionStore.open(config.dataDir, { importFrom: db }) : new SqlSubmissionStore(db);
+      const used = await journal.countBySignerSince(k.walletAddress, new Date(Date.now() - 86_400_000)).finally(() => journal instanceof SqliteSubmissionStore && journal.close());
       process.stdout.write(
         `${show(k)}\ntransactions in the last 24 h: ${used}${k.transactionsPerDay ? ` of ${k.transactionsPerDay}` : " (no daily quota)"}\n` +
           `requests: ${k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "the network default"} (live counts: X-RateLimit-* response headers)\n`,

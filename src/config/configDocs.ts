@@ -6,14 +6,14 @@ type Doc = { env?: string; text: string };
 
 export const gatewaySettings: Record<keyof GatewayConfig, Doc> = {
   host: { env: "HOST", text: "Interface every network's port binds to." },
-  dataDir: { env: "DATA_DIR", text: "Where the embedded PGlite store and the generated master seed live." },
+  dataDir: { env: "DATA_DIR", text: "Where the embedded store (keys and idempotency answers in PGlite, the journal in SQLite) and the generated master seed live." },
   bodyLimitBytes: { env: "BODY_LIMIT_BYTES", text: "Largest accepted request body on every endpoint (413 beyond)." },
   maxBatchSize: { text: "Most requests in one JSON-RPC batch (-32600 beyond)." },
   coalesceReads: { env: "COALESCE_READS", text: "true: an upstream read (eth_blockNumber, eth_call, eth_getBalance, …) identical to one already in flight waits for that one's answer instead of sending its own; false: every call goes upstream." },
   upstreamTimeoutMs: { env: "UPSTREAM_TIMEOUT_MS", text: "Per-request upstream timeout before failing over." },
   upstreamProbeIntervalMs: { text: "How often upstream health (and the chain head) is probed." },
   logLevel: { env: "LOG_LEVEL", text: "debug, info, warn, error or silent." },
-  databaseUrl: { env: "DATABASE_URL", text: "PostgreSQL for keys, journal, nonce lanes and idempotency; PGlite under dataDir when unset." },
+  databaseUrl: { env: "DATABASE_URL", text: "PostgreSQL for keys, journal, nonce lanes and idempotency; the embedded store under dataDir when unset." },
   portalKeysPerHour: { env: "PORTAL_KEYS_PER_HOUR", text: "Keys POST /portal/keys issues per client IP per hour." },
   rateLimit: { env: "RATE_LIMIT, RATE_LIMIT_WINDOW_MS, TRY_IT_OUT_RATE_LIMIT, RATE_LIMIT_FAIL_MODE", text: "requestsPerWindow per caller per windowMs (a batch of n counts n); tryItOutRequestsPerWindow per IP; failMode open/closed when Redis is unreachable; decisionTimeoutMs before that policy applies; keyPrefix of the Redis keys." },
   redisUrl: { env: "REDIS_URL", text: "Redis shared by replicas for rate limits (bottleneck clustering); in-process when unset." },

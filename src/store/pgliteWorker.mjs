@@ -1,5 +1,6 @@
-// The embedded journal's PGlite, on a thread of its own: PostgreSQL compiled to WebAssembly runs
-// synchronously, and on the gateway's event loop it took ~45 % of a ZKT write (bench profile). Messages in:
+// The embedded store's PGlite (keys, idempotency answers; the journal is SQLite's), on a thread of its own:
+// PostgreSQL compiled to WebAssembly runs synchronously, and on the gateway's event loop it took ~45 % of a ZKT
+// write when it held the journal (bench profile). Messages in:
 // {id, op: "query", sql, params, tx?} | {id, op: "begin"} | {id, op: "commit"|"rollback", tx} | {id, op: "close"};
 // out: {id, rows} | {id, tx} | {id, error: {message, code}}. One transaction at a time (PGlite's own rule):
 // queries outside it wait for it, as on the main thread.

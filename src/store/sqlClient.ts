@@ -17,7 +17,7 @@ export interface SqlClientOptions {
   databaseUrl?: string;
   dataDir: string;
   /**
-   * Called once if the embedded journal's worker thread dies. Its in-memory state (open transactions, the
+   * Called once if the embedded store's (PGlite's) worker thread dies. Its in-memory state (open transactions, the
    * outcome of the statement it was running) is gone, so every call fails from then on; a restart recovers the
    * journal from disk. PostgreSQL has no such state here: its pool reconnects by itself.
    */
@@ -60,8 +60,8 @@ async function openPglite(dir: string, options: SqlClientOptions): Promise<SqlCl
     if (failed) return;
     // Callers see this message as is: a write in progress may have been journaled (and then be broadcast when
     // the gateway restarts) or not, and the client must not take the error for a refusal.
-    failed = new GatewayError("internal", "the gateway's journal stopped during this request, so a write may or may not have been accepted: check before sending it again (the gateway is stopping)", {
-      cause: new Error(`the embedded journal stopped: ${cause.message}`),
+    failed = new GatewayError("internal", "the gateway's store stopped during this request, so a write may or may not have been accepted: check before sending it again (the gateway is stopping)", {
+      cause: new Error(`the embedded store stopped: ${cause.message}`),
     });
     for (const w of waiting.values()) w.reject(failed);
     waiting.clear();

@@ -1,6 +1,7 @@
 // The submission journal on SQL (PGlite or PostgreSQL).
 import type { SqlClient } from "./sqlClient.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
+import { StatusBatcher } from "./statusBatcher.js";
 
 interface Row {
   queue_id: string;
@@ -33,19 +34,6 @@ function fromRow(r: Row): SubmissionRecord {
     ...(r.idempotency_key !== null ? { idempotencyKey: r.idempotency_key } : {}),
   };
 }
-
-/**
- * How long plain status changes gather before one statement writes them all. A lane broadcasts one
- * transaction per upstream round trip, so a per-tick flush wrote one row per statement (bench).
- */
-const STATUS_FLUSH_MS = 25;
-/**
- * "processing" (the node has it) waits longer: most transactions are mined within a block or two, and a
- * "completed" or "error" arriving first makes the mark moot, so it is dropped instead of written (each status
- * change rewrites the row and its indexes: ~100 µs of PGlite per write, bench). Recovery does not depend on
- * it (start-up replays pending and processing alike; the periodic pass only takes records older than this).
- */
-const PROCESSING_FLUSH_MS = 750;
 
 /**
  * Records as one array per column, unnested by the database: the statement's text is the same for any
@@ -91,6 +79,11 @@ interface LocalLanes {
 const localLanes = new WeakMap<SqlClient, LocalLanes>();
 
 export class SqlSubmissionStore implements SubmissionStore {
+  /** "processing" only ever follows "pending": flushed late, or racing on another pooled connection, it must not undo a "completed" written meanwhile. */
+  private readonly statuses = new StatusBatcher((status, ids, at) =>
+    this.db.query(`update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])${status === "processing" ? " and status = 'pending'" : ""}`, [ids, status, at]).then(() => undefined),
+  );
+
   constructor(private readonly db: SqlClient) {}
 
   async reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
@@ -174,48 +167,13 @@ export class SqlSubmissionStore implements SubmissionStore {
   async update(queueId: string, u: SubmissionUpdate): Promise<void> {
     // Plain status changes (broadcast → processing, mined → completed) are the bulk of journal writes:
     // coalesce those issued within a few milliseconds into one statement per status.
-    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined) return this.coalesced(queueId, u.status, u.processedAt);
-    if (u.status !== undefined && u.status !== "processing") this.processingMarks.get(queueId)?.delete(queueId);
+    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined) return this.statuses.mark(queueId, u.status, u.processedAt);
+    if (u.status !== undefined && u.status !== "processing") this.statuses.forget(queueId);
     await this.db.query(
       `update submissions set status = coalesce($2, status), error_message = coalesce($3, error_message), processed_at = coalesce($4, processed_at),
          hash = coalesce($5, hash), raw = coalesce($6, raw) where queue_id = $1`,
       [queueId, u.status ?? null, u.errorMessage ?? null, u.processedAt ?? null, u.hash ?? null, u.raw ?? null],
     );
-  }
-
-  private pendingStatus = new Map<string, { ids: Set<string>; done: Promise<void> }>();
-  /** queueId → the unflushed "processing" group holding it, so a later status can take it out. */
-  private processingMarks = new Map<string, Set<string>>();
-
-  private coalesced(queueId: string, status: SubmissionStatus, processedAt: Date | undefined): Promise<void> {
-    if (status !== "processing") this.processingMarks.get(queueId)?.delete(queueId);
-    const key = `${status}|${processedAt ? "at" : ""}`;
-    let group = this.pendingStatus.get(key);
-    if (!group) {
-      const ids = new Set<string>();
-      const at = processedAt ?? null;
-      // "processing" only ever follows "pending": flushed late, or racing on another pooled connection, it
-      // must not undo a "completed" written meanwhile.
-      const guard = status === "processing" ? " and status = 'pending'" : "";
-      const done = new Promise<void>((resolve, reject) =>
-        setTimeout(
-          () => {
-            this.pendingStatus.delete(key);
-            if (status === "processing") for (const id of ids) this.processingMarks.delete(id);
-            if (ids.size === 0) return resolve();
-            this.db
-              .query(`update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])${guard}`, [[...ids], status, at])
-              .then(() => resolve(), reject);
-          },
-          status === "processing" ? PROCESSING_FLUSH_MS : STATUS_FLUSH_MS,
-        ),
-      );
-      group = { ids, done };
-      this.pendingStatus.set(key, group);
-    }
-    group.ids.add(queueId);
-    if (status === "processing") this.processingMarks.set(queueId, group.ids);
-    return group.done;
   }
 
   async prune(before: Date): Promise<number> {

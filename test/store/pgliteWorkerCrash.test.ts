@@ -1,4 +1,4 @@
-// The embedded journal's worker thread dying: calls in progress and later fail with a clear error instead of
+// The embedded store's PGlite worker thread dying: calls in progress and later fail with a clear error instead of
 // hanging, the owner hears of it once, and a reopened journal holds everything committed before the crash.
 import { describe, it, expect } from "vitest";
 import { mkdtempSync } from "node:fs";
@@ -23,8 +23,8 @@ describe("PGlite journal worker crash", () => {
     // What callers (and so clients) are told: not a refusal, an unknown outcome.
     const err = await crash.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GatewayError);
-    expect((err as GatewayError).message).toMatch(/journal stopped during this request, so a write may or may not have been accepted/);
-    expect(String((err as GatewayError).cause)).toMatch(/embedded journal stopped: its worker thread exited with code 70/);
+    expect((err as GatewayError).message).toMatch(/store stopped during this request, so a write may or may not have been accepted/);
+    expect(String((err as GatewayError).cause)).toMatch(/embedded store stopped: its worker thread exited with code 70/);
     await expect(queuedBehind).rejects.toBe(err);
     await expect(db.query("select 1")).rejects.toBe(err);
     await expect(db.transaction(async (tx) => tx.query("select 1"))).rejects.toBe(err);

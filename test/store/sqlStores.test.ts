@@ -1,4 +1,5 @@
-// The store suite, on both backends: migrations are idempotent and the journal round-trips.
+// The store suite: migrations are idempotent and the journal round-trips, on PGlite and PostgreSQL (keys and
+// journal) and on the embedded journal's SQLite.
 import { afterAll, describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -6,15 +7,20 @@ import { join } from "node:path";
 import { openSqlClient, type SqlClient } from "../../src/store/sqlClient.js";
 import { migrate } from "../../src/store/migrations.js";
 import { SqlSubmissionStore } from "../../src/store/sqlSubmissionStore.js";
-import type { LaneReservation, SubmissionRecord } from "../../src/store/submissionStore.js";
+import { SqliteSubmissionStore } from "../../src/store/sqliteSubmissionStore.js";
+import type { LaneReservation, SubmissionRecord, SubmissionStore } from "../../src/store/submissionStore.js";
 import { randomUUID } from "node:crypto";
 import { freshSchemaUrl } from "../helpers/postgres.js";
 
-for (const kind of ["pglite", "postgres"] as const) {
+for (const kind of ["pglite", "postgres", "sqlite"] as const) {
   describe(`SQL store (${kind})`, () => {
     let db: SqlClient;
+    let sqlite: SqliteSubmissionStore | undefined;
     let drop: (() => Promise<void>) | undefined;
+    /** The journal under test: SQLite's own, or the SQL one over the client. */
+    const journal = (): SubmissionStore & Pick<SqlSubmissionStore, "countBySignerSince"> => sqlite ?? new SqlSubmissionStore(db);
     afterAll(async () => {
+      await sqlite?.close();
       await db?.close();
       await drop?.();
     });
@@ -26,13 +32,18 @@ for (const kind of ["pglite", "postgres"] as const) {
         drop = s.drop;
         db = await openSqlClient({ dataDir, databaseUrl: s.url });
       } else db = await openSqlClient({ dataDir });
-      expect(db.kind).toBe(kind);
+      expect(db.kind).toBe(kind === "postgres" ? "postgres" : "pglite");
       expect(await migrate(db)).toEqual([1, 2, 3, 4]);
       expect(await migrate(db)).toEqual([]);
+      if (kind === "sqlite") {
+        // Its schema, versioned by the file: a reopen finds it in place.
+        await (await SqliteSubmissionStore.open(dataDir)).close();
+        sqlite = await SqliteSubmissionStore.open(dataDir);
+      }
     });
 
     it("journals a submission and follows its status", async () => {
-      const store = new SqlSubmissionStore(db);
+      const store = journal();
       const rec: SubmissionRecord = { queueId: "7f0c2b8e-0000-4000-8000-000000000001", network: "testnet", signer: "0xabc", nonce: 12, hash: "0x01", raw: "0x02", kind: "message", status: "pending", createdAt: new Date("2026-01-01T00:00:00Z"), idempotencyKey: "k1" };
       await store.insert(rec);
       await expect(store.insert(rec)).rejects.toThrow();
@@ -64,11 +75,12 @@ for (const kind of ["pglite", "postgres"] as const) {
     });
 
     it("finds a submission by hash through an index, not a scan of the journal", async () => {
-      const store = new SqlSubmissionStore(db);
+      const store = journal();
       const rec: SubmissionRecord = { queueId: randomUUID(), network: "byhash", signer: "0xabc", nonce: 1, hash: "0xfeed", raw: "0x02", kind: "raw", status: "pending", createdAt: new Date() };
       await store.insert(rec);
       expect(await store.getByHash("byhash", "0xfeed")).toEqual(rec);
       expect(await store.getByHash("byhash", "0xbeef")).toBeUndefined();
+      if (kind === "sqlite") return; // its index (network, hash) is in its schema; the plan below is PostgreSQL's
       // With scans disallowed the planner must use an index; without one it would still have to scan.
       const plan = await db.transaction(async (tx) => {
         await tx.query("set local enable_seqscan = off");
@@ -78,7 +90,7 @@ for (const kind of ["pglite", "postgres"] as const) {
     });
 
     it("one group commit for several lanes: consecutive nonces per signer, all or nothing", async () => {
-      const store = new SqlSubmissionStore(db);
+      const store = journal();
       const record = (signer: string, nonce: number): SubmissionRecord => ({ queueId: randomUUID(), network: "lanes", signer, nonce, hash: `0x${signer}${nonce}`, raw: "0x02", kind: "message", status: "pending", createdAt: new Date() });
       const lane = (signer: string, chainPending: number, count: number, fail = false): LaneReservation => ({
         signer,
@@ -103,7 +115,7 @@ for (const kind of ["pglite", "postgres"] as const) {
     });
 
     it("prune deletes finished records created before the cutoff, never unfinished ones", async () => {
-      const store = new SqlSubmissionStore(db);
+      const store = journal();
       // Older than anything else this suite journals: the prune spans every network.
       const old = new Date("2020-01-01T00:00:00Z");
       const cutoff = new Date("2020-02-01T00:00:00Z");
@@ -119,7 +131,7 @@ for (const kind of ["pglite", "postgres"] as const) {
     });
 
     it("concurrent group commits over overlapping lanes, in any order: no nonce twice, none skipped, no deadlock", async () => {
-      const store = new SqlSubmissionStore(db);
+      const store = journal();
       const signers = ["0xc1", "0xc2", "0xc3", "0xc4"];
       const lane = (signer: string): LaneReservation => ({
         signer,
@@ -164,6 +176,74 @@ describe("SQL store (pglite, single writer): one statement per group commit", ()
     const [ahead] = await store.reserveAndInsertLanes("local", [lane("0xd1", 1, { chainPending: 40 })]);
     expect(ahead![0]!.nonce).toBe(40);
     expect((await store.listUnfinished("local", 100)).map((r) => r.nonce)).toEqual([0, 1, 2, 3, 4, 5, 40]);
+    await db.close();
+  });
+});
+
+describe("SQLite journal (embedded)", () => {
+  const record = (signer: string, nonce: number, status: SubmissionRecord["status"] = "pending"): SubmissionRecord => ({ queueId: randomUUID(), network: "sq", signer, nonce, hash: `0x${signer}${nonce}`, raw: "0x02", kind: "message", status, createdAt: new Date("2026-02-01T00:00:00Z") });
+  const lane = (signer: string, count: number, opts: { chainPending?: number; queueId?: string } = {}): LaneReservation => ({
+    signer,
+    chainPending: opts.chainPending ?? 0,
+    count,
+    build: async (nonces) => nonces.map((nonce) => ({ ...record(signer, nonce), ...(opts.queueId ? { queueId: opts.queueId } : {}) })),
+  });
+
+  it("a failed commit consumes no nonce, and a reopened journal continues where it stopped", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-"));
+    let store = await SqliteSubmissionStore.open(dataDir);
+    const [first] = await store.reserveAndInsertLanes("sq", [lane("0xd1", 3)]);
+    // A queueId already journaled fails the insert after the nonces were picked: lanes and records roll back.
+    await expect(store.reserveAndInsertLanes("sq", [lane("0xd2", 1), lane("0xd1", 1, { queueId: first![0]!.queueId })])).rejects.toThrow(/UNIQUE/);
+    const [second, other] = await store.reserveAndInsertLanes("sq", [lane("0xd1", 1), lane("0xd2", 1)]);
+    expect([...first!, ...second!].map((r) => r.nonce)).toEqual([0, 1, 2, 3]);
+    expect(other!.map((r) => r.nonce)).toEqual([0]);
+    await store.close();
+
+    store = await SqliteSubmissionStore.open(dataDir);
+    const [after] = await store.reserveAndInsertLanes("sq", [lane("0xd1", 2)]);
+    expect(after!.map((r) => r.nonce)).toEqual([4, 5]);
+    const [ahead] = await store.reserveAndInsertLanes("sq", [lane("0xd1", 1, { chainPending: 40 })]);
+    expect(ahead![0]!.nonce).toBe(40);
+    expect((await store.listUnfinished("sq", 100)).filter((r) => r.signer === "0xd1").map((r) => r.nonce)).toEqual([0, 1, 2, 3, 4, 5, 40]);
+    expect(await store.countBySignerSince("0xd1", new Date("2026-01-01T00:00:00Z"))).toBe(7);
+    await store.close();
+  });
+
+  it("one gateway per data directory: a second opener is refused while the first has it", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-lock-"));
+    const store = await SqliteSubmissionStore.open(dataDir);
+    await expect(SqliteSubmissionStore.open(dataDir)).rejects.toThrow(/is in use by another process: one gateway \(or keys CLI\) per DATA_DIR/);
+    await store.close();
+    await (await SqliteSubmissionStore.open(dataDir)).close();
+  });
+
+  it("takes over an earlier version's PGlite journal once: records, statuses and nonce lanes", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-import-"));
+    const db = await openSqlClient({ dataDir });
+    await migrate(db);
+    const old = new SqlSubmissionStore(db);
+    const [recs] = await old.reserveAndInsertLanes("sq", [lane("0xe1", 3, { chainPending: 7 })]);
+    await old.update(recs![0]!.queueId, { status: "error", errorMessage: "the node rejected the transaction: nope", processedAt: new Date("2026-02-01T00:00:01Z") });
+    const raw: SubmissionRecord = { ...record("0xuser", 3), kind: "raw", idempotencyKey: "idem-1" };
+    await old.insert(raw);
+
+    const store = await SqliteSubmissionStore.open(dataDir, { importFrom: db });
+    expect(await store.get(recs![0]!.queueId)).toEqual({ ...recs![0]!, status: "error", errorMessage: "the node rejected the transaction: nope", processedAt: new Date("2026-02-01T00:00:01Z") });
+    expect(await store.get(recs![2]!.queueId)).toEqual(recs![2]);
+    expect(await store.getByHash("sq", raw.hash)).toEqual(raw);
+    expect((await store.listUnfinished("sq", 100)).map((r) => `${r.signer}:${r.nonce}`)).toEqual(["0xe1:8", "0xe1:9", "0xuser:3"]);
+    // The lane carries on after the imported nonces, though the chain reports less.
+    const [next] = await store.reserveAndInsertLanes("sq", [lane("0xe1", 1)]);
+    expect(next![0]!.nonce).toBe(10);
+    // One journal from now on: the old one is emptied, and a reopen imports nothing again.
+    expect(await db.query("select * from submissions")).toEqual([]);
+    expect(await db.query("select * from nonce_lanes")).toEqual([]);
+    await store.close();
+    await old.insert(record("0xlate", 0));
+    const reopened = await SqliteSubmissionStore.open(dataDir, { importFrom: db });
+    expect(await reopened.getByHash("sq", "0x0xlate0")).toBeUndefined();
+    await reopened.close();
     await db.close();
   });
 });

@@ -1,0 +1,56 @@
+// Plain status changes (broadcast → processing, mined → completed) are the bulk of journal writes: both SQL
+// journals gather those issued within a few milliseconds and write them with one statement per status.
+import type { SubmissionStatus } from "./submissionStore.js";
+
+/** How long plain status changes gather before one statement writes them all (a per-tick flush wrote one row per statement; bench). */
+const STATUS_FLUSH_MS = 25;
+/**
+ * "processing" (the node has it) waits longer: most transactions are mined within a block or two, and a
+ * "completed" or "error" arriving first makes the mark moot, so it is dropped instead of written (each status
+ * change rewrites the row and its indexes; bench). Recovery does not depend on it (start-up replays pending
+ * and processing alike; the periodic pass only takes records older than this).
+ */
+const PROCESSING_FLUSH_MS = 750;
+
+/** Writes one group: `ids` take `status` (and `at` as processed_at, when given). "processing" must only follow "pending". */
+export type StatusFlush = (status: SubmissionStatus, ids: string[], at: Date | null) => Promise<void>;
+
+export class StatusBatcher {
+  private readonly groups = new Map<string, { ids: Set<string>; done: Promise<void> }>();
+  /** queueId → the unflushed "processing" group holding it, so a later status can take it out. */
+  private readonly processingMarks = new Map<string, Set<string>>();
+
+  constructor(private readonly flush: StatusFlush) {}
+
+  /** Queues a plain status change; resolves once it is written (or dropped as moot). */
+  mark(queueId: string, status: SubmissionStatus, processedAt: Date | undefined): Promise<void> {
+    if (status !== "processing") this.forget(queueId);
+    const key = `${status}|${processedAt ? "at" : ""}`;
+    let group = this.groups.get(key);
+    if (!group) {
+      const ids = new Set<string>();
+      const at = processedAt ?? null;
+      const done = new Promise<void>((resolve, reject) =>
+        setTimeout(
+          () => {
+            this.groups.delete(key);
+            if (status === "processing") for (const id of ids) this.processingMarks.delete(id);
+            if (ids.size === 0) return resolve();
+            this.flush(status, [...ids], at).then(resolve, reject);
+          },
+          status === "processing" ? PROCESSING_FLUSH_MS : STATUS_FLUSH_MS,
+        ),
+      );
+      group = { ids, done };
+      this.groups.set(key, group);
+    }
+    group.ids.add(queueId);
+    if (status === "processing") this.processingMarks.set(queueId, group.ids);
+    return group.done;
+  }
+
+  /** A later status (written directly) makes an unflushed "processing" mark moot. */
+  forget(queueId: string): void {
+    this.processingMarks.get(queueId)?.delete(queueId);
+  }
+}
