@@ -195,16 +195,22 @@ export class ReceiptWatcher {
         if (other) (this.watched.delete(h), w.waiters.push(...other.waiters));
       }
       this.hashesOf.delete(w.queueId);
-      const ok = receipt.status === "0x1";
-      // The journal already holds the latest tracked hash; only an older (superseded) one that mined is
-      // written. Plain status changes are coalesced into one statement by the store.
-      await this.store.update(w.queueId, {
-        status: ok ? "completed" : "error",
-        processedAt: new Date(),
-        ...(w.superseded ? { hash } : {}),
-        ...(ok ? {} : { errorMessage: "the transaction reverted on chain" }),
-      });
     }
-    for (const wake of w.waiters) wake(receipt);
+    const wake = (): void => w.waiters.forEach((f) => f(receipt));
+    if (!w.queueId) return wake();
+    const ok = receipt.status === "0x1";
+    // The journal already holds the latest tracked hash; only an older (superseded) one that mined is
+    // written. Plain status changes are batched by the store; with a caller waiting, the batch goes at once
+    // (waiting for it was a third of a deploy's time after its block; bench), so a status read after the
+    // answer agrees with it. The receipt is the chain's word: callers hear it even if the journal fails.
+    try {
+      await this.store.update(
+        w.queueId,
+        { status: ok ? "completed" : "error", processedAt: new Date(), ...(w.superseded ? { hash } : {}), ...(ok ? {} : { errorMessage: "the transaction reverted on chain" }) },
+        { urgent: w.waiters.length > 0 },
+      );
+    } finally {
+      wake();
+    }
   }
 }

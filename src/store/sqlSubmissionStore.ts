@@ -164,10 +164,10 @@ export class SqlSubmissionStore implements SubmissionStore {
     return row ? fromRow(row) : undefined;
   }
 
-  async update(queueId: string, u: SubmissionUpdate): Promise<void> {
+  async update(queueId: string, u: SubmissionUpdate, options: { urgent?: boolean } = {}): Promise<void> {
     // Plain status changes (broadcast → processing, mined → completed) are the bulk of journal writes:
     // coalesce those issued within a few milliseconds into one statement per status.
-    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined) return this.statuses.mark(queueId, u.status, u.processedAt);
+    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined) return this.statuses.mark(queueId, u.status, u.processedAt, options.urgent);
     if (u.status !== undefined && u.status !== "processing") this.statuses.forget(queueId);
     await this.db.query(
       `update submissions set status = coalesce($2, status), error_message = coalesce($3, error_message), processed_at = coalesce($4, processed_at),

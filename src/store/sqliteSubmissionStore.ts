@@ -224,8 +224,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.sql.insert.run(toRow(record));
   }
 
-  async update(queueId: string, u: SubmissionUpdate): Promise<void> {
-    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined) return this.statuses.mark(queueId, u.status, u.processedAt);
+  async update(queueId: string, u: SubmissionUpdate, options: { urgent?: boolean } = {}): Promise<void> {
+    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined) return this.statuses.mark(queueId, u.status, u.processedAt, options.urgent);
     if (u.status !== undefined && u.status !== "processing") this.statuses.forget(queueId);
     this.sql.update.run(u.status ?? null, u.errorMessage ?? null, u.processedAt?.getTime() ?? null, u.hash ?? null, u.raw ?? null, queueId);
   }

@@ -16,36 +16,39 @@ const PROCESSING_FLUSH_MS = 750;
 export type StatusFlush = (status: SubmissionStatus, ids: string[], at: Date | null) => Promise<void>;
 
 export class StatusBatcher {
-  private readonly groups = new Map<string, { ids: Set<string>; done: Promise<void> }>();
+  private readonly groups = new Map<string, { ids: Set<string>; done: Promise<void>; now: () => void }>();
   /** queueId → the unflushed "processing" group holding it, so a later status can take it out. */
   private readonly processingMarks = new Map<string, Set<string>>();
 
   constructor(private readonly flush: StatusFlush) {}
 
-  /** Queues a plain status change; resolves once it is written (or dropped as moot). */
-  mark(queueId: string, status: SubmissionStatus, processedAt: Date | undefined): Promise<void> {
+  /** Queues a plain status change; resolves once it is written (or dropped as moot). `urgent` writes its group now. */
+  mark(queueId: string, status: SubmissionStatus, processedAt: Date | undefined, urgent = false): Promise<void> {
     if (status !== "processing") this.forget(queueId);
     const key = `${status}|${processedAt ? "at" : ""}`;
     let group = this.groups.get(key);
     if (!group) {
       const ids = new Set<string>();
       const at = processedAt ?? null;
-      const done = new Promise<void>((resolve, reject) =>
-        setTimeout(
-          () => {
-            this.groups.delete(key);
-            if (status === "processing") for (const id of ids) this.processingMarks.delete(id);
-            if (ids.size === 0) return resolve();
-            this.flush(status, [...ids], at).then(resolve, reject);
-          },
-          status === "processing" ? PROCESSING_FLUSH_MS : STATUS_FLUSH_MS,
-        ),
-      );
-      group = { ids, done };
+      let now = (): void => undefined;
+      const done = new Promise<void>((resolve, reject) => {
+        const write = (): void => {
+          clearTimeout(timer);
+          if (this.groups.get(key)?.ids !== ids) return; // written already
+          this.groups.delete(key);
+          if (status === "processing") for (const id of ids) this.processingMarks.delete(id);
+          if (ids.size === 0) return resolve();
+          this.flush(status, [...ids], at).then(resolve, reject);
+        };
+        const timer = setTimeout(write, status === "processing" ? PROCESSING_FLUSH_MS : STATUS_FLUSH_MS);
+        now = write;
+      });
+      group = { ids, done, now };
       this.groups.set(key, group);
     }
     group.ids.add(queueId);
     if (status === "processing") this.processingMarks.set(queueId, group.ids);
+    if (urgent) group.now();
     return group.done;
   }
 

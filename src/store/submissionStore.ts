@@ -39,7 +39,8 @@ export interface SubmissionStore {
    */
   reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]>;
   insert(record: SubmissionRecord): Promise<void>;
-  update(queueId: string, update: SubmissionUpdate): Promise<void>;
+  /** `urgent`: someone waits on this change; a store that batches status changes writes it (and its batch) now. */
+  update(queueId: string, update: SubmissionUpdate, options?: { urgent?: boolean }): Promise<void>;
   get(queueId: string): Promise<SubmissionRecord | undefined>;
   /** Records in a status, oldest first; only those created before `createdBefore` when given. */
   listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;

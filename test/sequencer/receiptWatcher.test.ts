@@ -51,4 +51,11 @@ describe("receipt watcher", () => {
     expect(deploy.status).toBe(200);
     expect(deploy.json).toMatchObject({ success: true, contractAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
   });
+
+  it("a deploy answered once mined finds the journal already saying so (its status batch is written at once)", async () => {
+    const reply = await postJson(`${base}/zkt/try-it-out`, { code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract Waited { uint256 public x = 8; }" });
+    expect(reply.json).toMatchObject({ success: true, contractAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
+    const status = (await (await fetch(`${base}/zkt/transactions/${(reply.json as { queueId: string }).queueId}`)).json()) as { status: string };
+    expect(status.status).toBe("completed");
+  });
 });
