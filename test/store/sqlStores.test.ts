@@ -210,6 +210,20 @@ describe("SQLite journal (embedded)", () => {
     await store.close();
   });
 
+  it("a close writes the status changes still waiting for their batch", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-close-"));
+    let store = await SqliteSubmissionStore.open(dataDir);
+    const rec = record("0xf1", 0);
+    await store.insert(rec);
+    const done = new Date("2026-02-01T00:00:09Z");
+    const marked = store.update(rec.queueId, { status: "completed", processedAt: done });
+    await store.close();
+    await marked;
+    store = await SqliteSubmissionStore.open(dataDir);
+    expect(await store.get(rec.queueId)).toEqual({ ...rec, status: "completed", processedAt: done });
+    await store.close();
+  });
+
   it("one gateway per data directory: a second opener is refused while the first has it", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-lock-"));
     const store = await SqliteSubmissionStore.open(dataDir);
