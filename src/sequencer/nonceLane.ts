@@ -17,6 +17,10 @@ export class NonceLane {
   readonly toBroadcast: SubmissionRecord[] = [];
   /** A broadcast batch is queued behind the running one and will take everything in toBroadcast. */
   broadcastScheduled = false;
+  /** Taken into a group commit or journaled, and not yet through a broadcast attempt. */
+  unsent = 0;
+  /** Whether the node answered the lane's last broadcast (batch): flow control applies only then. */
+  nodeAnswering = true;
 
   /** The next nonce to assign; undefined until read from the chain. */
   next: number | undefined;

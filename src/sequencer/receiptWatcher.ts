@@ -1,7 +1,9 @@
 // Watches broadcast transactions until they are mined, then updates the journal and wakes waiters. Each poll
 // reads the receipts of the blocks mined since the last one (eth_getBlockReceipts: one call per block, however
 // many transactions are outstanding); a hash not found that way for a while (tracked after its block was read,
-// or a node without eth_getBlockReceipts) is asked for by hash, in batches, at a slower pace.
+// or a node without eth_getBlockReceipts) is asked for by hash, in batches, at a slower pace. Writes that
+// cannot revert, on networks that never replace a transaction, are followed by their signer's mined nonce
+// instead: a block's receipts cost the node ~25 % of its intake at full load (bench), a nonce almost nothing.
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { SubmissionStore } from "../store/submissionStore.js";
 import type { JsonValue } from "../errors.js";
@@ -35,6 +37,8 @@ export class ReceiptWatcher {
   private readonly watched = new Map<string, Watched>();
   /** Every hash tracked per submission (fee bumps add hashes), so a mined one finds its siblings at once. */
   private readonly hashesOf = new Map<string, string[]>();
+  /** signer → nonce → queueId, for trackNonce. */
+  private readonly byNonce = new Map<string, Map<number, string>>();
   private timer: NodeJS.Timeout | undefined;
   /** Whether the pending timer is a fast one. */
   private timerFast = false;
@@ -74,6 +78,22 @@ export class ReceiptWatcher {
       if (queueId !== undefined) this.sibling(queueId, hash);
     }
     this.ensureTimer();
+  }
+
+  /**
+   * Follows a broadcast transaction that cannot revert (no code runs: a value-less call to the zero address,
+   * a self-transfer) by its signer's mined nonce: once that passes `nonce`, it is mined, successfully. Only
+   * where the gateway never replaces a transaction (zero-fee networks), so the nonce is this transaction's.
+   */
+  trackNonce(signer: string, nonce: number, queueId: string): void {
+    let nonces = this.byNonce.get(signer);
+    if (!nonces) this.byNonce.set(signer, (nonces = new Map()));
+    nonces.set(nonce, queueId);
+    this.ensureTimer();
+  }
+
+  private get following(): boolean {
+    return this.watched.size > 0 || this.byNonce.size > 0;
   }
 
   private sibling(queueId: string, hash: string): void {
@@ -123,7 +143,7 @@ export class ReceiptWatcher {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.poll().then(() => {
-        if (this.watched.size > 0) this.ensureTimer();
+        if (this.following) this.ensureTimer();
       });
     }, fast ? this.fastPollMs : this.pollMs);
     this.timer.unref();
@@ -131,16 +151,41 @@ export class ReceiptWatcher {
 
   private async poll(): Promise<void> {
     if (this.polling) return;
-    if (this.watched.size === 0) return this.stop();
+    if (!this.following) return this.stop();
     this.polling = true;
     try {
-      if (this.blockReceipts) await this.readNewBlocks();
-      await this.askByHash(this.blockReceipts ? Date.now() - this.byHashAfterMs : Infinity);
+      if (this.byNonce.size > 0) await this.readMinedNonces();
+      // With nothing followed by hash, the next hash tracked starts again from the head.
+      if (this.watched.size === 0) this.lastBlock = undefined;
+      else {
+        if (this.blockReceipts) await this.readNewBlocks();
+        await this.askByHash(this.blockReceipts ? Date.now() - this.byHashAfterMs : Infinity);
+      }
     } catch (err) {
       this.log.warn("receipt poll failed; will retry", { error: (err as Error).message });
     } finally {
       this.polling = false;
     }
+  }
+
+  /** Every nonce-followed signer's mined nonce, in one batch: what lies below it is completed. */
+  private async readMinedNonces(): Promise<void> {
+    const signers = [...this.byNonce.keys()];
+    const outcomes = await this.pool.callMany(signers.map((s) => ({ method: "eth_getTransactionCount", params: [s, "latest"] as JsonValue[] })));
+    const processedAt = new Date();
+    const done: Promise<void>[] = [];
+    outcomes.forEach((o, i) => {
+      if (!o.ok) return;
+      const mined = Number(BigInt(o.result as string));
+      const nonces = this.byNonce.get(signers[i]!)!;
+      for (const [nonce, queueId] of nonces) {
+        if (nonce >= mined) continue;
+        nonces.delete(nonce);
+        done.push(this.store.update(queueId, { status: "completed", processedAt }));
+      }
+      if (nonces.size === 0) this.byNonce.delete(signers[i]!);
+    });
+    await Promise.all(done);
   }
 
   /** Receipts of every block mined since the last poll, matched against what is watched. */

@@ -61,6 +61,14 @@ const MAX_LANE_BATCH = 128;
 const MAX_COMMIT_RECORDS = 512;
 /** Most transactions one broadcast batch carries. */
 const BROADCAST_BATCH = 100;
+/**
+ * Flow control: while the node answers, a lane holds at most this many transactions not yet sent (a batch on
+ * its way and the next one ready); later submissions wait for their group commit, and their callers for the
+ * answer, until a batch is through. Without it a closed loop of writes ran ahead of what anvil takes, and the
+ * backlog took seconds to drain after the load (bench). With the node unreachable the lane journals freely,
+ * for the background resume, as before.
+ */
+const MAX_UNSENT = 2 * BROADCAST_BATCH;
 
 type BroadcastResult = "accepted" | "rejected" | "unreachable";
 
@@ -70,6 +78,8 @@ export class Sequencer {
   private readonly walletOf = new Map<string, SigningWallet>();
   /** queueIds with a broadcast queued or running in this process. */
   private readonly inFlight = new Set<string>();
+  /** This process's submissions that run no code (priced locally), as the records it journaled: see trackNonce. */
+  private readonly runNoCode = new WeakSet<SubmissionRecord>();
   private resumeTimer: NodeJS.Timeout | undefined;
   /** When this process first saw a transaction broadcast but unmined, and how often it was re-priced. */
   private readonly unmined = new Map<string, { since: number; bumps: number }>();
@@ -108,16 +118,18 @@ export class Sequencer {
     await this.fundIfDev(from);
     const value = intent.value ?? 0n;
     // A value-less call to the zero address runs no code: its gas is known without asking the node.
-    const gasLimit = (value === 0n ? localGasLimit(intent.to, intent.data) : undefined) ?? (await this.estimateGas(from, intent.to, intent.data, value));
+    const localGas = value === 0n ? localGasLimit(intent.to, intent.data) : undefined;
+    const gasLimit = localGas ?? (await this.estimateGas(from, intent.to, intent.data, value));
     const fees = await this.fees.current();
     const lane = this.lane(from);
+    const runNoCode = this.runNoCode;
     return new Promise<SubmissionRecord>((resolve, reject) => {
       lane.waiting.push({
         resolve,
         reject,
         async sign(nonce) {
           const { raw, hash } = signedTransaction(intent.wallet, { chainId, nonce, to: intent.to, data: intent.data, value, gasLimit, ...fees });
-          return {
+          const rec: SubmissionRecord = {
             queueId: randomUUID(),
             network,
             signer: from,
@@ -129,6 +141,8 @@ export class Sequencer {
             createdAt: new Date(),
             ...(intent.idempotencyKey ? { idempotencyKey: intent.idempotencyKey } : {}),
           };
+          if (localGas !== undefined) runNoCode.add(rec);
+          return rec;
         },
       });
       this.scheduleCommit(lane);
@@ -172,9 +186,13 @@ export class Sequencer {
         let records = 0;
         for (const lane of this.lanesWaiting) {
           if (records >= MAX_COMMIT_RECORDS) break;
-          const batch = lane.waiting.splice(0, Math.min(MAX_LANE_BATCH, MAX_COMMIT_RECORDS - records));
+          const room = lane.nodeAnswering ? Math.max(0, MAX_UNSENT - lane.unsent) : Infinity;
+          const fits = Math.min(MAX_LANE_BATCH, MAX_COMMIT_RECORDS - records);
+          const batch = lane.waiting.splice(0, Math.min(fits, room));
           records += batch.length;
-          if (lane.waiting.length === 0) this.lanesWaiting.delete(lane);
+          lane.unsent += batch.length;
+          // A full lane is taken up again when its next batch is through (broadcastQueued).
+          if (lane.waiting.length === 0 || room <= fits) this.lanesWaiting.delete(lane);
           if (batch.length > 0) parts.push({ lane, batch });
         }
         // The chain's view is read once per lane per process; the store never goes below it.
@@ -185,6 +203,7 @@ export class Sequencer {
                 part.lane.next ??= Number(BigInt((await pool.call("eth_getTransactionCount", [part.lane.address, "pending"])) as string));
                 return part;
               } catch (err) {
+                part.lane.unsent -= part.batch.length;
                 for (const b of part.batch) b.reject(err);
                 return undefined;
               }
@@ -200,7 +219,7 @@ export class Sequencer {
         const journaled = (part: (typeof parts)[number], recs: SubmissionRecord[]): void => {
           part.lane.next = recs[recs.length - 1]!.nonce + 1;
           recs.forEach((r, i) => {
-            this.enqueue(r);
+            this.enqueue(r, true);
             part.batch[i]!.resolve(r);
           });
         };
@@ -214,6 +233,7 @@ export class Sequencer {
               if (ready.length > 1) journaled(part, (await store.reserveAndInsertLanes(network, [reservation(part)]))[0]!);
               else throw err;
             } catch (laneErr) {
+              part.lane.unsent -= part.batch.length;
               for (const b of part.batch) b.reject(laneErr);
             }
           }
@@ -276,11 +296,16 @@ export class Sequencer {
     return lane;
   }
 
-  private enqueue(rec: SubmissionRecord): void {
-    if (this.inFlight.has(rec.queueId)) return;
+  /** `counted`: already in its lane's unsent count (taken by a group commit). */
+  private enqueue(rec: SubmissionRecord, counted = false): void {
+    const lane = this.lane(rec.signer);
+    if (this.inFlight.has(rec.queueId)) {
+      if (counted) lane.unsent--;
+      return;
+    }
+    if (!counted) lane.unsent++;
     this.inFlight.add(rec.queueId);
     this.options.observer?.queueDepth(this.inFlight.size);
-    const lane = this.lane(rec.signer);
     lane.toBroadcast.push(rec);
     if (lane.broadcastScheduled) return;
     lane.broadcastScheduled = true;
@@ -299,17 +324,24 @@ export class Sequencer {
     for (let i = 0; i < recs.length; i += BROADCAST_BATCH) {
       const chunk = recs.slice(i, i + BROADCAST_BATCH);
       const outcomes = chunk.length > 1 ? await pool.callMany(chunk.map((r) => ({ method: "eth_sendRawTransaction", params: [r.raw] }))).catch(() => undefined) : undefined;
+      if (chunk.length > 1) lane.nodeAnswering = outcomes !== undefined;
       for (const [j, rec] of chunk.entries()) {
         try {
           if (outcomes?.[j]?.ok) this.markBroadcast(rec);
-          else await this.broadcast(rec, { refill: rec.kind !== "refill" && rec.kind !== "raw" });
+          else {
+            const { result } = await this.broadcast(rec, { refill: rec.kind !== "refill" && rec.kind !== "raw" });
+            if (chunk.length === 1) lane.nodeAnswering = result !== "unreachable";
+          }
         } catch (err) {
           log.error("broadcast failed; the journal keeps it for the next resume", { queueId: rec.queueId, error: (err as Error).message });
         } finally {
+          lane.unsent--;
           this.inFlight.delete(rec.queueId);
           this.options.observer?.queueDepth(this.inFlight.size);
         }
       }
+      // Room again: submissions held by flow control get their group commit.
+      if (lane.waiting.length > 0) this.scheduleCommit(lane);
     }
   }
 
@@ -392,7 +424,9 @@ export class Sequencer {
     // still reads "pending", and a resume in between only resends it, which the node answers "already known".
     const { store, log } = this.options;
     if (rec.status === "pending") void store.update(rec.queueId, { status: "processing" }).catch((err: unknown) => log.warn("journal status update failed", { queueId: rec.queueId, error: (err as Error).message }));
-    this.receipts.track(rec.hash, rec.queueId);
+    // Zero-fee networks never replace a transaction, so its signer's nonce passing it means it mined.
+    if (this.runNoCode.has(rec) && this.options.feeMode === "zero") this.receipts.trackNonce(rec.signer, rec.nonce, rec.queueId);
+    else this.receipts.track(rec.hash, rec.queueId);
   }
 
   /** Per lane: nonces handed out by this process that the chain has not mined yet. */
