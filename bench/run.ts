@@ -486,7 +486,7 @@ async function main(): Promise<void> {
       "A ZKT message goes to the zero address, so its gas is computed locally (no eth_estimateGas); each write is nonce-assigned, " +
         "RLP-encoded and signed (libsecp256k1, Keccak by js-sha3), journaled (one group commit per event-loop turn for every signer with " +
         "waiting writes; embedded, in SQLite on the event loop) and answered before its broadcast (a signer's queued " +
-        "transactions go out as one JSON-RPC batch); receipts are read per block. Each single-signer run follows an uncounted 3 s warm-up. " +
+        "transactions go out as one JSON-RPC batch, at most two batches unsent per signer while the node answers); a message runs no code, so its signer's mined nonce tells it was mined (no receipts read). Each single-signer run follows an uncounted 3 s warm-up. " +
         "wrk drives both the node's intake " +
         "and the gateway, so the client's CPU is small and the same in both. The last column is the gateway's CPU time per accepted write " +
         "(from /proc: all its threads, and its main thread, the event loop that also serves JSON-RPC); it is steadier than throughput here. " +
