@@ -2,38 +2,7 @@
 import type { SqlClient } from "./sqlClient.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
 import { StatusBatcher } from "./statusBatcher.js";
-
-interface Row {
-  queue_id: string;
-  network: string;
-  signer: string;
-  nonce: string | number;
-  hash: string;
-  raw: string;
-  kind: SubmissionRecord["kind"];
-  status: SubmissionStatus;
-  error_message: string | null;
-  created_at: Date | string;
-  processed_at: Date | string | null;
-  idempotency_key: string | null;
-}
-
-function fromRow(r: Row): SubmissionRecord {
-  return {
-    queueId: r.queue_id,
-    network: r.network,
-    signer: r.signer,
-    nonce: Number(r.nonce),
-    hash: r.hash,
-    raw: r.raw,
-    kind: r.kind,
-    status: r.status,
-    createdAt: new Date(r.created_at),
-    ...(r.error_message !== null ? { errorMessage: r.error_message } : {}),
-    ...(r.processed_at !== null ? { processedAt: new Date(r.processed_at) } : {}),
-    ...(r.idempotency_key !== null ? { idempotencyKey: r.idempotency_key } : {}),
-  };
-}
+import { fromRow, type SubmissionRow as Row } from "./submissionRow.js";
 
 /**
  * Records as one array per column, unnested by the database: the statement's text is the same for any

@@ -10,22 +10,11 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { SqlClient } from "./sqlClient.js";
 import { StatusBatcher } from "./statusBatcher.js";
+import { fromRow, type SubmissionRow } from "./submissionRow.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
 
-interface Row {
-  queue_id: string;
-  network: string;
-  signer: string;
-  nonce: number;
-  hash: string;
-  raw: string;
-  kind: SubmissionRecord["kind"];
-  status: SubmissionStatus;
-  error_message: string | null;
-  created_at: number;
-  processed_at: number | null;
-  idempotency_key: string | null;
-}
+/** A row as SQLite holds it: numbers for nonces, milliseconds for times. */
+type Row = SubmissionRow & { nonce: number; created_at: number; processed_at: number | null };
 
 /** Versioned like the SQL migrations: the file's user_version is the last applied. Never edit a shipped one. */
 const SCHEMA = [
@@ -62,21 +51,6 @@ const toRow = (r: SubmissionRecord): Row => ({
   created_at: r.createdAt.getTime(),
   processed_at: r.processedAt?.getTime() ?? null,
   idempotency_key: r.idempotencyKey ?? null,
-});
-
-const fromRow = (r: Row): SubmissionRecord => ({
-  queueId: r.queue_id,
-  network: r.network,
-  signer: r.signer,
-  nonce: r.nonce,
-  hash: r.hash,
-  raw: r.raw,
-  kind: r.kind,
-  status: r.status,
-  createdAt: new Date(r.created_at),
-  ...(r.error_message !== null ? { errorMessage: r.error_message } : {}),
-  ...(r.processed_at !== null ? { processedAt: new Date(r.processed_at) } : {}),
-  ...(r.idempotency_key !== null ? { idempotencyKey: r.idempotency_key } : {}),
 });
 
 const PRUNE_SLICE = 1000;
@@ -181,14 +155,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
     });
     let after = "";
     for (;;) {
-      const rows = await old.query<Omit<Row, "nonce" | "created_at" | "processed_at"> & { nonce: string | number; created_at: Date | string; processed_at: Date | string | null }>(
-        "select * from submissions where queue_id > $1 order by queue_id limit 5000",
-        [after],
-      );
+      const rows = await old.query<SubmissionRow>("select * from submissions where queue_id > $1 order by queue_id limit 5000", [after]);
       if (rows.length === 0) break;
-      insertAll(
-        rows.map((r) => ({ ...r, nonce: Number(r.nonce), created_at: new Date(r.created_at).getTime(), processed_at: r.processed_at === null ? null : new Date(r.processed_at).getTime() })),
-      );
+      insertAll(rows.map((r) => toRow(fromRow(r))));
       after = rows[rows.length - 1]!.queue_id;
     }
     const lanes = await old.query<{ network: string; signer: string; next_nonce: string | number }>("select network, signer, next_nonce from nonce_lanes");
