@@ -56,17 +56,33 @@ await import("./pgliteWorkerReal.mjs");
     const dataDir = mkdtempSync(join(tmpdir(), "gw-crash-"));
     const crashing = await startGatewayProcess({ DATA_DIR: dataDir }, { bundle: join(dir, "main.mjs") });
     const anvilPid = Number(/"pid":(\d+),"msg":"embedded anvil started"/.exec(crashing.log())?.[1]);
-    expect(anvilPid).toBeGreaterThan(0);
-    const before = await postJson(crashing.url, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
-    expect(before.status).toBe(200);
+    try {
+      expect(anvilPid).toBeGreaterThan(0);
+      const before = await postJson(crashing.url, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
+      expect(before.status).toBe(200);
 
-    const write = await postJson(crashing.url + "/zkt/try-it-out", { arguments: "the store dies here" }, { "idempotency-key": "crash-1" });
-    // Answered before the gateway stops, as an unknown outcome rather than a refusal.
-    expect(write.status).toBe(500);
-    expect(write.json, JSON.stringify(write.json)).toMatchObject({ success: false, errorCode: "INTERNAL_ERROR", error: expect.stringMatching(/may or may not have been accepted/) });
-    expect(await crashing.exited).toBe(1);
-    expect(crashing.log()).toMatch(/embedded store stopped: its worker thread exited with code 70.*gateway cannot continue/);
-    expect(() => process.kill(anvilPid, 0)).toThrow();
+      const write = await postJson(crashing.url + "/zkt/try-it-out", { arguments: "the store dies here" }, { "idempotency-key": "crash-1" });
+      // Answered before the gateway stops, as an unknown outcome rather than a refusal.
+      expect(write.status).toBe(500);
+      expect(write.json, JSON.stringify(write.json)).toMatchObject({ success: false, errorCode: "INTERNAL_ERROR", error: expect.stringMatching(/may or may not have been accepted/) });
+      expect(await crashing.exited).toBe(1);
+      expect(crashing.log()).toMatch(/embedded store stopped: its worker thread exited with code 70.*gateway cannot continue/);
+      expect(() => process.kill(anvilPid, 0)).toThrow();
+    } finally {
+      // Failing, the gateway may still run, with its node mining 4 blocks a second: it must not outlive the test
+      // (one left behind once slowed every later benchmark on this machine).
+      if (crashing.child.exitCode === null) {
+        crashing.child.kill("SIGTERM");
+        await crashing.exited;
+      }
+      if (anvilPid > 0) {
+        try {
+          process.kill(anvilPid, "SIGKILL");
+        } catch {
+          // already gone, as it should be
+        }
+      }
+    }
     // The write the client could not be told about is in the journal (accepted, as the answer warned).
     const journal = await SqliteSubmissionStore.open(dataDir);
     expect(await journal.countBySignerSince(MasterSeed.load(dataDir).wallet(0).address, new Date(0))).toBe(1);
