@@ -6,7 +6,7 @@
 // Keys and idempotency answers stay in PGlite (written rarely), so PostgreSQL and the embedded store still
 // share their SQL; this file holds only the journal's.
 import Database from "better-sqlite3";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { SqlClient } from "./sqlClient.js";
 import { StatusBatcher } from "./statusBatcher.js";
@@ -35,7 +35,8 @@ const SCHEMA = [
    create index submissions_status on submissions (network, status, created_at);
    create index submissions_hash on submissions (network, hash);
    create unique index submissions_idempotency on submissions (idempotency_key) where idempotency_key is not null;
-   create table nonce_lanes (network text not null, signer text not null, next_nonce integer not null, primary key (network, signer)) without rowid;`,
+   create table nonce_lanes (network text not null, signer text not null, next_nonce integer not null, primary key (network, signer)) without rowid;
+   create table journal_meta (key text primary key, value text not null) without rowid;`,
 ];
 
 const toRow = (r: SubmissionRecord): Row => ({
@@ -119,7 +120,6 @@ export class SqliteSubmissionStore implements SubmissionStore {
   static async open(dataDir: string, options: { importFrom?: SqlClient } = {}): Promise<SqliteSubmissionStore> {
     mkdirSync(dataDir, { recursive: true });
     const file = join(dataDir, "journal.sqlite");
-    const isNew = !existsSync(file);
     // Exclusive: one gateway per data directory; a second fails here instead of handing out the same nonces.
     let db: Database.Database;
     try {
@@ -144,14 +144,21 @@ export class SqliteSubmissionStore implements SubmissionStore {
       db.pragma(`user_version = ${SCHEMA.length}`);
     })();
     const store = new SqliteSubmissionStore(db);
-    if (isNew && options.importFrom) await store.importFrom(options.importFrom);
+    if (options.importFrom && !db.prepare("select 1 from journal_meta where key = 'pglite_takeover'").get()) await store.importFrom(options.importFrom);
     return store;
   }
 
-  /** Copies an earlier PGlite journal (records, then lanes) in slices, then empties it: one journal from now on. */
+  /**
+   * Copies an earlier PGlite journal (records, then lanes) in slices, notes that it did, then empties the old
+   * one: one journal from now on. Cut off part way, it starts again on the next open and skips what it copied.
+   */
   private async importFrom(old: SqlClient): Promise<void> {
+    const copy = this.db.prepare<Row, never>(
+      `insert or ignore into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
+       values (@queue_id, @network, @signer, @nonce, @hash, @raw, @kind, @status, @error_message, @created_at, @processed_at, @idempotency_key)`,
+    );
     const insertAll = this.db.transaction((rows: Row[]) => {
-      for (const r of rows) this.sql.insert.run(r);
+      for (const r of rows) copy.run(r);
     });
     let after = "";
     for (;;) {
@@ -163,6 +170,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
     const lanes = await old.query<{ network: string; signer: string; next_nonce: string | number }>("select network, signer, next_nonce from nonce_lanes");
     this.db.transaction(() => {
       for (const l of lanes) this.sql.setLane.run(l.network, l.signer, Number(l.next_nonce));
+      this.db.prepare("insert into journal_meta (key, value) values ('pglite_takeover', ?)").run(new Date().toISOString());
     })();
     await old.transaction(async (tx) => {
       await tx.query("delete from submissions");

@@ -260,4 +260,22 @@ describe("SQLite journal (embedded)", () => {
     await reopened.close();
     await db.close();
   });
+
+  it("a take-over cut off part way starts again on the next open, skipping what it copied", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-resume-"));
+    const db = await openSqlClient({ dataDir });
+    await migrate(db);
+    const old = new SqlSubmissionStore(db);
+    const [copied, notYet] = [record("0xe2", 0), record("0xe2", 1)];
+    await old.insert(copied);
+    await old.insert(notYet);
+    // As if the first take-over had copied one record when the process died.
+    const partial = await SqliteSubmissionStore.open(dataDir);
+    await partial.insert(copied);
+    await partial.close();
+    const store = await SqliteSubmissionStore.open(dataDir, { importFrom: db });
+    expect((await store.listUnfinished("sq", 10)).map((r) => r.queueId)).toEqual([copied.queueId, notYet.queueId]);
+    await store.close();
+    await db.close();
+  });
 });
