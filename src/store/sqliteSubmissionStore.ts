@@ -35,8 +35,9 @@ const SCHEMA = [
    create index submissions_status on submissions (network, status, created_at);
    create index submissions_hash on submissions (network, hash);
    create unique index submissions_idempotency on submissions (idempotency_key) where idempotency_key is not null;
-   create table nonce_lanes (network text not null, signer text not null, next_nonce integer not null, primary key (network, signer)) without rowid;
-   create table journal_meta (key text primary key, value text not null) without rowid;`,
+   create table nonce_lanes (network text not null, signer text not null, next_nonce integer not null, primary key (network, signer)) without rowid;`,
+  // What was done once to this journal (the PGlite take-over), so it is neither skipped when cut off nor redone.
+  `create table journal_meta (key text primary key, value text not null) without rowid;`,
 ];
 
 const toRow = (r: SubmissionRecord): Row => ({

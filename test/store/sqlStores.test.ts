@@ -10,6 +10,7 @@ import { SqlSubmissionStore } from "../../src/store/sqlSubmissionStore.js";
 import { SqliteSubmissionStore } from "../../src/store/sqliteSubmissionStore.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStore } from "../../src/store/submissionStore.js";
 import { randomUUID } from "node:crypto";
+import Database from "better-sqlite3";
 import { freshSchemaUrl } from "../helpers/postgres.js";
 
 for (const kind of ["pglite", "postgres", "sqlite"] as const) {
@@ -222,6 +223,23 @@ describe("SQLite journal (embedded)", () => {
     store = await SqliteSubmissionStore.open(dataDir);
     expect(await store.get(rec.queueId)).toEqual({ ...rec, status: "completed", processedAt: done });
     await store.close();
+  });
+
+  it("a journal of schema version 1 is migrated in place when opened", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-v1-"));
+    const v1 = new Database(join(dataDir, "journal.sqlite"));
+    v1.exec(`create table submissions (queue_id text primary key, network text not null, signer text not null, nonce integer not null, hash text not null, raw text not null,
+      kind text not null, status text not null, error_message text, created_at integer not null, processed_at integer, idempotency_key text);
+      create table nonce_lanes (network text not null, signer text not null, next_nonce integer not null, primary key (network, signer)) without rowid;
+      pragma user_version = 1;`);
+    v1.close();
+    const db = await openSqlClient({ dataDir });
+    await migrate(db);
+    const store = await SqliteSubmissionStore.open(dataDir, { importFrom: db });
+    const [recs] = await store.reserveAndInsertLanes("sq", [lane("0xf9", 1)]);
+    expect(recs!.map((r) => r.nonce)).toEqual([0]);
+    await store.close();
+    await db.close();
   });
 
   it("one gateway per data directory: a second opener is refused while the first has it", async () => {
