@@ -203,7 +203,7 @@ export class Sequencer {
                 part.lane.next ??= Number(BigInt((await pool.call("eth_getTransactionCount", [part.lane.address, "pending"])) as string));
                 return part;
               } catch (err) {
-                part.lane.unsent -= part.batch.length;
+                this.released(part.lane, part.batch.length);
                 for (const b of part.batch) b.reject(err);
                 return undefined;
               }
@@ -233,7 +233,7 @@ export class Sequencer {
               if (ready.length > 1) journaled(part, (await store.reserveAndInsertLanes(network, [reservation(part)]))[0]!);
               else throw err;
             } catch (laneErr) {
-              part.lane.unsent -= part.batch.length;
+              this.released(part.lane, part.batch.length);
               for (const b of part.batch) b.reject(laneErr);
             }
           }
@@ -242,6 +242,15 @@ export class Sequencer {
     } finally {
       this.committing = false;
     }
+  }
+
+  /**
+   * Submissions taken into a commit that failed leave the lane's unsent count; with no broadcast of theirs to
+   * come, the lane's held submissions are taken up by the commit loop now rather than waiting for one.
+   */
+  private released(lane: NonceLane, count: number): void {
+    lane.unsent -= count;
+    if (lane.waiting.length > 0) this.lanesWaiting.add(lane);
   }
 
   /**
