@@ -2,7 +2,6 @@
 // signs it and journals it (all before the caller gets the hash), then broadcasts it in nonce order with
 // retries on transient upstream failures, and follows it until mined. The journal makes it durable: what
 // was accepted is rebroadcast after an upstream outage or a restart until it is mined or rejected for good.
-import { randomUUID } from "node:crypto";
 import { keccak256, Transaction, type Wallet, type HDNodeWallet } from "ethers";
 import pRetry from "p-retry";
 import { GatewayError, type JsonValue } from "../errors.js";
@@ -14,6 +13,7 @@ import { NonceLane, type PendingSignature } from "./nonceLane.js";
 import { ReceiptWatcher, type RpcReceipt } from "./receiptWatcher.js";
 import { signTransaction, signedTransaction } from "./signTransaction.js";
 import { localGasLimit } from "./intrinsicGas.js";
+import { newQueueId } from "./queueId.js";
 import type { FeeMode } from "../config/config.js";
 
 export type SigningWallet = Wallet | HDNodeWallet;
@@ -130,7 +130,7 @@ export class Sequencer {
         async sign(nonce) {
           const { raw, hash } = signedTransaction(intent.wallet, { chainId, nonce, to: intent.to, data: intent.data, value, gasLimit, ...fees });
           const rec: SubmissionRecord = {
-            queueId: randomUUID(),
+            queueId: newQueueId(),
             network,
             signer: from,
             nonce,
@@ -268,9 +268,9 @@ export class Sequencer {
     if (tx.chainId !== 0n && tx.chainId !== BigInt(this.options.chainId)) {
       throw new GatewayError("transaction_rejected", `the transaction is for chain id ${tx.chainId}, this network is ${this.options.chainId}`, { jsonRpcCode: -32003 });
     }
-    const existing = await this.options.store.getByHash(this.options.network, tx.hash);
+    const existing = await this.options.store.getRawByHash(this.options.network, tx.hash);
     if (existing && existing.status !== "error") return existing.hash; // a retry: already journaled
-    const rec: SubmissionRecord = { queueId: randomUUID(), network: this.options.network, signer: tx.from, nonce: tx.nonce, hash: tx.hash, raw, kind: "raw", status: "pending", createdAt: new Date() };
+    const rec: SubmissionRecord = { queueId: newQueueId(), network: this.options.network, signer: tx.from, nonce: tx.nonce, hash: tx.hash, raw, kind: "raw", status: "pending", createdAt: new Date() };
     await this.options.store.insert(rec);
     this.inFlight.add(rec.queueId);
     try {
@@ -508,7 +508,7 @@ export class Sequencer {
     if (!wallet) return;
     const fees = await this.fees.current();
     const raw = signTransaction(wallet, { chainId: this.options.chainId, nonce: rec.nonce, to: rec.signer, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });
-    const filler: SubmissionRecord = { queueId: randomUUID(), network: rec.network, signer: rec.signer, nonce: rec.nonce, hash: keccak256(raw), raw, kind: "refill", status: "pending", createdAt: new Date() };
+    const filler: SubmissionRecord = { queueId: newQueueId(), network: rec.network, signer: rec.signer, nonce: rec.nonce, hash: keccak256(raw), raw, kind: "refill", status: "pending", createdAt: new Date() };
     await this.options.store.insert(filler);
     await this.broadcast(filler, { refill: false });
   }

@@ -46,8 +46,11 @@ export interface SubmissionStore {
   listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
   /** Not yet mined nor failed, by signer and nonce: what recovery rebroadcasts (created before `createdBefore`). */
   listUnfinished(network: string, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
-  /** The record with this hash on this network, if journaled. */
-  getByHash(network: string, hash: string): Promise<SubmissionRecord | undefined>;
+  /**
+   * The caller-signed (kind "raw") record with this hash on this network, if journaled: a retried
+   * eth_sendRawTransaction is answered from it. Only raw records are indexed by hash (see the schemas).
+   */
+  getRawByHash(network: string, hash: string): Promise<SubmissionRecord | undefined>;
   /** Deletes mined or failed records finished before `before` (unfinished ones stay); returns how many. */
   prune(before: Date): Promise<number>;
 }
@@ -87,8 +90,8 @@ export class MemorySubmissionStore implements SubmissionStore {
       .map((r) => ({ ...r }));
   }
 
-  async getByHash(network: string, hash: string): Promise<SubmissionRecord | undefined> {
-    for (const r of this.records.values()) if (r.network === network && r.hash === hash) return { ...r };
+  async getRawByHash(network: string, hash: string): Promise<SubmissionRecord | undefined> {
+    for (const r of this.records.values()) if (r.network === network && r.hash === hash && r.kind === "raw") return { ...r };
     return undefined;
   }
 

@@ -34,7 +34,7 @@ for (const kind of ["pglite", "postgres", "sqlite"] as const) {
         db = await openSqlClient({ dataDir, databaseUrl: s.url });
       } else db = await openSqlClient({ dataDir });
       expect(db.kind).toBe(kind === "postgres" ? "postgres" : "pglite");
-      expect(await migrate(db)).toEqual([1, 2, 3, 4]);
+      expect(await migrate(db)).toEqual([1, 2, 3, 4, 5]);
       expect(await migrate(db)).toEqual([]);
       if (kind === "sqlite") {
         // Its schema, versioned by the file: a reopen finds it in place.
@@ -75,19 +75,26 @@ for (const kind of ["pglite", "postgres", "sqlite"] as const) {
       expect((await store.get(broadcast.queueId))?.status).toBe("processing");
     });
 
-    it("finds a submission by hash through an index, not a scan of the journal", async () => {
+    it("finds a caller-signed submission by hash through an index; the sequencer's own are not indexed by hash", async () => {
       const store = journal();
       const rec: SubmissionRecord = { queueId: randomUUID(), network: "byhash", signer: "0xabc", nonce: 1, hash: "0xfeed", raw: "0x02", kind: "raw", status: "pending", createdAt: new Date() };
       await store.insert(rec);
-      expect(await store.getByHash("byhash", "0xfeed")).toEqual(rec);
-      expect(await store.getByHash("byhash", "0xbeef")).toBeUndefined();
-      if (kind === "sqlite") return; // its index (network, hash) is in its schema; the plan below is PostgreSQL's
+      await store.insert({ ...rec, queueId: randomUUID(), hash: "0xcafe", kind: "message" });
+      expect(await store.getRawByHash("byhash", "0xfeed")).toEqual(rec);
+      expect(await store.getRawByHash("byhash", "0xbeef")).toBeUndefined();
+      expect(await store.getRawByHash("byhash", "0xcafe")).toBeUndefined();
+      const query = "select * from submissions where network = 'byhash' and hash = '0xfeed' and kind = 'raw'";
+      if (kind === "sqlite") {
+        const plan = (store as unknown as { db: { prepare(s: string): { all(): { detail: string }[] } } }).db.prepare(`explain query plan ${query}`).all();
+        expect(plan.map((r) => r.detail).join("\n")).toMatch(/submissions_raw_hash/);
+        return;
+      }
       // With scans disallowed the planner must use an index; without one it would still have to scan.
       const plan = await db.transaction(async (tx) => {
         await tx.query("set local enable_seqscan = off");
-        return tx.query<{ "QUERY PLAN": string }>("explain select * from submissions where network = $1 and hash = $2", ["byhash", "0xfeed"]);
+        return tx.query<{ "QUERY PLAN": string }>(`explain ${query}`);
       });
-      expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/submissions_hash/);
+      expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/submissions_raw_hash/);
     });
 
     it("one group commit for several lanes: consecutive nonces per signer, all or nothing", async () => {
@@ -263,7 +270,7 @@ describe("SQLite journal (embedded)", () => {
     const store = await SqliteSubmissionStore.open(dataDir, { importFrom: db });
     expect(await store.get(recs![0]!.queueId)).toEqual({ ...recs![0]!, status: "error", errorMessage: "the node rejected the transaction: nope", processedAt: new Date("2026-02-01T00:00:01Z") });
     expect(await store.get(recs![2]!.queueId)).toEqual(recs![2]);
-    expect(await store.getByHash("sq", raw.hash)).toEqual(raw);
+    expect(await store.getRawByHash("sq", raw.hash)).toEqual(raw);
     expect((await store.listUnfinished("sq", 100)).map((r) => `${r.signer}:${r.nonce}`)).toEqual(["0xe1:8", "0xe1:9", "0xuser:3"]);
     // The lane carries on after the imported nonces, though the chain reports less.
     const [next] = await store.reserveAndInsertLanes("sq", [lane("0xe1", 1)]);
@@ -272,9 +279,10 @@ describe("SQLite journal (embedded)", () => {
     expect(await db.query("select * from submissions")).toEqual([]);
     expect(await db.query("select * from nonce_lanes")).toEqual([]);
     await store.close();
-    await old.insert(record("0xlate", 0));
+    const late = record("0xlate", 0);
+    await old.insert(late);
     const reopened = await SqliteSubmissionStore.open(dataDir, { importFrom: db });
-    expect(await reopened.getByHash("sq", "0x0xlate0")).toBeUndefined();
+    expect(await reopened.get(late.queueId)).toBeUndefined();
     await reopened.close();
     await db.close();
   });
