@@ -66,7 +66,7 @@ export interface GatewayConfig {
   redisUrl?: string;
   /** Proxies whose X-Forwarded-For is believed. */
   trustedProxies: string[];
-  /** Fee networks: a broadcast transaction unmined this long is replaced with higher fees (ms). */
+  /** A broadcast transaction unmined this long is sent again (fee networks: replaced with higher fees) (ms). */
   stuckTransactionMs: number;
   /** Mined or failed submissions are deleted from the journal after this many days; 0 keeps them. */
   journalRetentionDays: number;

@@ -19,7 +19,7 @@ export const gatewaySettings: Record<keyof GatewayConfig, Doc> = {
   redisUrl: { env: "REDIS_URL", text: "Redis shared by replicas for rate limits (bottleneck clustering); in-process when unset." },
   trustedProxies: { env: "TRUSTED_PROXIES", text: "Proxy IPs whose X-Forwarded-For is believed." },
   masterMnemonic: { env: "MASTER_MNEMONIC", text: "BIP-39 phrase every gateway wallet derives from; generated into dataDir/master-seed when unset. Replicas must share it." },
-  stuckTransactionMs: { env: "STUCK_TRANSACTION_MS", text: "Fee networks: a broadcast transaction unmined this long is replaced with +12.5 % fees (at most 3 times)." },
+  stuckTransactionMs: { env: "STUCK_TRANSACTION_MS", text: "A broadcast transaction unmined this long is sent again; on fee networks it is first replaced with +12.5 % fees (at most 3 times)." },
   journalRetentionDays: { env: "JOURNAL_RETENTION_DAYS", text: "Mined or failed submissions created more than this many days ago are deleted from the journal (hourly); their status then answers 404. Unfinished ones are never deleted. 0 keeps everything." },
   networks: { env: "NETWORKS", text: "The networks to serve (testnet, mainnet); see the per-network settings below." },
 };

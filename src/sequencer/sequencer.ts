@@ -43,7 +43,7 @@ export interface SequencerOptions {
   resumeIntervalMs?: number;
   /** Resolves signer addresses to the gateway's wallets (to refill nonces after a restart). */
   walletFor?: (address: string) => Promise<SigningWallet | undefined>;
-  /** Fee networks: a broadcast transaction not mined after this long is replaced with higher fees. */
+  /** A broadcast transaction not mined after this long is sent again (fee networks: replaced with higher fees). */
   stuckAfterMs?: number;
   /** At most this many replacements per transaction, each +12.5 % (nodes require ≥ 10 %). */
   maxFeeBumps?: number;
@@ -364,7 +364,12 @@ export class Sequencer {
         // A periodic pass skips records younger than one interval: this process is still broadcasting those,
         // and under load reading them back every pass cost the event loop up to ~180 ms (bench profile).
         const before = includeProcessing ? undefined : new Date(Date.now() - (this.options.resumeIntervalMs ?? 2_000));
-        const unfinished = includeProcessing || this.options.feeMode === "market" ? await store.listUnfinished(network, 10_000, before) : await store.listByStatus(network, "pending", 10_000, before);
+        // Zero-fee networks: what was broadcast but is still unmined after stuckAfterMs, for resendIfStuck.
+        const stuckBefore = new Date(Date.now() - this.stuckAfterMs);
+        const unfinished =
+          includeProcessing || this.options.feeMode === "market"
+            ? await store.listUnfinished(network, 10_000, before)
+            : [...(await store.listByStatus(network, "pending", 10_000, before)), ...(await store.listByStatus(network, "processing", 10_000, stuckBefore))];
         const ids = new Set(unfinished.map((r) => r.queueId));
         for (const id of this.unmined.keys()) if (!ids.has(id)) this.unmined.delete(id);
         for (const rec of unfinished) {
@@ -372,7 +377,7 @@ export class Sequencer {
           else if (includeProcessing) this.enqueue(rec); // a restarted node may have lost its pool: resend ("already known" is fine)
           else {
             this.receipts.track(rec.hash, rec.queueId);
-            await this.bumpIfStuck(rec);
+            if (!(await this.bumpIfStuck(rec))) this.resendIfStuck(rec);
           }
         }
       } finally {
@@ -477,14 +482,37 @@ export class Sequencer {
     return signTransaction(wallet, { ...base, type: 2, maxFeePerGas, maxPriorityFeePerGas });
   }
 
-  /** Fee networks: re-sign a long-unmined transaction at the same nonce with bounded higher fees. */
-  private async bumpIfStuck(rec: SubmissionRecord): Promise<void> {
-    if (this.options.feeMode !== "market" || rec.kind === "raw") return;
+  private get stuckAfterMs(): number {
+    return this.options.stuckAfterMs ?? 30_000;
+  }
+
+  /**
+   * A transaction the node took but has not mined for stuckAfterMs is sent again as it is, and again each
+   * stuckAfterMs after: a node that restarted or evicted it from its pool has lost it, and every later nonce
+   * of its signer waits behind it. "already known" (the node still has it) and "nonce too low" with the hash
+   * found (mined meanwhile) both count as sent.
+   */
+  private resendIfStuck(rec: SubmissionRecord): void {
+    const now = Date.now();
+    const seen = this.unmined.get(rec.queueId);
+    if (now - rec.createdAt.getTime() < this.stuckAfterMs || (seen && now - seen.since < this.stuckAfterMs)) return;
+    this.unmined.set(rec.queueId, { since: now, bumps: seen?.bumps ?? 0 });
+    this.options.log.warn("re-sending a transaction the node has not mined", { queueId: rec.queueId, nonce: rec.nonce });
+    this.enqueue(rec);
+  }
+
+  /**
+   * Fee networks: re-sign a long-unmined transaction at the same nonce with bounded higher fees. Returns
+   * whether bumps look after this transaction (false: caller-signed, another network, or bumps used up).
+   */
+  private async bumpIfStuck(rec: SubmissionRecord): Promise<boolean> {
+    if (this.options.feeMode !== "market" || rec.kind === "raw") return false;
     const seen = this.unmined.get(rec.queueId) ?? { since: Date.now(), bumps: 0 };
     this.unmined.set(rec.queueId, seen);
-    if (Date.now() - seen.since < (this.options.stuckAfterMs ?? 30_000) || seen.bumps >= (this.options.maxFeeBumps ?? 3)) return;
+    if (seen.bumps >= (this.options.maxFeeBumps ?? 3)) return false;
+    if (Date.now() - seen.since < this.stuckAfterMs) return true;
     const wallet = this.walletOf.get(rec.signer) ?? (await this.options.walletFor?.(rec.signer));
-    if (!wallet) return;
+    if (!wallet) return false;
     this.fees.invalidate();
     const raw = this.resign(wallet, rec.raw, await this.fees.current());
     const hash = keccak256(raw);
@@ -495,11 +523,12 @@ export class Sequencer {
       await this.options.pool.call("eth_sendRawTransaction", [raw]);
     } catch (err) {
       this.options.log.warn("fee bump refused", { queueId: rec.queueId, error: (err as Error).message });
-      return;
+      return true;
     }
     // The old hash may still mine; the watcher follows both and keeps whichever does.
     await this.options.store.update(rec.queueId, { hash, raw });
     this.receipts.track(hash, rec.queueId);
+    return true;
   }
 
   /** A nonce whose transaction was rejected for good is filled with a no-op self-transfer, so later ones mine. */

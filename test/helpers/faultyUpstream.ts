@@ -1,7 +1,9 @@
-// A JSON-RPC proxy in front of a real node that can fail chosen requests with 503 (transient faults) or
-// answer them slowly (an overloaded node), counting the requests that match.
+// A JSON-RPC proxy in front of a real node that can fail chosen requests with 503 (transient faults),
+// answer them slowly (an overloaded node), or take transactions and lose them (a node whose pool was
+// emptied by a restart), counting the requests that match.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { keccak256 } from "ethers";
 
 export interface FaultyUpstream {
   url: string;
@@ -11,6 +13,10 @@ export interface FaultyUpstream {
   slow(ms: number, match: RegExp, fail?: number): void;
   /** Requests calling `method` are answered "method not found" (-32601), as by a node without it. */
   refuse(method: string): void;
+  /** The next `count` transactions sent (alone or in batches) are answered with their hash and never reach the node. */
+  lose(count: number): void;
+  /** How many transactions were lost so far. */
+  lost: number;
   /** How many requests matched a fault rule (failed or not). */
   matched: number;
   close(): void;
@@ -21,7 +27,7 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   let delayMs = 0;
   let rule = /$^/;
   let refused: string | undefined;
-  const state = { matched: 0 };
+  const state = { matched: 0, toLose: 0, lost: 0 };
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -31,6 +37,17 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
       const error = (c: { id: unknown }) => ({ jsonrpc: "2.0", id: c.id, error: { code: -32601, message: `Method not found: ${refused}` } });
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? calls.map(error) : error(calls)));
       return;
+    }
+    if (state.toLose > 0 && body.includes('"method":"eth_sendRawTransaction"')) {
+      const calls = JSON.parse(body) as { id: unknown; method: string; params: string[] } | { id: unknown; method: string; params: string[] }[];
+      const list = Array.isArray(calls) ? calls : [calls];
+      if (list.every((c) => c.method === "eth_sendRawTransaction") && list.length <= state.toLose) {
+        state.toLose -= list.length;
+        state.lost += list.length;
+        const answers = list.map((c) => ({ jsonrpc: "2.0", id: c.id, result: keccak256(c.params[0]!) }));
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? answers : answers[0]));
+        return;
+      }
     }
     if (rule.test(body)) {
       state.matched++;
@@ -60,6 +77,12 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     },
     refuse(method) {
       refused = method;
+    },
+    lose(count) {
+      state.toLose = count;
+    },
+    get lost() {
+      return state.lost;
     },
     get matched() {
       return state.matched;

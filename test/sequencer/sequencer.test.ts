@@ -63,3 +63,43 @@ describe("sequencer: transient broadcast failures", () => {
     provider.destroy();
   });
 });
+
+describe("sequencer: a node that takes transactions and loses them", () => {
+  let node: EmbeddedNode;
+  let proxy: FaultyUpstream;
+  let gw: Gateway;
+
+  beforeAll(async () => {
+    node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
+    proxy = await startFaultyUpstream(node.url);
+    gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [proxy.url]), (c.stuckTransactionMs = 1_500)) });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    proxy?.close();
+    await node?.stop();
+  });
+
+  it("what the node answered but never mined is sent again, and the nonces behind it mine", async () => {
+    const provider = new JsonRpcProvider(node.url, undefined, { staticNetwork: true, pollingInterval: 100 });
+    const before = await provider.getTransactionCount(gw.publicSignerAddress, "latest");
+    // As a node restarted with an empty pool would: it said yes to the first two, then forgot them.
+    proxy.lose(2);
+    const hashes: string[] = [];
+    const queueIds: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await postJson(gw.network("testnet").url + "/zkt/try-it-out", { arguments: `lost and found ${i}` });
+      expect(res.status).toBe(200);
+      hashes.push((res.json as { hash: string }).hash);
+      queueIds.push((res.json as { queueId: string }).queueId);
+    }
+    const receipts = await Promise.all(hashes.map((h) => provider.waitForTransaction(h, 1, 20_000)));
+    expect(proxy.lost).toBe(2);
+    expect(receipts.every((r) => r?.status === 1)).toBe(true);
+    expect((await Promise.all(hashes.map((h) => provider.getTransaction(h)))).map((t) => t!.nonce)).toEqual([0, 1, 2, 3, 4].map((i) => before + i));
+    expect(await provider.getTransactionCount(gw.publicSignerAddress, "latest")).toBe(before + 5);
+    // The journal follows: each record completes once mined.
+    await expect.poll(async () => Promise.all(queueIds.map(async (id) => ((await (await fetch(`${gw.network("testnet").url}/zkt/transactions/${id}`)).json()) as { status: string }).status)), { timeout: 10_000 }).toEqual(Array(5).fill("completed"));
+    provider.destroy();
+  });
+});
