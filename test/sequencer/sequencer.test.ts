@@ -1,5 +1,5 @@
-// The sequencer under load and faults: one signer, many concurrent writes, and an upstream that fails
-// transiently while broadcasting.
+// The sequencer under load and faults: one signer, many concurrent writes, an upstream that fails
+// transiently while broadcasting, and one that answers for transactions it then loses.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JsonRpcProvider } from "ethers";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
@@ -33,7 +33,7 @@ describe("sequencer: 200 concurrent writes through one signer", () => {
   });
 });
 
-describe("sequencer: transient broadcast failures", () => {
+describe("sequencer: transient broadcast failures, and a node that loses transactions", () => {
   let node: EmbeddedNode;
   let proxy: FaultyUpstream;
   let gw: Gateway;
@@ -41,7 +41,7 @@ describe("sequencer: transient broadcast failures", () => {
   beforeAll(async () => {
     node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
     proxy = await startFaultyUpstream(node.url);
-    gw = await startTestGateway({ mutate: (c) => (c.networks[0]!.upstreams = [proxy.url]) });
+    gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [proxy.url]), (c.stuckTransactionMs = 1_500)) });
   });
   afterAll(async () => {
     await gw?.close();
@@ -61,23 +61,6 @@ describe("sequencer: transient broadcast failures", () => {
     expect(proxy.matched).toBe(3);
     expect(await provider.getTransactionCount(gw.publicSignerAddress, "latest")).toBe(before + 1);
     provider.destroy();
-  });
-});
-
-describe("sequencer: a node that takes transactions and loses them", () => {
-  let node: EmbeddedNode;
-  let proxy: FaultyUpstream;
-  let gw: Gateway;
-
-  beforeAll(async () => {
-    node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
-    proxy = await startFaultyUpstream(node.url);
-    gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [proxy.url]), (c.stuckTransactionMs = 1_500)) });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    proxy?.close();
-    await node?.stop();
   });
 
   it("what the node answered but never mined is sent again, and the nonces behind it mine", async () => {
