@@ -137,7 +137,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     }
     const sponsorship = new Sponsorship({ pool, sequencer, seed: deps.seed, chainId: net.chainId });
     registerPlatformMethods(core, { validators, tokens, sponsorship });
-    const zkt = new ZktCore({ network: net, journalNetwork, pool, sequencer, store: deps.store, seed: deps.seed, compiler: deps.compiler });
+    const zkt = new ZktCore({ network: net, journalNetwork, pool, sequencer, store: deps.store, seed: deps.seed, compiler: deps.compiler, waitTimeoutMs: gw.receiptWaitMs });
     let draining = false;
     const rest = createRestRouter(
       [

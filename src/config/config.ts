@@ -68,6 +68,8 @@ export interface GatewayConfig {
   trustedProxies: string[];
   /** A broadcast transaction unmined this long is sent again (fee networks: replaced with higher fees) (ms). */
   stuckTransactionMs: number;
+  /** How long a write with wait (and a deploy) waits to be mined before it is answered 503 (ms); it is still sent. */
+  receiptWaitMs: number;
   /** Mined or failed submissions are deleted from the journal after this many days; 0 keeps them. */
   journalRetentionDays: number;
   networks: NetworkConfig[];
@@ -118,6 +120,7 @@ export function defaultConfig(): GatewayConfig {
     rateLimit: { requestsPerWindow: 1500, windowMs: 60_000, tryItOutRequestsPerWindow: 100, failMode: "open", decisionTimeoutMs: 250 },
     trustedProxies: [],
     stuckTransactionMs: 30_000,
+    receiptWaitMs: 60_000,
     journalRetentionDays: 30,
     networks: [structuredClone(defaultNetworks.testnet), structuredClone(defaultNetworks.mainnet)],
   };
@@ -156,7 +159,7 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
     return;
   }
   const obj = raw as Record<string, unknown>;
-  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "journalRetentionDays", "networks"]);
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "receiptWaitMs", "journalRetentionDays", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
   Object.assign(config, pick(rest, known));
@@ -197,6 +200,7 @@ function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
   if (env.REDIS_URL) config.redisUrl = env.REDIS_URL;
   if (env.MASTER_MNEMONIC) config.masterMnemonic = env.MASTER_MNEMONIC;
   config.stuckTransactionMs = num("STUCK_TRANSACTION_MS") ?? config.stuckTransactionMs;
+  config.receiptWaitMs = num("RECEIPT_WAIT_MS") ?? config.receiptWaitMs;
   config.journalRetentionDays = num("JOURNAL_RETENTION_DAYS") ?? config.journalRetentionDays;
   if (env.TRUSTED_PROXIES) config.trustedProxies = env.TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean);
   config.rateLimit = {
@@ -246,6 +250,7 @@ export function validateConfig(config: GatewayConfig): string[] {
   positiveInt("upstreamProbeIntervalMs", config.upstreamProbeIntervalMs);
   positiveInt("portalKeysPerHour", config.portalKeysPerHour);
   positiveInt("stuckTransactionMs", config.stuckTransactionMs);
+  positiveInt("receiptWaitMs", config.receiptWaitMs);
   if (typeof config.journalRetentionDays !== "number" || !Number.isInteger(config.journalRetentionDays) || config.journalRetentionDays < 0) {
     problems.push(`journalRetentionDays: must be a whole number of days (0 keeps everything), got ${JSON.stringify(config.journalRetentionDays)}`);
   }

@@ -20,6 +20,7 @@ export const gatewaySettings: Record<keyof GatewayConfig, Doc> = {
   trustedProxies: { env: "TRUSTED_PROXIES", text: "Proxy IPs whose X-Forwarded-For is believed." },
   masterMnemonic: { env: "MASTER_MNEMONIC", text: "BIP-39 phrase every gateway wallet derives from; generated into dataDir/master-seed when unset. Replicas must share it." },
   stuckTransactionMs: { env: "STUCK_TRANSACTION_MS", text: "A broadcast transaction unmined this long is sent again; on fee networks it is first replaced with +12.5 % fees (at most 3 times)." },
+  receiptWaitMs: { env: "RECEIPT_WAIT_MS", text: "A ZKT write with wait (and a deploy) not mined within this long is answered 503 UPSTREAM_UNAVAILABLE with its queueId; it stays journaled and is still sent." },
   journalRetentionDays: { env: "JOURNAL_RETENTION_DAYS", text: "Mined or failed submissions created more than this many days ago are deleted from the journal (hourly); their status then answers 404. Unfinished ones are never deleted. 0 keeps everything." },
   networks: { env: "NETWORKS", text: "The networks to serve (testnet, mainnet); see the per-network settings below." },
 };

@@ -1,5 +1,7 @@
 // Idempotency-Key: a retried write returns the first one's answer for 24 h, across replicas (the answer is
-// kept in the store). Concurrent duplicates wait for the first; a failed first attempt leaves no trace.
+// kept in the store). Concurrent duplicates wait for the first. A first attempt that failed before its
+// transaction was journaled leaves no trace (a retry runs); once journaled, its answer is kept, whatever it
+// is (a receipt wait that timed out, a revert): a retry that ran again would send a second transaction.
 import type { SqlClient } from "./sqlClient.js";
 
 export interface StoredAnswer {
@@ -14,19 +16,27 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 export class IdempotencyStore {
   constructor(private readonly db: SqlClient) {}
 
-  /** Runs fn once per (scope, key); answers other than 2xx are not kept, so they can be retried. */
-  async once(scope: string, key: string, fn: () => Promise<StoredAnswer>): Promise<StoredAnswer & { replayed: boolean }> {
+  /**
+   * Runs fn once per (scope, key). fn calls `journaled` once its transaction is journaled: from then on its
+   * answer is kept whatever its status; before, only a 2xx answer is (a refusal can be retried). fn should
+   * answer its own errors; one thrown after `journaled` is kept as a 500 rather than let a retry send again.
+   */
+  async once(scope: string, key: string, fn: (journaled: () => void) => Promise<StoredAnswer>): Promise<StoredAnswer & { replayed: boolean }> {
     await this.db.query("delete from idempotency where scope = $1 and key = $2 and created_at < $3", [scope, key, new Date(Date.now() - TTL_MS)]);
     const claimed = await this.db.query("insert into idempotency (scope, key) values ($1, $2) on conflict do nothing returning key", [scope, key]);
     if (claimed.length === 0) return { ...(await this.waitForAnswer(scope, key, fn)), replayed: true };
+    let sent = false;
     let answer: StoredAnswer;
     try {
-      answer = await fn();
+      answer = await fn(() => void (sent = true));
     } catch (err) {
-      await this.db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);
-      throw err;
+      if (!sent) {
+        await this.db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);
+        throw err;
+      }
+      answer = { status: 500, body: JSON.stringify({ success: false, error: "the write was journaled and will be sent, but its answer failed", errorCode: "INTERNAL_ERROR" }) };
     }
-    if (answer.status >= 200 && answer.status < 300) await this.db.query("update idempotency set status = $3, body = $4 where scope = $1 and key = $2", [scope, key, answer.status, answer.body]);
+    if (sent || (answer.status >= 200 && answer.status < 300)) await this.db.query("update idempotency set status = $3, body = $4 where scope = $1 and key = $2", [scope, key, answer.status, answer.body]);
     else await this.db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);
     return { ...answer, replayed: false };
   }
@@ -37,7 +47,7 @@ export class IdempotencyStore {
     return rows.length;
   }
 
-  private async waitForAnswer(scope: string, key: string, fn: () => Promise<StoredAnswer>): Promise<StoredAnswer> {
+  private async waitForAnswer(scope: string, key: string, fn: (journaled: () => void) => Promise<StoredAnswer>): Promise<StoredAnswer> {
     const deadline = Date.now() + 120_000;
     for (;;) {
       const [row] = await this.db.query<{ status: number | null; body: string | null }>("select status, body from idempotency where scope = $1 and key = $2", [scope, key]);

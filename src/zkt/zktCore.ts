@@ -53,6 +53,12 @@ export interface ZktCoreDeps {
   waitTimeoutMs?: number;
 }
 
+/** Told what a write has done so far: an Idempotency-Key must keep any answer given once it is journaled. */
+export interface WriteHooks {
+  /** Called once the transaction is signed and journaled (it will be sent, whatever happens next). */
+  journaled?: () => void;
+}
+
 export class ZktCore {
   constructor(private readonly deps: ZktCoreDeps) {}
 
@@ -61,14 +67,14 @@ export class ZktCore {
     return this.deps.seed.wallet(access.kind === "key" ? access.walletIndex : PUBLIC_SIGNER_INDEX);
   }
 
-  async writeMessage(access: Access, message: string, idempotencyKey?: string): Promise<Submitted> {
+  async writeMessage(access: Access, message: string, options: WriteHooks = {}): Promise<Submitted> {
     if (message.length === 0) throw new GatewayError("validation", "arguments must be a non-empty string (the message to write)");
-    const rec = await this.submit(access, { to: this.deps.network.messageRecipient, data: hexlify(toUtf8Bytes(message)), kind: "message", idempotencyKey }, undefined, "the message");
+    const rec = await this.submit(access, { to: this.deps.network.messageRecipient, data: hexlify(toUtf8Bytes(message)), kind: "message" }, undefined, "the message", options);
     return { hash: rec.hash, queueId: rec.queueId };
   }
 
   /** Reads with eth_call when the function is view/pure, else signs and submits (optionally waiting). */
-  async callContract(access: Access, call: ContractCall, options: { wait?: boolean; forceWrite?: boolean; forceRead?: boolean; idempotencyKey?: string; beforeWrite?: () => Promise<void> } = {}): Promise<CallResult> {
+  async callContract(access: Access, call: ContractCall, options: WriteHooks & { wait?: boolean; forceWrite?: boolean; forceRead?: boolean; beforeWrite?: () => Promise<void> } = {}): Promise<CallResult> {
     const to = requireAddress(call.to);
     const iface = parseAbi(call.abi);
     const fn = resolveFunction(iface, call.method, call.arguments.length);
@@ -93,7 +99,7 @@ export class ZktCore {
       }
     }
     await options.beforeWrite?.();
-    const rec = await this.submit(access, { to, data, kind: "call", idempotencyKey: options.idempotencyKey }, iface, fn.name);
+    const rec = await this.submit(access, { to, data, kind: "call" }, iface, fn.name, options);
     if (!options.wait) return { kind: "write", hash: rec.hash, queueId: rec.queueId };
     const receipt = await this.receiptOf(rec, iface);
     if (receipt.status === "reverted") throw new GatewayError("execution_reverted", `${fn.name} reverted on chain`, { details: { hash: rec.hash, queueId: rec.queueId } });
@@ -108,14 +114,14 @@ export class ZktCore {
     access: Access,
     code: string,
     constructorArgs: JsonValue[],
-    options: { contractName?: string; idempotencyKey?: string; wait?: boolean } = {},
+    options: WriteHooks & { contractName?: string; wait?: boolean } = {},
   ): Promise<Submitted & { contractAddress: string; abi: JsonValue[]; receipt?: Receipt }> {
     if (code.trim() === "") throw new GatewayError("validation", "code must be non-empty Solidity source");
     const compiled = await this.deps.compiler.compile(code, { evmVersion: this.deps.network.evmVersion, ...(options.contractName ? { contractName: options.contractName } : {}) });
     const iface = parseAbi(compiled.abi.length > 0 ? compiled.abi : ["constructor()"]);
     const args = convertArguments(iface.deploy.inputs, constructorArgs, `the constructor of ${compiled.name}`);
     const data = compiled.bytecode + iface.encodeDeploy(args).slice(2);
-    const rec = await this.submit(access, { to: null, data, kind: "deploy", idempotencyKey: options.idempotencyKey }, iface, `the constructor of ${compiled.name}`);
+    const rec = await this.submit(access, { to: null, data, kind: "deploy" }, iface, `the constructor of ${compiled.name}`, options);
     const contractAddress = getCreateAddress({ from: rec.signer, nonce: rec.nonce });
     const submitted = { hash: rec.hash, queueId: rec.queueId, contractAddress, abi: compiled.abi };
     if (options.wait === false) return submitted;
@@ -130,12 +136,15 @@ export class ZktCore {
     return rec;
   }
 
-  private async submit(access: Access, tx: { to: string | null; data: string; kind: SubmissionRecord["kind"]; idempotencyKey: string | undefined }, iface: Interface | undefined, what: string): Promise<SubmissionRecord> {
+  private async submit(access: Access, tx: { to: string | null; data: string; kind: SubmissionRecord["kind"] }, iface: Interface | undefined, what: string, hooks: WriteHooks): Promise<SubmissionRecord> {
+    let rec: SubmissionRecord;
     try {
-      return await this.deps.sequencer.submit({ wallet: this.signerFor(access), to: tx.to, data: tx.data, kind: tx.kind, ...(tx.idempotencyKey ? { idempotencyKey: tx.idempotencyKey } : {}) });
+      rec = await this.deps.sequencer.submit({ wallet: this.signerFor(access), to: tx.to, data: tx.data, kind: tx.kind });
     } catch (err) {
       throw err instanceof GatewayError && err.kind === "execution_reverted" ? revertError(err, iface, what) : err;
     }
+    hooks.journaled?.();
+    return rec;
   }
 
   private async receiptOf(rec: SubmissionRecord, iface: Interface): Promise<Receipt> {

@@ -41,7 +41,7 @@ describe("sequencer: transient broadcast failures, and a node that loses transac
   beforeAll(async () => {
     node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
     proxy = await startFaultyUpstream(node.url);
-    gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [proxy.url]), (c.stuckTransactionMs = 1_500)) });
+    gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [proxy.url]), (c.stuckTransactionMs = 1_500), (c.receiptWaitMs = 1_000)) });
   });
   afterAll(async () => {
     await gw?.close();
@@ -83,6 +83,33 @@ describe("sequencer: transient broadcast failures, and a node that loses transac
     expect(await provider.getTransactionCount(gw.publicSignerAddress, "latest")).toBe(before + 5);
     // The journal follows: each record completes once mined.
     await expect.poll(async () => Promise.all(queueIds.map(async (id) => ((await (await fetch(`${gw.network("testnet").url}/zkt/transactions/${id}`)).json()) as { status: string }).status)), { timeout: 10_000 }).toEqual(Array(5).fill("completed"));
+    provider.destroy();
+  });
+
+  it("a write answered 503 after it was journaled (not mined in time) replays that answer to a retry with its Idempotency-Key, and is sent once", async () => {
+    const url = gw.network("testnet").url + "/zkt/try-it-out";
+    const provider = new JsonRpcProvider(node.url, undefined, { staticNetwork: true, pollingInterval: 100 });
+    const deployed = await postJson(url, { code: "pragma solidity ^0.8.0; contract C { uint256 public n; function inc() public { n += 1; } }" });
+    const to = (deployed.json as { contractAddress: string }).contractAddress;
+    const abi = [
+      { type: "function", name: "inc", inputs: [], outputs: [], stateMutability: "nonpayable" },
+      { type: "function", name: "n", inputs: [], outputs: [{ name: "", type: "uint256" }], stateMutability: "view" },
+    ];
+    // The node loses it, so it is not mined within RECEIPT_WAIT_MS (1 s here): 503, though journaled.
+    proxy.lose(1);
+    const headers = { "idempotency-key": "inc-once" };
+    const first = await postJson(url, { to, abi, method: "inc", arguments: [], wait: true }, headers);
+    expect(first.status).toBe(503);
+    expect(first.json).toMatchObject({ success: false, errorCode: "UPSTREAM_UNAVAILABLE" });
+    const retry = await postJson(url, { to, abi, method: "inc", arguments: [], wait: true }, headers);
+    expect(retry.status).toBe(503);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.json).toEqual(first.json);
+    // Sent again by the sequencer (not by the retry), it mines once.
+    const queueId = ((first.json as { details: { queueId: string } }).details).queueId;
+    await expect.poll(async () => ((await (await fetch(`${gw.network("testnet").url}/zkt/transactions/${queueId}`)).json()) as { status: string }).status, { timeout: 15_000 }).toBe("completed");
+    const n = await postJson(url, { to, abi, method: "n", arguments: [] });
+    expect((n.json as { output: unknown }).output).toEqual(["1"]);
     provider.destroy();
   });
 });

@@ -30,6 +30,27 @@ describe("IdempotencyStore", () => {
     expect((await store.once("s", "e", ok)).body).toBe("answer 4");
   });
 
+  it("once the write is journaled its answer is kept whatever it is, and a retry runs nothing", async () => {
+    let runs = 0;
+    const timedOut = async (journaled: () => void) => {
+      runs++;
+      journaled();
+      return { status: 503, body: "accepted but not mined in time" };
+    };
+    expect(await store.once("j", "wait", timedOut)).toEqual({ status: 503, body: "accepted but not mined in time", replayed: false });
+    expect(await store.once("j", "wait", timedOut)).toEqual({ status: 503, body: "accepted but not mined in time", replayed: true });
+    expect(runs).toBe(1);
+    // A throw after journaling is kept as a 500, not cleared for a retry that would send again.
+    const broken = async (journaled: () => void): Promise<{ status: number; body: string }> => {
+      runs++;
+      journaled();
+      throw new Error("answer lost");
+    };
+    expect((await store.once("j", "throw", broken)).status).toBe(500);
+    expect(await store.once("j", "throw", broken)).toMatchObject({ status: 500, replayed: true });
+    expect(runs).toBe(2);
+  });
+
   it("prune forgets answers older than 24 h and keeps the rest", async () => {
     await store.once("p", "old", async () => ({ status: 200, body: "old" }));
     await db.query("update idempotency set created_at = now() - interval '25 hours' where scope = 'p' and key = 'old'");

@@ -13,7 +13,7 @@ import {
 import { GatewayError } from "../../errors.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, type IdempotencyStore } from "../../store/idempotencyStore.js";
 import type { JsonValue } from "../../errors.js";
-import type { Receipt, ZktCore } from "../../zkt/zktCore.js";
+import type { Receipt, WriteHooks, ZktCore } from "../../zkt/zktCore.js";
 import type { Access } from "../../rpc/methodPolicy.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ReceiptSchema } from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
@@ -60,38 +60,51 @@ export function zktServiceImpl(core: ZktCore, options: ZktServiceOptions): Servi
   /**
    * A write, charged to the caller's daily quota. Its idempotency_key works as the REST paths' Idempotency-Key
    * header: a retry returns the first answer, sends nothing new and is not charged. Scoped per caller, network
-   * and method (an answer replays only as its own type).
+   * and method (an answer replays only as its own type). An error raised once the write was journaled (a
+   * receipt wait that timed out, a revert) is kept too, and replays as the same error.
    */
-  const once = async <S extends DescMessage>(schema: S, key: string, ctx: HandlerContext, write: () => Promise<MessageShape<S>>): Promise<MessageShape<S>> => {
-    const run = async (): Promise<MessageShape<S>> => {
+  const once = async <S extends DescMessage>(schema: S, key: string, ctx: HandlerContext, write: (hooks: WriteHooks) => Promise<MessageShape<S>>): Promise<MessageShape<S>> => {
+    const run = async (hooks: WriteHooks): Promise<MessageShape<S>> => {
       await options.chargeTransaction(access(ctx));
-      return write();
+      return write(hooks);
     };
-    if (key === "") return run();
+    if (key === "") return run({});
     if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new GatewayError("validation", `idempotency_key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
     const who = access(ctx);
     const scope = `zkt-connect:${options.network}:${ctx.method.name}:${who.kind === "key" ? who.keyId : `public:${ctx.values.get(clientIpKey)}`}`;
-    const stored = await options.idempotency.once(scope, key, async () => ({ status: 200, body: toJsonString(schema, await run()) }));
+    const stored = await options.idempotency.once(scope, key, async (journaled) => {
+      let sent = false;
+      try {
+        return { status: 200, body: toJsonString(schema, await run({ journaled: () => ((sent = true), journaled()) })) };
+      } catch (err) {
+        if (!sent || !(err instanceof GatewayError)) throw err;
+        return { status: err.httpStatus, body: JSON.stringify({ kind: err.kind, message: err.message, details: err.details ?? null }) };
+      }
+    });
+    if (stored.status !== 200) {
+      const kept = JSON.parse(stored.body) as { kind: GatewayError["kind"]; message: string; details: JsonValue };
+      throw new GatewayError(kept.kind, kept.message, kept.details === null ? {} : { details: kept.details });
+    }
     return fromJsonString(schema, stored.body);
   };
   return {
     async writeMessage(req, ctx) {
-      return once(WriteMessageResponseSchema, req.idempotencyKey, ctx, async () => create(WriteMessageResponseSchema, await core.writeMessage(access(ctx), req.message)));
+      return once(WriteMessageResponseSchema, req.idempotencyKey, ctx, async (hooks) => create(WriteMessageResponseSchema, await core.writeMessage(access(ctx), req.message, hooks)));
     },
     async readContract(req, ctx) {
       const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { forceRead: true });
       return { output: toList(r.kind === "read" ? r.output : []) };
     },
     async writeContract(req, ctx) {
-      return once(WriteContractResponseSchema, req.idempotencyKey, ctx, async () => {
-        const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { forceWrite: true, wait: req.wait });
+      return once(WriteContractResponseSchema, req.idempotencyKey, ctx, async (hooks) => {
+        const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { ...hooks, forceWrite: true, wait: req.wait });
         if (r.kind !== "write") return create(WriteContractResponseSchema);
         return create(WriteContractResponseSchema, { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) });
       });
     },
     async deployContract(req, ctx) {
-      return once(DeployContractResponseSchema, req.idempotencyKey, ctx, async () => {
-        const r = await core.deployContract(access(ctx), req.code, list(req.arguments), { ...(req.contractName ? { contractName: req.contractName } : {}), wait: req.wait ?? true });
+      return once(DeployContractResponseSchema, req.idempotencyKey, ctx, async (hooks) => {
+        const r = await core.deployContract(access(ctx), req.code, list(req.arguments), { ...hooks, ...(req.contractName ? { contractName: req.contractName } : {}), wait: req.wait ?? true });
         return create(DeployContractResponseSchema, { contractAddress: r.contractAddress, abi: toList(r.abi), hash: r.hash, queueId: r.queueId });
       });
     },

@@ -1,16 +1,18 @@
-// Applies an Idempotency-Key request header to a write route: the first 2xx answer is replayed for retries.
+// Applies an Idempotency-Key request header to a write route: the first answer is replayed for retries if it
+// was 2xx or came after the write was journaled (IdempotencyStore.once).
 import { GatewayError } from "../../errors.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, type IdempotencyStore } from "../../store/idempotencyStore.js";
 import type { HttpAnswer, RestRequest } from "./restRouter.js";
+import type { WriteHooks } from "../../zkt/zktCore.js";
 
-export async function withIdempotency(store: IdempotencyStore, scope: string, req: RestRequest, run: () => Promise<HttpAnswer>): Promise<HttpAnswer> {
+export async function withIdempotency(store: IdempotencyStore, scope: string, req: RestRequest, run: (hooks: WriteHooks) => Promise<HttpAnswer>): Promise<HttpAnswer> {
   const header = req.headers["idempotency-key"];
   const key = Array.isArray(header) ? header[0] : header;
-  if (key === undefined) return run();
+  if (key === undefined) return run({});
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new GatewayError("validation", `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
   let fresh: HttpAnswer | undefined;
-  const stored = await store.once(scope, key, async () => {
-    fresh = await run();
+  const stored = await store.once(scope, key, async (journaled) => {
+    fresh = await run({ journaled });
     return { status: fresh.status, body: fresh.body ?? "" };
   });
   if (!stored.replayed && fresh) return fresh;

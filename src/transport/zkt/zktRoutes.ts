@@ -2,7 +2,7 @@
 // GET /zkt/transactions/<queueId>, GET /zkt/openapi.json. Parses, calls ZktCore, renders; decides nothing.
 import { GatewayError, toGatewayError } from "../../errors.js";
 import type { Access } from "../../rpc/methodPolicy.js";
-import type { ZktCore } from "../../zkt/zktCore.js";
+import type { WriteHooks, ZktCore } from "../../zkt/zktCore.js";
 import type { SubmissionRecord } from "../../store/submissionStore.js";
 import type { Authenticate } from "../jsonrpc/jsonRpcRoutes.js";
 import { json, type HttpAnswer, type RestRequest, type RestRoute } from "../http/restRouter.js";
@@ -35,7 +35,7 @@ const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
 
 export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
   const { core } = options;
-  const submit = async (req: RestRequest, access: () => Promise<Access>, tryItOut: boolean): Promise<HttpAnswer> => {
+  const submit = async (req: RestRequest, access: () => Promise<Access>, tryItOut: boolean, hooks: WriteHooks): Promise<HttpAnswer> => {
     let body: unknown;
     try {
       body = JSON.parse(await req.body());
@@ -53,17 +53,17 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       switch (op.op) {
         case "message": {
           await quota();
-          const r = await core.writeMessage(who, op.message);
+          const r = await core.writeMessage(who, op.message, hooks);
           return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, headers);
         }
         case "call": {
-          const r = await core.callContract(who, op, { wait: op.wait, beforeWrite: quota });
+          const r = await core.callContract(who, op, { ...hooks, wait: op.wait, beforeWrite: quota });
           if (r.kind === "read") return ok({ output: r.output }, id, headers);
           return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: r.receipt } : {}) }, id, headers);
         }
         case "deploy": {
           await quota();
-          const r = await core.deployContract(who, op.code, op.arguments, { ...(op.contractName ? { contractName: op.contractName } : {}), wait: op.wait });
+          const r = await core.deployContract(who, op.code, op.arguments, { ...hooks, ...(op.contractName ? { contractName: op.contractName } : {}), wait: op.wait });
           return ok({ contractAddress: r.contractAddress, abi: r.abi, hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, headers);
         }
       }
@@ -88,7 +88,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       method: "POST",
       pattern: /^\/zkt\/try-it-out$/,
       renderError,
-      handle: (req) => withIdempotency(options.idempotency, `zkt:${options.network}:public:${req.clientIp}`, req, () => submit(req, async () => ({ kind: "public" }), true)),
+      handle: (req) => withIdempotency(options.idempotency, `zkt:${options.network}:public:${req.clientIp}`, req, (hooks) => submit(req, async () => ({ kind: "public" }), true, hooks)),
     },
     {
       method: "POST",
@@ -98,7 +98,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
         const access = await options.authenticate(decodeURIComponent(req.params[0]!)).catch((err: unknown) => err as GatewayError);
         if (access instanceof GatewayError) return zktErrorAnswer(access, await bodyId(req));
         const scope = `zkt:${options.network}:${access.kind === "key" ? access.keyId : "public"}`;
-        return withIdempotency(options.idempotency, scope, req, () => submit(req, async () => access, false));
+        return withIdempotency(options.idempotency, scope, req, (hooks) => submit(req, async () => access, false, hooks));
       },
     },
   ];
