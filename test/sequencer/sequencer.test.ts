@@ -6,6 +6,11 @@ import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNo
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { fromJson } from "@bufbuild/protobuf";
+import { ListValueSchema } from "@bufbuild/protobuf/wkt";
+import { ZktService } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
 
 describe("sequencer: 200 concurrent writes through one signer", () => {
   let gw: Gateway;
@@ -86,7 +91,7 @@ describe("sequencer: transient broadcast failures, and a node that loses transac
     provider.destroy();
   });
 
-  it("a write answered 503 after it was journaled (not mined in time) replays that answer to a retry with its Idempotency-Key, and is sent once", async () => {
+  it("a write answered 503 after it was journaled (not mined in time) replays that answer to a retry with its Idempotency-Key (REST and Connect), and is sent once", async () => {
     const url = gw.network("testnet").url + "/zkt/try-it-out";
     const provider = new JsonRpcProvider(node.url, undefined, { staticNetwork: true, pollingInterval: 100 });
     const deployed = await postJson(url, { code: "pragma solidity ^0.8.0; contract C { uint256 public n; function inc() public { n += 1; } }" });
@@ -110,6 +115,19 @@ describe("sequencer: transient broadcast failures, and a node that loses transac
     await expect.poll(async () => ((await (await fetch(`${gw.network("testnet").url}/zkt/transactions/${queueId}`)).json()) as { status: string }).status, { timeout: 15_000 }).toBe("completed");
     const n = await postJson(url, { to, abi, method: "n", arguments: [] });
     expect((n.json as { output: unknown }).output).toEqual(["1"]);
+
+    // Over Connect the same: the error after journaling is kept and replays as the same error.
+    const client = createClient(ZktService, createConnectTransport({ baseUrl: gw.network("testnet").url, httpVersion: "1.1" }));
+    const call = () => client.writeContract({ to, abi: fromJson(ListValueSchema, abi as never), method: "inc", arguments: fromJson(ListValueSchema, []), wait: true, idempotencyKey: "inc-connect" }).catch((e: unknown) => e as ConnectError);
+    proxy.lose(1);
+    const [once, again] = [await call(), await call()];
+    expect(once).toBeInstanceOf(ConnectError);
+    expect([(once as ConnectError).code, (again as ConnectError).code]).toEqual([Code.Unavailable, Code.Unavailable]);
+    expect((again as ConnectError).rawMessage).toBe((once as ConnectError).rawMessage);
+    await expect.poll(async () => ((await postJson(url, { to, abi, method: "n", arguments: [] })).json as { output: unknown }).output, { timeout: 15_000 }).toEqual(["2"]);
+    // Settled: no third increment arrives later.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(((await postJson(url, { to, abi, method: "n", arguments: [] })).json as { output: unknown }).output).toEqual(["2"]);
     provider.destroy();
   });
 });
