@@ -3,6 +3,7 @@
 // transaction was journaled leaves no trace (a retry runs); once journaled, its answer is kept, whatever it
 // is (a receipt wait that timed out, a revert): a retry that ran again would send a second transaction.
 import type { SqlClient } from "./sqlClient.js";
+import { GatewayError } from "../errors.js";
 
 export interface StoredAnswer {
   status: number;
@@ -10,25 +11,49 @@ export interface StoredAnswer {
 }
 
 const TTL_MS = 24 * 3_600_000;
+/** Longer than any request runs (a wait for a receipt, a compile): see settleStale. */
+const STALE_CLAIM_MS = 10 * 60_000;
 /** Longest key accepted (REST header and Connect field alike). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 
+/** What a write run under a claim is given: where to say it was journaled, and the key to journal it under. */
+export interface ClaimHooks {
+  /** Call once the transaction is journaled (it will be sent, whatever happens next). */
+  journaled(): void;
+  /** Unique per claim (scope, key and the claim's time): the journal records the write under it. */
+  journalKey: string;
+}
+
+export interface IdempotencyOptions {
+  /** The journaled write recorded under a claim's journalKey, if any (for claims left by a stopped process). */
+  findJournaled?: (journalKey: string) => Promise<{ queueId: string; hash: string } | undefined>;
+  /** A claim this old without an answer was left by a process that stopped mid-request. */
+  staleAfterMs?: number;
+}
+
+/** An answer in the caller's transport format, for an error (see once's `render`). */
+export type RenderError = (err: GatewayError) => StoredAnswer;
+
 export class IdempotencyStore {
-  constructor(private readonly db: SqlClient) {}
+  constructor(
+    private readonly db: SqlClient,
+    private readonly options: IdempotencyOptions = {},
+  ) {}
 
   /**
    * Runs fn once per (scope, key). fn calls `journaled` once its transaction is journaled: from then on its
    * answer is kept whatever its status; before, only a 2xx answer is (a refusal can be retried). fn should
    * answer its own errors; one thrown after `journaled` is kept as a 500 rather than let a retry send again.
+   * `render` shapes the answer kept for a claim whose process stopped after journaling (see waitForAnswer).
    */
-  async once(scope: string, key: string, fn: (journaled: () => void) => Promise<StoredAnswer>): Promise<StoredAnswer & { replayed: boolean }> {
+  async once(scope: string, key: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
     await this.db.query("delete from idempotency where scope = $1 and key = $2 and created_at < $3", [scope, key, new Date(Date.now() - TTL_MS)]);
-    const claimed = await this.db.query("insert into idempotency (scope, key) values ($1, $2) on conflict do nothing returning key", [scope, key]);
-    if (claimed.length === 0) return { ...(await this.waitForAnswer(scope, key, fn)), replayed: true };
+    const [claim] = await this.db.query<{ created_at: Date }>("insert into idempotency (scope, key) values ($1, $2) on conflict do nothing returning created_at", [scope, key]);
+    if (!claim) return this.waitForAnswer(scope, key, fn, render);
     let sent = false;
     let answer: StoredAnswer;
     try {
-      answer = await fn(() => void (sent = true));
+      answer = await fn({ journaled: () => void (sent = true), journalKey: journalKey(scope, key, claim.created_at) });
     } catch (err) {
       if (!sent) {
         await this.db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);
@@ -47,14 +72,41 @@ export class IdempotencyStore {
     return rows.length;
   }
 
-  private async waitForAnswer(scope: string, key: string, fn: (journaled: () => void) => Promise<StoredAnswer>): Promise<StoredAnswer> {
+  private async waitForAnswer(scope: string, key: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const [row] = await this.db.query<{ status: number | null; body: string | null }>("select status, body from idempotency where scope = $1 and key = $2", [scope, key]);
-      if (!row) return (await this.once(scope, key, fn)) as StoredAnswer; // the first attempt failed: this one runs
-      if (row.status !== null && row.body !== null) return { status: row.status, body: row.body };
-      if (Date.now() > deadline) return { status: 409, body: JSON.stringify({ success: false, error: "a request with this Idempotency-Key is still in progress", errorCode: "VALIDATION_ERROR" }) };
+      const [row] = await this.db.query<{ status: number | null; body: string | null; created_at: Date }>("select status, body, created_at from idempotency where scope = $1 and key = $2", [scope, key]);
+      if (!row) return this.once(scope, key, fn, render); // the first attempt failed: this one runs
+      if (row.status !== null && row.body !== null) return { status: row.status, body: row.body, replayed: true };
+      if (Date.now() - row.created_at.getTime() > (this.options.staleAfterMs ?? STALE_CLAIM_MS)) return this.settleStale(scope, key, row.created_at, fn, render);
+      if (Date.now() > deadline) return { status: 409, body: JSON.stringify({ success: false, error: "a request with this Idempotency-Key is still in progress", errorCode: "VALIDATION_ERROR" }), replayed: true };
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+
+  /**
+   * A claim with no answer long after any request could still be running: its process stopped mid-request.
+   * If it journaled the write, that write is sent (the journal is replayed) and the retry is told where to
+   * follow it; if not, nothing was sent and the retry runs. Either way the claim is settled once, whichever
+   * replica gets there first (the statements only act on the same unanswered claim).
+   */
+  private async settleStale(scope: string, key: string, createdAt: Date, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
+    const found = await this.options.findJournaled?.(journalKey(scope, key, createdAt));
+    if (!found) {
+      await this.db.query("delete from idempotency where scope = $1 and key = $2 and status is null and date_trunc('milliseconds', created_at) = $3", [scope, key, createdAt]);
+      return this.once(scope, key, fn, render);
+    }
+    const answer = render(
+      new GatewayError("upstream_unavailable", `the first request with this Idempotency-Key was accepted, but its answer was lost when the gateway stopped; follow it with GET /zkt/transactions/${found.queueId}`, {
+        details: { queueId: found.queueId, hash: found.hash },
+      }),
+    );
+    await this.db.query("update idempotency set status = $3, body = $4 where scope = $1 and key = $2 and status is null", [scope, key, answer.status, answer.body]);
+    const [row] = await this.db.query<{ status: number; body: string }>("select status, body from idempotency where scope = $1 and key = $2", [scope, key]);
+    return { status: row?.status ?? answer.status, body: row?.body ?? answer.body, replayed: true };
+  }
+}
+
+function journalKey(scope: string, key: string, claimedAt: Date): string {
+  return `${scope}\n${key}\n${claimedAt.getTime()}`;
 }

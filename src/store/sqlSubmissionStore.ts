@@ -128,6 +128,11 @@ export class SqlSubmissionStore implements SubmissionStore {
     return rows.map(fromRow);
   }
 
+  async getByIdempotencyKey(key: string): Promise<SubmissionRecord | undefined> {
+    const [row] = await this.db.query<Row>("select * from submissions where idempotency_key = $1", [key]);
+    return row ? fromRow(row) : undefined;
+  }
+
   async getRawByHash(network: string, hash: string): Promise<SubmissionRecord | undefined> {
     const [row] = await this.db.query<Row>("select * from submissions where network = $1 and hash = $2 and kind = 'raw' order by created_at limit 1", [network, hash]);
     return row ? fromRow(row) : undefined;

@@ -91,6 +91,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
            hash = coalesce(?, hash), raw = coalesce(?, raw) where queue_id = ?`,
       ),
       get: statement<[string]>("select * from submissions where queue_id = ?"),
+      byIdempotencyKey: statement<[string]>("select * from submissions where idempotency_key = ?"),
       rawByHash: statement<[string, string]>("select * from submissions where network = ? and hash = ? and kind = 'raw' order by created_at limit 1"),
       unfinished: statement<[string, number, number]>(
         "select * from submissions where network = ? and status in ('pending', 'processing') and created_at < ? order by signer, nonce limit ?",
@@ -216,6 +217,11 @@ export class SqliteSubmissionStore implements SubmissionStore {
 
   async get(queueId: string): Promise<SubmissionRecord | undefined> {
     const row = this.sql.get.get(queueId);
+    return row ? fromRow(row) : undefined;
+  }
+
+  async getByIdempotencyKey(key: string): Promise<SubmissionRecord | undefined> {
+    const row = this.sql.byIdempotencyKey.get(key);
     return row ? fromRow(row) : undefined;
   }
 

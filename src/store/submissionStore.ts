@@ -51,6 +51,8 @@ export interface SubmissionStore {
    * eth_sendRawTransaction is answered from it. Only raw records are indexed by hash (see the schemas).
    */
   getRawByHash(network: string, hash: string): Promise<SubmissionRecord | undefined>;
+  /** The record journaled under this idempotency key (an Idempotency-Key claim's journal key), if any. */
+  getByIdempotencyKey(key: string): Promise<SubmissionRecord | undefined>;
   /** Deletes mined or failed records finished before `before` (unfinished ones stay); returns how many. */
   prune(before: Date): Promise<number>;
 }
@@ -88,6 +90,11 @@ export class MemorySubmissionStore implements SubmissionStore {
       .sort((a, b) => a.signer.localeCompare(b.signer) || a.nonce - b.nonce)
       .slice(0, limit)
       .map((r) => ({ ...r }));
+  }
+
+  async getByIdempotencyKey(key: string): Promise<SubmissionRecord | undefined> {
+    for (const r of this.records.values()) if (r.idempotencyKey === key) return { ...r };
+    return undefined;
   }
 
   async getRawByHash(network: string, hash: string): Promise<SubmissionRecord | undefined> {

@@ -57,6 +57,8 @@ export interface ZktCoreDeps {
 export interface WriteHooks {
   /** Called once the transaction is signed and journaled (it will be sent, whatever happens next). */
   journaled?: () => void;
+  /** Recorded with the journaled write (an Idempotency-Key claim's, so a claim left by a stopped process is settled). */
+  idempotencyKey?: string;
 }
 
 export class ZktCore {
@@ -139,7 +141,7 @@ export class ZktCore {
   private async submit(access: Access, tx: { to: string | null; data: string; kind: SubmissionRecord["kind"] }, iface: Interface | undefined, what: string, hooks: WriteHooks): Promise<SubmissionRecord> {
     let rec: SubmissionRecord;
     try {
-      rec = await this.deps.sequencer.submit({ wallet: this.signerFor(access), to: tx.to, data: tx.data, kind: tx.kind });
+      rec = await this.deps.sequencer.submit({ wallet: this.signerFor(access), to: tx.to, data: tx.data, kind: tx.kind, ...(hooks.idempotencyKey ? { idempotencyKey: hooks.idempotencyKey } : {}) });
     } catch (err) {
       throw err instanceof GatewayError && err.kind === "execution_reverted" ? revertError(err, iface, what) : err;
     }

@@ -6,7 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqlClient, type SqlClient } from "../../src/store/sqlClient.js";
 import { migrate } from "../../src/store/migrations.js";
-import { IdempotencyStore } from "../../src/store/idempotencyStore.js";
+import { IdempotencyStore, type ClaimHooks, type RenderError } from "../../src/store/idempotencyStore.js";
+
+/** Errors as a transport would answer them. */
+const render: RenderError = (err) => ({ status: err.httpStatus, body: JSON.stringify({ error: err.message, details: err.details }) });
 
 describe("IdempotencyStore", () => {
   let db: SqlClient;
@@ -21,40 +24,65 @@ describe("IdempotencyStore", () => {
   it("runs once per scope and key; a failed first attempt can be retried; non-2xx answers are not kept", async () => {
     let runs = 0;
     const ok = async () => ({ status: 200, body: `answer ${++runs}` });
-    expect(await store.once("s", "k", ok)).toEqual({ status: 200, body: "answer 1", replayed: false });
-    expect(await store.once("s", "k", ok)).toEqual({ status: 200, body: "answer 1", replayed: true });
-    expect((await store.once("other scope", "k", ok)).body).toBe("answer 2");
-    await expect(store.once("s", "f", async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
-    expect((await store.once("s", "f", ok)).body).toBe("answer 3");
-    expect(await store.once("s", "e", async () => ({ status: 503, body: "busy" }))).toMatchObject({ replayed: false, status: 503 });
-    expect((await store.once("s", "e", ok)).body).toBe("answer 4");
+    expect(await store.once("s", "k", ok, render)).toEqual({ status: 200, body: "answer 1", replayed: false });
+    expect(await store.once("s", "k", ok, render)).toEqual({ status: 200, body: "answer 1", replayed: true });
+    expect((await store.once("other scope", "k", ok, render)).body).toBe("answer 2");
+    await expect(store.once("s", "f", async () => Promise.reject(new Error("boom")), render)).rejects.toThrow("boom");
+    expect((await store.once("s", "f", ok, render)).body).toBe("answer 3");
+    expect(await store.once("s", "e", async () => ({ status: 503, body: "busy" }), render)).toMatchObject({ replayed: false, status: 503 });
+    expect((await store.once("s", "e", ok, render)).body).toBe("answer 4");
   });
 
   it("once the write is journaled its answer is kept whatever it is, and a retry runs nothing", async () => {
     let runs = 0;
-    const timedOut = async (journaled: () => void) => {
+    const timedOut = async ({ journaled }: ClaimHooks) => {
       runs++;
       journaled();
       return { status: 503, body: "accepted but not mined in time" };
     };
-    expect(await store.once("j", "wait", timedOut)).toEqual({ status: 503, body: "accepted but not mined in time", replayed: false });
-    expect(await store.once("j", "wait", timedOut)).toEqual({ status: 503, body: "accepted but not mined in time", replayed: true });
+    expect(await store.once("j", "wait", timedOut, render)).toEqual({ status: 503, body: "accepted but not mined in time", replayed: false });
+    expect(await store.once("j", "wait", timedOut, render)).toEqual({ status: 503, body: "accepted but not mined in time", replayed: true });
     expect(runs).toBe(1);
     // A throw after journaling is kept as a 500, not cleared for a retry that would send again.
-    const broken = async (journaled: () => void): Promise<{ status: number; body: string }> => {
+    const broken = async ({ journaled }: ClaimHooks): Promise<{ status: number; body: string }> => {
       runs++;
       journaled();
       throw new Error("answer lost");
     };
-    expect((await store.once("j", "throw", broken)).status).toBe(500);
-    expect(await store.once("j", "throw", broken)).toMatchObject({ status: 500, replayed: true });
+    expect((await store.once("j", "throw", broken, render)).status).toBe(500);
+    expect(await store.once("j", "throw", broken, render)).toMatchObject({ status: 500, replayed: true });
     expect(runs).toBe(2);
   });
 
+  it("a claim left unanswered by a stopped process: the retry runs if nothing was journaled, else it is told where the write is", async () => {
+    const journal = new Map<string, { queueId: string; hash: string }>();
+    const settling = new IdempotencyStore(db, { findJournaled: async (k) => journal.get(k), staleAfterMs: 60_000 });
+    // Two claims as a killed gateway leaves them: no answer, 10 minutes old; the second journaled its write.
+    await db.query("insert into idempotency (scope, key, created_at) values ('crash', 'before', now() - interval '10 minutes'), ('crash', 'after', now() - interval '10 minutes')");
+    const [claim] = await db.query<{ created_at: Date }>("select created_at from idempotency where scope = 'crash' and key = 'after'");
+    journal.set(`crash\nafter\n${claim!.created_at.getTime()}`, { queueId: "q-1", hash: "0xabc" });
+    let runs = 0;
+    const write = async ({ journalKey }: ClaimHooks) => ({ status: 200, body: `ran ${++runs} under ${journalKey.split("\n").slice(0, 2).join("/")}` });
+    expect(await settling.once("crash", "before", write, render)).toMatchObject({ status: 200, body: "ran 1 under crash/before" });
+    expect(await settling.once("crash", "before", write, render)).toMatchObject({ status: 200, body: "ran 1 under crash/before", replayed: true });
+    const told = await settling.once("crash", "after", write, render);
+    expect(told).toMatchObject({ status: 503, replayed: true });
+    expect(JSON.parse(told.body)).toEqual({ error: expect.stringContaining("GET /zkt/transactions/q-1"), details: { queueId: "q-1", hash: "0xabc" } });
+    expect((await settling.once("crash", "after", write, render)).body).toBe(told.body);
+    expect(runs).toBe(1);
+    // A fresh claim is not stale: its request may still be running.
+    await db.query("insert into idempotency (scope, key) values ('crash', 'running')");
+    const waiting = settling.once("crash", "running", write, render);
+    await new Promise((r) => setTimeout(r, 200));
+    await db.query("update idempotency set status = 200, body = 'the first answer' where scope = 'crash' and key = 'running'");
+    expect(await waiting).toMatchObject({ body: "the first answer", replayed: true });
+    expect(runs).toBe(1);
+  });
+
   it("prune forgets answers older than 24 h and keeps the rest", async () => {
-    await store.once("p", "old", async () => ({ status: 200, body: "old" }));
+    await store.once("p", "old", async () => ({ status: 200, body: "old" }), render);
     await db.query("update idempotency set created_at = now() - interval '25 hours' where scope = 'p' and key = 'old'");
-    await store.once("p", "new", async () => ({ status: 200, body: "new" }));
+    await store.once("p", "new", async () => ({ status: 200, body: "new" }), render);
     expect(await store.prune()).toBe(1);
     const keys = (await db.query<{ key: string }>("select key from idempotency where scope = 'p' order by key")).map((r) => r.key);
     expect(keys).toEqual(["new"]);

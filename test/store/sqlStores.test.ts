@@ -97,6 +97,14 @@ for (const kind of ["pglite", "postgres", "sqlite"] as const) {
       expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/submissions_raw_hash/);
     });
 
+    it("finds the record journaled under an Idempotency-Key claim's journal key", async () => {
+      const store = journal();
+      const rec: SubmissionRecord = { queueId: randomUUID(), network: "idem", signer: "0xabc", nonce: 1, hash: "0x0d", raw: "0x02", kind: "message", status: "pending", createdAt: new Date(), idempotencyKey: "zkt:testnet:public:1.2.3.4\norder-7\n1795000000000" };
+      await store.insert(rec);
+      expect(await store.getByIdempotencyKey(rec.idempotencyKey!)).toEqual(rec);
+      expect(await store.getByIdempotencyKey("zkt:testnet:public:1.2.3.4\norder-7\n1795000000001")).toBeUndefined();
+    });
+
     it("one group commit for several lanes: consecutive nonces per signer, all or nothing", async () => {
       const store = journal();
       const record = (signer: string, nonce: number): SubmissionRecord => ({ queueId: randomUUID(), network: "lanes", signer, nonce, hash: `0x${signer}${nonce}`, raw: "0x02", kind: "message", status: "pending", createdAt: new Date() });

@@ -72,15 +72,21 @@ export function zktServiceImpl(core: ZktCore, options: ZktServiceOptions): Servi
     if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new GatewayError("validation", `idempotency_key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
     const who = access(ctx);
     const scope = `zkt-connect:${options.network}:${ctx.method.name}:${who.kind === "key" ? who.keyId : `public:${ctx.values.get(clientIpKey)}`}`;
-    const stored = await options.idempotency.once(scope, key, async (journaled) => {
-      let sent = false;
-      try {
-        return { status: 200, body: toJsonString(schema, await run({ journaled: () => ((sent = true), journaled()) })) };
-      } catch (err) {
-        if (!sent || !(err instanceof GatewayError)) throw err;
-        return { status: err.httpStatus, body: JSON.stringify({ kind: err.kind, message: err.message, details: err.details ?? null }) };
-      }
-    });
+    const kept = (err: GatewayError) => ({ status: err.httpStatus, body: JSON.stringify({ kind: err.kind, message: err.message, details: err.details ?? null }) });
+    const stored = await options.idempotency.once(
+      scope,
+      key,
+      async ({ journaled, journalKey }) => {
+        let sent = false;
+        try {
+          return { status: 200, body: toJsonString(schema, await run({ journaled: () => ((sent = true), journaled()), idempotencyKey: journalKey })) };
+        } catch (err) {
+          if (!sent || !(err instanceof GatewayError)) throw err;
+          return kept(err);
+        }
+      },
+      kept,
+    );
     if (stored.status !== 200) {
       const kept = JSON.parse(stored.body) as { kind: GatewayError["kind"]; message: string; details: JsonValue };
       throw new GatewayError(kept.kind, kept.message, kept.details === null ? {} : { details: kept.details });

@@ -4,6 +4,7 @@ import { GatewayError } from "../../errors.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, type IdempotencyStore } from "../../store/idempotencyStore.js";
 import type { HttpAnswer, RestRequest } from "./restRouter.js";
 import type { WriteHooks } from "../../zkt/zktCore.js";
+import { zktErrorAnswer } from "../zkt/errorMap.js";
 
 export async function withIdempotency(store: IdempotencyStore, scope: string, req: RestRequest, run: (hooks: WriteHooks) => Promise<HttpAnswer>): Promise<HttpAnswer> {
   const header = req.headers["idempotency-key"];
@@ -11,9 +12,12 @@ export async function withIdempotency(store: IdempotencyStore, scope: string, re
   if (key === undefined) return run({});
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new GatewayError("validation", `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
   let fresh: HttpAnswer | undefined;
-  const stored = await store.once(scope, key, async (journaled) => {
-    fresh = await run({ journaled });
+  const stored = await store.once(scope, key, async ({ journaled, journalKey }) => {
+    fresh = await run({ journaled, idempotencyKey: journalKey });
     return { status: fresh.status, body: fresh.body ?? "" };
+  }, (err) => {
+    const answer = zktErrorAnswer(err);
+    return { status: answer.status, body: answer.body ?? "" };
   });
   if (!stored.replayed && fresh) return fresh;
   return { status: stored.status, body: stored.body, contentType: "application/json", headers: { "idempotent-replayed": "true" } };
