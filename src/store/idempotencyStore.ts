@@ -43,8 +43,9 @@ export class IdempotencyStore {
   /**
    * Runs fn once per (scope, key). fn calls `journaled` once its transaction is journaled: from then on its
    * answer is kept whatever its status; before, only a 2xx answer is (a refusal can be retried). fn should
-   * answer its own errors; one thrown after `journaled` is kept as a 500 rather than let a retry send again.
-   * `render` shapes the answer kept for a claim whose process stopped after journaling (see waitForAnswer).
+   * answer its own errors; one thrown after `journaled` is kept as an internal error rather than let a retry
+   * send again. `render` shapes the errors this store answers itself (that one, and a stale claim's: see
+   * settleStale) in the caller's transport format.
    */
   async once(scope: string, key: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
     await this.db.query("delete from idempotency where scope = $1 and key = $2 and created_at < $3", [scope, key, new Date(Date.now() - TTL_MS)]);
@@ -59,7 +60,7 @@ export class IdempotencyStore {
         await this.db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);
         throw err;
       }
-      answer = { status: 500, body: JSON.stringify({ success: false, error: "the write was journaled and will be sent, but its answer failed", errorCode: "INTERNAL_ERROR" }) };
+      answer = render(new GatewayError("internal", "the write was journaled and will be sent, but its answer failed", { cause: err }));
     }
     if (sent || (answer.status >= 200 && answer.status < 300)) await this.db.query("update idempotency set status = $3, body = $4 where scope = $1 and key = $2", [scope, key, answer.status, answer.body]);
     else await this.db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);

@@ -81,15 +81,15 @@ export function zktServiceImpl(core: ZktCore, options: ZktServiceOptions): Servi
         try {
           return { status: 200, body: toJsonString(schema, await run({ journaled: () => ((sent = true), journaled()), idempotencyKey: journalKey })) };
         } catch (err) {
-          if (!sent || !(err instanceof GatewayError)) throw err;
-          return kept(err);
+          if (!sent) throw err;
+          return kept(err instanceof GatewayError ? err : new GatewayError("internal", "the write was journaled and will be sent, but its answer failed", { cause: err }));
         }
       },
       kept,
     );
     if (stored.status !== 200) {
-      const kept = JSON.parse(stored.body) as { kind: GatewayError["kind"]; message: string; details: JsonValue };
-      throw new GatewayError(kept.kind, kept.message, kept.details === null ? {} : { details: kept.details });
+      const error = JSON.parse(stored.body) as { kind: GatewayError["kind"]; message: string; details: JsonValue };
+      throw new GatewayError(error.kind, error.message, error.details === null ? {} : { details: error.details });
     }
     return fromJsonString(schema, stored.body);
   };
