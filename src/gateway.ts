@@ -66,7 +66,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     // Embedded: the journal in SQLite beside PGlite (see sqliteSubmissionStore.ts); with DATABASE_URL, PostgreSQL.
     const journal = (store = db.kind === "pglite" ? await SqliteSubmissionStore.open(config.dataDir, { importFrom: db }) : new SqlSubmissionStore(db));
     // A claim left by a stopped process is settled from the journal (IdempotencyStore.settleStale).
-    const idempotency = new IdempotencyStore(db, { findJournaled: (key) => journal.getByIdempotencyKey(key) });
+    const idempotency = new IdempotencyStore(db, { findJournaled: (key) => journal.getByIdempotencyKey(key), staleAfterMs: config.idempotencyStaleMs });
     // Housekeeping, on start and hourly; every replica may run it, concurrent deletes are harmless. Expired
     // Idempotency-Key answers and finished journal records past retention would otherwise stay for good.
     const prune = (): void => {

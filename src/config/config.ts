@@ -70,6 +70,8 @@ export interface GatewayConfig {
   stuckTransactionMs: number;
   /** How long a write with wait (and a deploy) waits to be mined before it is answered 503 (ms); it is still sent. */
   receiptWaitMs: number;
+  /** An Idempotency-Key claim unanswered this long was left by a stopped process, and is settled (ms). */
+  idempotencyStaleMs: number;
   /** Mined or failed submissions are deleted from the journal after this many days; 0 keeps them. */
   journalRetentionDays: number;
   networks: NetworkConfig[];
@@ -121,6 +123,7 @@ export function defaultConfig(): GatewayConfig {
     trustedProxies: [],
     stuckTransactionMs: 30_000,
     receiptWaitMs: 60_000,
+    idempotencyStaleMs: 600_000,
     journalRetentionDays: 30,
     networks: [structuredClone(defaultNetworks.testnet), structuredClone(defaultNetworks.mainnet)],
   };
@@ -159,7 +162,7 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
     return;
   }
   const obj = raw as Record<string, unknown>;
-  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "receiptWaitMs", "journalRetentionDays", "networks"]);
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "receiptWaitMs", "idempotencyStaleMs", "journalRetentionDays", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
   Object.assign(config, pick(rest, known));
@@ -201,6 +204,7 @@ function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
   if (env.MASTER_MNEMONIC) config.masterMnemonic = env.MASTER_MNEMONIC;
   config.stuckTransactionMs = num("STUCK_TRANSACTION_MS") ?? config.stuckTransactionMs;
   config.receiptWaitMs = num("RECEIPT_WAIT_MS") ?? config.receiptWaitMs;
+  config.idempotencyStaleMs = num("IDEMPOTENCY_STALE_MS") ?? config.idempotencyStaleMs;
   config.journalRetentionDays = num("JOURNAL_RETENTION_DAYS") ?? config.journalRetentionDays;
   if (env.TRUSTED_PROXIES) config.trustedProxies = env.TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean);
   config.rateLimit = {
@@ -251,6 +255,7 @@ export function validateConfig(config: GatewayConfig): string[] {
   positiveInt("portalKeysPerHour", config.portalKeysPerHour);
   positiveInt("stuckTransactionMs", config.stuckTransactionMs);
   positiveInt("receiptWaitMs", config.receiptWaitMs);
+  positiveInt("idempotencyStaleMs", config.idempotencyStaleMs);
   if (typeof config.journalRetentionDays !== "number" || !Number.isInteger(config.journalRetentionDays) || config.journalRetentionDays < 0) {
     problems.push(`journalRetentionDays: must be a whole number of days (0 keeps everything), got ${JSON.stringify(config.journalRetentionDays)}`);
   }

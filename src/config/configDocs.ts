@@ -21,6 +21,7 @@ export const gatewaySettings: Record<keyof GatewayConfig, Doc> = {
   masterMnemonic: { env: "MASTER_MNEMONIC", text: "BIP-39 phrase every gateway wallet derives from; generated into dataDir/master-seed when unset. Replicas must share it." },
   stuckTransactionMs: { env: "STUCK_TRANSACTION_MS", text: "A broadcast transaction unmined this long is sent again; on fee networks it is first replaced with +12.5 % fees (at most 3 times)." },
   receiptWaitMs: { env: "RECEIPT_WAIT_MS", text: "A ZKT write with wait (and a deploy) not mined within this long is answered 503 UPSTREAM_UNAVAILABLE with its queueId; it stays journaled and is still sent." },
+  idempotencyStaleMs: { env: "IDEMPOTENCY_STALE_MS", text: "An Idempotency-Key claim with no answer this long was left by a gateway that stopped mid-request: a retry is told where its journaled write is, or runs if nothing was journaled. Keep it above the longest request (RECEIPT_WAIT_MS plus a compile)." },
   journalRetentionDays: { env: "JOURNAL_RETENTION_DAYS", text: "Mined or failed submissions created more than this many days ago are deleted from the journal (hourly); their status then answers 404. Unfinished ones are never deleted. 0 keeps everything." },
   networks: { env: "NETWORKS", text: "The networks to serve (testnet, mainnet); see the per-network settings below." },
 };

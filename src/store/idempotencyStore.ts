@@ -11,7 +11,7 @@ export interface StoredAnswer {
 }
 
 const TTL_MS = 24 * 3_600_000;
-/** Longer than any request runs (a wait for a receipt, a compile): see settleStale. */
+/** Longer than any request runs (a wait for a receipt, a compile): see settleStale (IDEMPOTENCY_STALE_MS). */
 const STALE_CLAIM_MS = 10 * 60_000;
 /** Longest key accepted (REST header and Connect field alike). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;

@@ -11,6 +11,7 @@ import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { startGatewayProcess } from "../helpers/gatewayProcess.js";
 import { freshSchemaUrl } from "../helpers/postgres.js";
+import { startFaultyUpstream } from "../helpers/faultyUpstream.js";
 
 const CHAIN_ID = 20180427;
 const MNEMONIC = Wallet.createRandom().mnemonic!.phrase;
@@ -234,6 +235,43 @@ describe("sequencer durability", () => {
       expect((other.json as { hash: string }).hash).not.toBe(hashes[0]);
     } finally {
       await gw.close();
+    }
+  });
+
+  it("kill -9 mid-request, then a retry with the same Idempotency-Key: told where the journaled write is, and nothing is sent twice", async () => {
+    // Receipts come slowly through this proxy, so the gateway is still waiting for its block when it is killed.
+    const proxy = await startFaultyUpstream(node.url);
+    proxy.slow(10_000, /eth_getBlockReceipts|eth_getTransactionReceipt/);
+    const env = { TESTNET_UPSTREAMS: proxy.url, DATA_DIR: mkdtempSync(join(tmpdir(), "idem-kill-")), MASTER_MNEMONIC: MNEMONIC, IDEMPOTENCY_STALE_MS: "1500", ...generousLimits };
+    const source = "pragma solidity ^0.8.0; contract Once { uint256 public n = 7; }";
+    const headers = { "idempotency-key": "deploy-once" };
+    const first = await startGatewayProcess(env);
+    let second: Awaited<ReturnType<typeof startGatewayProcess>> | undefined;
+    try {
+      const before = await provider.getTransactionCount(SIGNER, "pending");
+      // A deploy answers once mined (the next 0.25 s block): killed once the node has it, it was never answered.
+      const unanswered = postJson(first.url + "/zkt/try-it-out", { code: source }, headers).then(() => "answered", () => "cut off");
+      while ((await provider.getTransactionCount(SIGNER, "pending")) === before) await new Promise((r) => setTimeout(r, 5));
+      first.child.kill("SIGKILL");
+      await first.exited;
+      expect(await unanswered).toBe("cut off");
+      proxy.slow(0, /$^/);
+      second = await startGatewayProcess(env);
+      // Within IDEMPOTENCY_STALE_MS the claim may still be running somewhere: the retry waits; after it, it is settled.
+      await new Promise((r) => setTimeout(r, 1_600));
+      const retry = await postJson(second.url + "/zkt/try-it-out", { code: source }, headers);
+      expect(retry.status).toBe(503);
+      expect(retry.json).toMatchObject({ success: false, errorCode: "UPSTREAM_UNAVAILABLE", details: { queueId: expect.any(String), hash: expect.any(String) } });
+      const { hash } = (retry.json as { details: { hash: string } }).details;
+      expect((await provider.waitForTransaction(hash, 1, 20_000))?.status).toBe(1);
+      const again = await postJson(second.url + "/zkt/try-it-out", { code: source }, headers);
+      expect(again.json).toEqual(retry.json);
+      expect(await settle(provider, SIGNER)).toBe(before + 1);
+    } finally {
+      first.child.kill("SIGKILL");
+      second?.child.kill("SIGTERM");
+      await second?.exited;
+      proxy.close();
     }
   });
 
