@@ -89,20 +89,21 @@ http {
 }
 
 /**
- * Everything measured runs as plain JavaScript, the way `npm start` runs the gateway: the gateway is the
- * `npm run build` bundle, the minimal proxy is bundled here the same way (under tsx, esbuild's keepNames and
- * the loader cost the gateway ~20 % of its eth_chainId throughput).
+ * Bundles bench/<name>.ts (once) and runs it; it prints "listening <port>". Everything measured runs as plain
+ * JavaScript, the way `npm start` runs the gateway: the gateway is the `npm run build` bundle, the bench's own
+ * servers are bundled here the same way (under tsx, esbuild's keepNames and the loader cost the gateway ~20 %
+ * of its eth_chainId throughput).
  */
-let minimalProxyJs: string | undefined;
-async function startMinimalProxy(upstream: string): Promise<{ url: string; proc: ChildProcess }> {
-  if (!minimalProxyJs) {
-    minimalProxyJs = join(process.cwd(), "dist", "bench-minimalProxy.mjs");
-    await build({ entryPoints: ["bench/minimalProxy.ts"], bundle: true, platform: "node", format: "esm", packages: "external", outfile: minimalProxyJs, logLevel: "warning" });
-  }
-  const proc = spawn(process.execPath, [minimalProxyJs, upstream], { stdio: ["ignore", "pipe", "inherit"] });
+async function startBundled(name: string, args: string[]): Promise<{ url: string; proc: ChildProcess }> {
+  const js = join(process.cwd(), "dist", `bench-${name}.mjs`);
+  bundled[name] ??= build({ entryPoints: [`bench/${name}.ts`], bundle: true, platform: "node", format: "esm", packages: "external", outfile: js, logLevel: "warning" }).then(() => undefined);
+  await bundled[name];
+  const proc = spawn(process.execPath, [js, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise<string>((resolve) => proc.stdout!.on("data", (d: Buffer) => { const m = /listening (\d+)/.exec(String(d)); if (m) resolve(m[1]!); }));
   return { url: `http://127.0.0.1:${port}/`, proc };
 }
+const bundled: Record<string, Promise<void>> = {};
+const startMinimalProxy = (upstream: string): Promise<{ url: string; proc: ChildProcess }> => startBundled("minimalProxy", [upstream]);
 
 async function waitFor(url: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -213,14 +214,19 @@ end
   return { accepted, seconds, errors: Number(m[2]), ...(cpuUs ? { cpuUs } : {}) };
 }
 
-/** CPU time (user + system, µs) of a process, all its threads and its main thread (the event loop). */
-function cpuMicros(pid: number): { all: number; main: number } {
-  const ticks = (path: string): number => {
+/**
+ * CPU time (µs) of a process: user + system of all its threads and of its main thread (the event loop), and
+ * the user and system parts of all threads.
+ */
+function cpuMicros(pid: number): { all: number; main: number; user: number; sys: number } {
+  const ticks = (path: string): [number, number] => {
     const f = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
-    return Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15 of stat)
+    return [Number(f[11]), Number(f[12])]; // utime, stime (fields 14 and 15 of stat)
   };
   const us = 1e6 / 100; // USER_HZ
-  return { all: ticks(`/proc/${pid}/stat`) * us, main: ticks(`/proc/${pid}/task/${pid}/stat`) * us };
+  const [user, sys] = ticks(`/proc/${pid}/stat`);
+  const [mainUser, mainSys] = ticks(`/proc/${pid}/task/${pid}/stat`);
+  return { all: (user + sys) * us, main: (mainUser + mainSys) * us, user: user * us, sys: sys * us };
 }
 
 /** A Lua array literal of strings. */
@@ -372,10 +378,12 @@ async function main(): Promise<void> {
     );
     const anvilPidForCpu = Number(execFileSync("pgrep", ["-P", String(node.pid), "-x", "anvil"], { encoding: "utf8" }).trim());
     /** req/s, and the server's CPU µs per answer, of one load run. */
-    const measured = async (url: string, pid: number, body: string): Promise<{ rps: number; cpuUs: number }> => {
-      const before = cpuMicros(pid).all;
+    const measured = async (url: string, pid: number, body: string): Promise<{ rps: number; cpuUs: number; userUs: number; sysUs: number }> => {
+      const before = cpuMicros(pid);
       const { rps } = await load(url, body);
-      return { rps, cpuUs: (cpuMicros(pid).all - before) / (rps * DURATION) };
+      const after = cpuMicros(pid);
+      const per = (k: "all" | "user" | "sys"): number => (after[k] - before[k]) / (rps * DURATION);
+      return { rps, cpuUs: per("all"), userUs: per("user"), sysUs: per("sys") };
     };
     const blk = (await provider.send("eth_getBlockByNumber", [fullBlock, false])) as { hash: string; transactions: string[] };
     const cached: [string, string][] = [
@@ -401,6 +409,26 @@ async function main(): Promise<void> {
       target(`${name} without upstream`, "faster than anvil answering it", `${(gm / dm).toFixed(2)}×`, gm > dm);
     }
     lines.push("", "Reorg-safe rules: blocks by hash always; receipts, transactions, and state at a block number only once that block is `cacheConfirmations` (2) deep; tags and nulls never (src/rpc/immutableCache.ts).", "");
+
+    // What any Node.js server pays per answer here, so the gateway's own share of eth_chainId is visible.
+    const floor = await startBundled("socketFloor", []);
+    procs.push(floor.proc);
+    const chainIdBody = JSON.stringify(rpc("eth_chainId"));
+    const servers: [string, string, number][] = [["anvil direct", node.url + "/", anvilPidForCpu], ["Node.js socket floor", floor.url, floor.proc.pid!], ["gateway", gateway.url + "/", gateway.proc.pid!]];
+    for (const [, url] of servers) await load(url, chainIdBody, { duration: 2 });
+    const perServer = servers.map((): { rps: number; cpuUs: number; userUs: number; sysUs: number }[] => []);
+    for (let round = 0; round < ROUNDS; round++) for (const [i, [, url, pid]] of servers.entries()) perServer[i]!.push(await measured(url, pid, chainIdBody));
+    const avg = (xs: number[]): string => (xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(1);
+    lines.push(
+      "### eth_chainId against the least a Node.js server spends",
+      "",
+      `bench/socketFloor.ts answers every request read on a node:net socket with one fixed answer, and does nothing else: what any Node.js server pays per answer on this machine. Same load, the three taking turns, ${ROUNDS} rounds, means; CPU split into user space and the kernel (all threads).`,
+      "",
+      "| server | req/s | CPU µs/answer | user µs | kernel µs |",
+      "|---|---|---|---|---|",
+      ...servers.map(([name], i) => { const r = perServer[i]!; return `| ${name} | ${mean(r.map((x) => x.rps))} | ${avg(r.map((x) => x.cpuUs))} | ${avg(r.map((x) => x.userUs))} | ${avg(r.map((x) => x.sysUs))} |`; }),
+      "",
+    );
 
     }
     if (only("zkt")) {
