@@ -4,6 +4,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { GatewayError } from "../errors.js";
+import { createCluster } from "./pgliteTemplate.js";
 
 export interface SqlClient {
   query<T extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -24,6 +25,8 @@ export interface SqlClientOptions {
   onFatal?: (err: Error) => void;
   /** The PGlite worker script; tests substitute one that can be made to crash. */
   pgliteWorker?: URL;
+  /** Where a pristine PGlite cluster is kept for new data directories (pgliteTemplate.ts); tests isolate it. */
+  templateCacheRoot?: string;
 }
 
 export async function openSqlClient(options: SqlClientOptions): Promise<SqlClient> {
@@ -32,7 +35,7 @@ export async function openSqlClient(options: SqlClientOptions): Promise<SqlClien
 
 async function openPglite(dir: string, options: SqlClientOptions): Promise<SqlClient> {
   mkdirSync(dir, { recursive: true });
-  if (!existsSync(join(dir, "PG_VERSION"))) await initInWorker(dir);
+  if (!existsSync(join(dir, "PG_VERSION"))) await createCluster(dir, initInWorker, options.templateCacheRoot);
   // The journal's working set is small; PostgreSQL's default 128 MB of shared buffers only costs memory here
   // (measured: the same insert throughput at 16 MB, ~140 MB less RSS).
   const worker = new Worker(options.pgliteWorker ?? new URL("./pgliteWorker.mjs", import.meta.url), { workerData: { dir, postgresqlconf: ["shared_buffers=16MB"] } });
