@@ -79,3 +79,9 @@ function publish(dir: string, cacheRoot: string, template: string): void {
     rmSync(staging, { recursive: true, force: true });
   }
 }
+
+/** Removes this user's template (PGlite could not open a copy of it); the next initdb publishes a new one. */
+export function discardTemplate(cacheRoot = defaultCacheRoot()): void {
+  const template = cacheRoot === undefined ? undefined : templateDir(cacheRoot);
+  if (cacheRoot !== undefined && template !== undefined && trusted(cacheRoot)) rmSync(template, { recursive: true, force: true });
+}

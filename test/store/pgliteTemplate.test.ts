@@ -1,8 +1,8 @@
 // New embedded stores start from a copy of a pristine PGlite cluster once this user has one: the first runs
 // initdb and publishes it, the next is copied, and each is a cluster of its own. A cache directory that others
-// can write is never used.
+// can write is never used; a damaged one is dropped.
 import { describe, it, expect } from "vitest";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqlClient } from "../../src/store/sqlClient.js";
@@ -45,5 +45,20 @@ describe("PGlite cluster template", () => {
     expect(await createCluster(dir, async () => void initdbs++, cacheRoot)).toBe("initdb");
     expect(initdbs).toBe(1);
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe("PGlite cluster template, damaged", () => {
+  it("a copy PGlite cannot open is replaced by initdb, and the damaged template is dropped", async () => {
+    const cacheRoot = join(scratch("pglite-cache-"), "chain-gateway");
+    mkdirSync(cacheRoot, { mode: 0o700, recursive: true });
+    const template = templateDir(cacheRoot)!;
+    mkdirSync(template);
+    writeFileSync(join(template, "PG_VERSION"), "not a version\n");
+    const dataDir = scratch("pglite-damaged-");
+    const db = await openSqlClient({ dataDir, templateCacheRoot: cacheRoot });
+    expect(await db.query("select 1 as one")).toEqual([{ one: 1 }]);
+    await db.close();
+    expect(existsSync(template)).toBe(false);
   });
 });
