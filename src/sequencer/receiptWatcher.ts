@@ -54,8 +54,8 @@ export class ReceiptWatcher {
   private readonly byHashAfterMs: number;
 
   constructor(
-    private readonly pool: UpstreamPool,
-    private readonly store: SubmissionStore,
+    private readonly pool: Pick<UpstreamPool, "call" | "callMany">,
+    private readonly store: Pick<SubmissionStore, "update">,
     private readonly pollMs: number,
     private readonly log: Logger,
   ) {
@@ -168,7 +168,11 @@ export class ReceiptWatcher {
     }
   }
 
-  /** Every nonce-followed signer's mined nonce, in one batch: what lies below it is completed. */
+  /**
+   * Every nonce-followed signer's mined nonce, in one batch: what lies below it is completed. A nonce stops
+   * being followed only once its record says so: a failed journal write is tried again at the next poll
+   * rather than leaving the record unfinished for the periodic resume to find (and re-send, as if stuck).
+   */
   private async readMinedNonces(): Promise<void> {
     const signers = [...this.byNonce.keys()];
     const outcomes = await this.pool.callMany(signers.map((s) => ({ method: "eth_getTransactionCount", params: [s, "latest"] as JsonValue[] })));
@@ -176,14 +180,18 @@ export class ReceiptWatcher {
     const done: Promise<void>[] = [];
     outcomes.forEach((o, i) => {
       if (!o.ok) return;
+      const signer = signers[i]!;
       const mined = Number(BigInt(o.result as string));
-      const nonces = this.byNonce.get(signers[i]!)!;
+      const nonces = this.byNonce.get(signer)!;
       for (const [nonce, queueId] of nonces) {
         if (nonce >= mined) continue;
-        nonces.delete(nonce);
-        done.push(this.store.update(queueId, { status: "completed", processedAt }));
+        done.push(
+          this.store.update(queueId, { status: "completed", processedAt }).then(() => {
+            nonces.delete(nonce);
+            if (nonces.size === 0 && this.byNonce.get(signer) === nonces) this.byNonce.delete(signer);
+          }),
+        );
       }
-      if (nonces.size === 0) this.byNonce.delete(signers[i]!);
     });
     await Promise.all(done);
   }

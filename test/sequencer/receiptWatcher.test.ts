@@ -1,10 +1,13 @@
 // Following broadcast transactions until mined: by block (one eth_getBlockReceipts per new block, however many
-// are outstanding), and by hash when the node does not serve eth_getBlockReceipts.
+// are outstanding), by hash when the node does not serve eth_getBlockReceipts, and by the signer's nonce for
+// writes that run no code.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
+import { ReceiptWatcher } from "../../src/sequencer/receiptWatcher.js";
+import { createLogger } from "../../src/log/logger.js";
 
 async function allCompleted(base: string, queueIds: string[]): Promise<void> {
   const deadline = Date.now() + 20_000;
@@ -69,5 +72,31 @@ describe("receipt watcher", () => {
     expect(reply.json).toMatchObject({ success: true, contractAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
     const status = (await (await fetch(`${base}/zkt/transactions/${(reply.json as { queueId: string }).queueId}`)).json()) as { status: string };
     expect(status.status).toBe("completed");
+  });
+});
+
+describe("receipt watcher, following by nonce", () => {
+  it("a journal write that fails is tried again at the next poll, not dropped", async () => {
+    // The signer's mined nonce is 5: nonce 3 is mined.
+    const pool: ConstructorParameters<typeof ReceiptWatcher>[0] = {
+      call: async () => "0x0",
+      callMany: async (calls) => calls.map(() => ({ ok: true as const, result: "0x5" })),
+    };
+    let failures = 1;
+    const completed: string[] = [];
+    const store: ConstructorParameters<typeof ReceiptWatcher>[1] = {
+      async update(queueId, update) {
+        if (failures-- > 0) throw new Error("disk full");
+        if (update.status === "completed") completed.push(queueId);
+      },
+    };
+    const warnings: string[] = [];
+    const watcher = new ReceiptWatcher(pool, store, 20, createLogger("warn", {}, (line) => void warnings.push(line)));
+    watcher.trackNonce("0x00000000000000000000000000000000000000aa", 3, "queue-3");
+    const deadline = Date.now() + 5_000;
+    while (completed.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    watcher.stop();
+    expect(completed).toEqual(["queue-3"]);
+    expect(warnings.join("\n")).toMatch(/"error":"disk full".*"msg":"receipt poll failed; will retry"/);
   });
 });
