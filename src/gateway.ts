@@ -81,8 +81,12 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     pruneTimer = setInterval(prune, 3_600_000).unref();
     const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
-    // Sequential start keeps anvil's startup bursts apart; it takes well under a second each.
-    for (const net of config.networks) networks.push(await startNetwork(config, net, { log, authenticate, seed, store: journal, compiler, sharedRoutes, limits, idempotency, metrics, walletByAddress: (a) => keys.walletByAddress(a) }));
+    // Together: one after the other, the test network answered while the main network's port still refused.
+    // Every one that started is closed again if another fails (closeAll).
+    const started = await Promise.allSettled(config.networks.map((net) => startNetwork(config, net, { log, authenticate, seed, store: journal, compiler, sharedRoutes, limits, idempotency, metrics, walletByAddress: (a) => keys.walletByAddress(a) })));
+    for (const s of started) if (s.status === "fulfilled") networks.push(s.value);
+    const failure = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (failure) throw failure.reason;
     return {
       networks,
       publicSignerAddress: seed.wallet(0).address,
