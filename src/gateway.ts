@@ -3,6 +3,7 @@
 import type { GatewayConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { startNetwork, type RunningNetwork } from "./network.js";
+import { barrier } from "./barrier.js";
 import { MasterSeed } from "./keys/masterSeed.js";
 import { ApiKeys } from "./keys/apiKeys.js";
 import { openSqlClient, type SqlClient } from "./store/sqlClient.js";
@@ -81,9 +82,18 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     pruneTimer = setInterval(prune, 3_600_000).unref();
     const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
-    // Together: one after the other, the test network answered while the main network's port still refused.
-    // Every one that started is closed again if another fails (closeAll).
-    const started = await Promise.allSettled(config.networks.map((net) => startNetwork(config, net, { log, authenticate, seed, store: journal, compiler, sharedRoutes, limits, idempotency, metrics, walletByAddress: (a) => keys.walletByAddress(a) })));
+    // Together, and every port opens only once all networks are ready: one after the other, one network
+    // answered while another's port still refused. A network that fails before that stops the others' starts;
+    // every one that started is closed again (closeAll).
+    const ready = barrier(config.networks.length);
+    const started = await Promise.allSettled(
+      config.networks.map((net) =>
+        startNetwork(config, net, { log, authenticate, seed, store: journal, compiler, sharedRoutes, limits, idempotency, metrics, walletByAddress: (a) => keys.walletByAddress(a), beforeListen: ready.arrive }).catch((err: unknown) => {
+          ready.abort(err);
+          throw err;
+        }),
+      ),
+    );
     for (const s of started) if (s.status === "fulfilled") networks.push(s.value);
     const failure = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failure) throw failure.reason;

@@ -65,6 +65,8 @@ export interface NetworkDeps {
   metrics: Metrics;
   /** Finds a gateway-held wallet by address (refills and fee bumps after a restart). */
   walletByAddress: (address: string) => Promise<HDNodeWallet | undefined>;
+  /** Awaited just before the port is opened: the gateway opens every network's port once all are ready. */
+  beforeListen?: () => Promise<void>;
 }
 
 export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: NetworkDeps): Promise<RunningNetwork> {
@@ -186,6 +188,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       contextValues: (req) => createContextValues().set(clientIpKey, clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted)),
     });
     // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
+    await deps.beforeListen?.();
     server = await listenDual(withCors(handler), gw.host, net.port, { serves: rest.serves, handle: rest.handle, bodyLimitBytes: gw.bodyLimitBytes });
     const url = `http://${gw.host}:${server.port}`;
     const srv = server;
