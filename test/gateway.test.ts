@@ -6,21 +6,13 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { startGateway } from "../src/gateway.js";
 import { createLogger } from "../src/log/logger.js";
 import { LOG_FILE, postJson, recordGatewaySeed, testConfig } from "./helpers/gateway.js";
+import { isAlive } from "./helpers/processes.js";
 
 const listening = (): Promise<Server> =>
   new Promise((resolve) => {
     const s = createServer();
     s.listen(0, "127.0.0.1", () => resolve(s));
   });
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("gateway start", () => {
   it("both networks answer once the start returns", async () => {
@@ -53,6 +45,6 @@ describe("gateway start", () => {
     });
     // Both nodes had started before the main network's listen failed; neither is left behind.
     expect(pids).toHaveLength(2);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(isAlive)).toEqual([]);
   });
 });

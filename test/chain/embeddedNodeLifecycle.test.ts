@@ -2,6 +2,7 @@
 // (SIGINT), on SIGTERM, and even when the gateway itself is killed with SIGKILL.
 import { describe, expect, it } from "vitest";
 import { spawn, execFileSync } from "node:child_process";
+import { isAlive } from "../helpers/processes.js";
 
 function childrenOf(pid: number): number[] {
   try {
@@ -23,14 +24,6 @@ function anvilPids(root: number): number[] {
     }
   });
 }
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function startGatewayProcess(): Promise<{ pid: number; urls: string[]; exited: Promise<number | null> }> {
   // `npm start` itself, in its own process group as a terminal would run it, on free ports.
@@ -72,8 +65,8 @@ describe("embedded anvil lifecycle", () => {
       else process.kill(-gw.pid, signal);
       await gw.exited;
       const deadline = Date.now() + 5000;
-      while (anvils.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(anvils.filter(alive)).toEqual([]);
+      while (anvils.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(anvils.filter(isAlive)).toEqual([]);
     });
   }
 });
