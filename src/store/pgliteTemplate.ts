@@ -42,16 +42,18 @@ function trusted(cacheRoot: string): boolean {
   }
 }
 
+/** Where this PGlite version's template lives, or undefined when there is no cache or no version to key it by. */
+function templatePlace(cacheRoot: string | undefined): { root: string; dir: string } | undefined {
+  const dir = cacheRoot === undefined ? undefined : templateDir(cacheRoot);
+  return cacheRoot === undefined || dir === undefined ? undefined : { root: cacheRoot, dir };
+}
+
 /** Fills the empty directory `dir` with a new cluster: a copy of the template, else `initdb(dir)`. */
 export async function createCluster(dir: string, initdb: (dir: string) => Promise<void>, cacheRoot = defaultCacheRoot()): Promise<"copied" | "initdb"> {
-  const template = cacheRoot === undefined ? undefined : templateDir(cacheRoot);
-  if (cacheRoot === undefined || template === undefined) {
-    await initdb(dir);
-    return "initdb";
-  }
-  if (trusted(cacheRoot) && existsSync(join(template, "PG_VERSION"))) {
+  const template = templatePlace(cacheRoot);
+  if (template && trusted(template.root) && existsSync(join(template.dir, "PG_VERSION"))) {
     try {
-      cpSync(template, dir, { recursive: true });
+      cpSync(template.dir, dir, { recursive: true });
       return "copied";
     } catch {
       // Start again from nothing: initdb wants an empty directory.
@@ -60,19 +62,19 @@ export async function createCluster(dir: string, initdb: (dir: string) => Promis
     }
   }
   await initdb(dir);
-  publish(dir, cacheRoot, template);
+  if (template) publish(dir, template);
   return "initdb";
 }
 
 /** Copies the just-initialised cluster to the template, whole or not at all (a rename), if none is there yet. */
-function publish(dir: string, cacheRoot: string, template: string): void {
-  const staging = `${template}.${process.pid}.${Date.now()}`;
+function publish(dir: string, template: { root: string; dir: string }): void {
+  const staging = `${template.dir}.${process.pid}.${Date.now()}`;
   try {
-    mkdirSync(cacheRoot, { recursive: true, mode: 0o700 });
-    if (!trusted(cacheRoot) || existsSync(template)) return;
+    mkdirSync(template.root, { recursive: true, mode: 0o700 });
+    if (!trusted(template.root) || existsSync(template.dir)) return;
     cpSync(dir, staging, { recursive: true });
     // Another process may have published meanwhile; then its copy stays and ours goes.
-    renameSync(staging, template);
+    renameSync(staging, template.dir);
   } catch {
     // No cache (read-only home, a race lost): the next new data directory runs initdb too.
   } finally {
@@ -82,6 +84,6 @@ function publish(dir: string, cacheRoot: string, template: string): void {
 
 /** Removes this user's template (PGlite could not open a copy of it); the next initdb publishes a new one. */
 export function discardTemplate(cacheRoot = defaultCacheRoot()): void {
-  const template = cacheRoot === undefined ? undefined : templateDir(cacheRoot);
-  if (cacheRoot !== undefined && template !== undefined && trusted(cacheRoot)) rmSync(template, { recursive: true, force: true });
+  const template = templatePlace(cacheRoot);
+  if (template && trusted(template.root)) rmSync(template.dir, { recursive: true, force: true });
 }
