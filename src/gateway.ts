@@ -6,10 +6,7 @@ import { startNetwork, type RunningNetwork } from "./network.js";
 import { barrier } from "./barrier.js";
 import { MasterSeed } from "./keys/masterSeed.js";
 import { ApiKeys } from "./keys/apiKeys.js";
-import { openSqlClient, type SqlClient } from "./store/sqlClient.js";
-import { migrate } from "./store/migrations.js";
-import { SqlSubmissionStore } from "./store/sqlSubmissionStore.js";
-import { SqliteSubmissionStore } from "./store/sqliteSubmissionStore.js";
+import { openStores, type Stores } from "./store/openStores.js";
 import { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { WindowLimiter } from "./limits/windowLimiter.js";
 import { portalRoutes } from "./transport/portal/portalRoutes.js";
@@ -28,11 +25,6 @@ export interface Gateway {
 
 export interface GatewayDeps {
   log?: Logger;
-  /**
-   * Called if the gateway can no longer work safely (the embedded store's PGlite worker died). The owner should
-   * stop it and exit non-zero: a restart recovers the journal and rebroadcasts what it holds unmined.
-   */
-  onFatal?: (err: Error) => void;
 }
 
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
@@ -43,8 +35,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const issueLimiter = new WindowLimiter({ limit: config.portalKeysPerHour, windowMs: 3_600_000 });
   const metrics = new Metrics();
   const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) => metrics.rateLimitRejections.inc({ network, scope }));
-  let db: SqlClient | undefined;
-  let store: SqliteSubmissionStore | SqlSubmissionStore | undefined;
+  let stores: Stores | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;
   const closeAll = async (): Promise<void> => {
     clearInterval(pruneTimer);
@@ -52,22 +43,15 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     await compiler.close();
     await issueLimiter.close();
     await limits.close();
-    await store?.close();
-    await db?.close();
+    await stores?.close();
   };
   try {
-    const onFatal = (err: Error): void => {
-      log.error("gateway cannot continue", { error: err.cause instanceof Error ? err.cause.message : err.message });
-      deps.onFatal?.(err);
-    };
-    db = await openSqlClient({ dataDir: config.dataDir, onFatal, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
-    const applied = await migrate(db);
-    if (applied.length > 0) log.info("store migrated", { store: db.kind, versions: applied });
-    const keys = new ApiKeys(db, seed);
-    // Embedded: the journal in SQLite beside PGlite (see sqliteSubmissionStore.ts); with DATABASE_URL, PostgreSQL.
-    const journal = (store = db.kind === "pglite" ? await SqliteSubmissionStore.open(config.dataDir, { importFrom: db }) : new SqlSubmissionStore(db));
+    // Embedded: one SQLite file under DATA_DIR; with DATABASE_URL, PostgreSQL (see openStores.ts).
+    stores = await openStores({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), onChange: (what, details) => log.info(what, details) });
+    const { journal } = stores;
+    const keys = new ApiKeys(stores.keys, seed);
     // A claim left by a stopped process is settled from the journal (IdempotencyStore.settleStale).
-    const idempotency = new IdempotencyStore(db, { findJournaled: (key) => journal.getByIdempotencyKey(key), staleAfterMs: config.idempotencyStaleMs });
+    const idempotency = new IdempotencyStore(stores.idempotency, { findJournaled: (key) => journal.getByIdempotencyKey(key), staleAfterMs: config.idempotencyStaleMs });
     // Housekeeping, on start and hourly; every replica may run it, concurrent deletes are harmless. Expired
     // Idempotency-Key answers and finished journal records past retention would otherwise stay for good.
     const prune = (): void => {

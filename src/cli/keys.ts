@@ -1,15 +1,12 @@
 // Operator CLI for API keys: `npm run keys -- create [--label L] [--rpm N] [--tpd N] | list [PREFIX] | revoke ID|PREFIX`.
-// Uses the same config as the gateway (DATA_DIR / DATABASE_URL). With the embedded PGlite store, run it
-// while the gateway is stopped (PGlite is single-process); with DATABASE_URL, any time.
+// Uses the same config as the gateway (DATA_DIR / DATABASE_URL). With the embedded store, run it while the
+// gateway is stopped (its SQLite file is opened by one process at a time); with DATABASE_URL, any time.
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config/config.js";
 import { ApiKeys, type ApiKeyInfo } from "../keys/apiKeys.js";
 import { MasterSeed } from "../keys/masterSeed.js";
-import { openSqlClient } from "../store/sqlClient.js";
-import { migrate } from "../store/migrations.js";
+import { openStores } from "../store/openStores.js";
 import { GatewayError } from "../errors.js";
-import { SqlSubmissionStore } from "../store/sqlSubmissionStore.js";
-import { SqliteSubmissionStore } from "../store/sqliteSubmissionStore.js";
 
 const USAGE = `usage: keys create [--label LABEL] [--rpm REQUESTS_PER_MINUTE] [--tpd TRANSACTIONS_PER_DAY]
        keys list [PREFIX]
@@ -29,10 +26,9 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
-  const db = await openSqlClient({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
+  const stores = await openStores({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
   try {
-    await migrate(db);
-    const keys = new ApiKeys(db, MasterSeed.load(config.dataDir));
+    const keys = new ApiKeys(stores.keys, MasterSeed.load(config.dataDir));
     if (command === "create") {
       const { apiKey, info } = await keys.create({
         ...(values.label !== undefined ? { label: values.label } : {}),
@@ -46,9 +42,7 @@ async function main(argv: string[]): Promise<number> {
       const matches = (await keys.get(arg!)) ? [(await keys.get(arg!))!] : await keys.list(arg!);
       if (matches.length !== 1) throw new GatewayError("validation", `"${arg}" matches ${matches.length} keys; give the id or a longer prefix`);
       const k = matches[0]!;
-      // Embedded, the journal is the SQLite file beside PGlite (see sqliteSubmissionStore.ts).
-      const journal = db.kind === "pglite" ? await SqliteSubmissionStore.open(config.dataDir, { importFrom: db }) : new SqlSubmissionStore(db);
-      const used = await journal.countBySignerSince(k.walletAddress, new Date(Date.now() - 86_400_000)).finally(() => journal instanceof SqliteSubmissionStore && journal.close());
+      const used = await stores.journal.countBySignerSince(k.walletAddress, new Date(Date.now() - 86_400_000));
       process.stdout.write(
         `${show(k)}\ntransactions in the last 24 h: ${used}${k.transactionsPerDay ? ` of ${k.transactionsPerDay}` : " (no daily quota)"}\n` +
           `requests: ${k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "the network default"} (live counts: X-RateLimit-* response headers)\n`,
@@ -58,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   } finally {
-    await db.close();
+    await stores.close();
   }
 }
 

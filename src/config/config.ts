@@ -44,7 +44,7 @@ export interface GatewayConfig {
   /** How often unhealthy upstreams are probed again, ms. */
   upstreamProbeIntervalMs: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
-  /** PostgreSQL for keys and the journal; embedded PGlite under dataDir when absent. */
+  /** PostgreSQL for keys, idempotency answers and the journal; the embedded SQLite file under dataDir when absent. */
   databaseUrl?: string;
   /** Keys POST /portal/keys issues per client IP per hour. */
   portalKeysPerHour: number;

@@ -6,7 +6,7 @@ type Doc = { env?: string; text: string };
 
 export const gatewaySettings: Record<keyof GatewayConfig, Doc> = {
   host: { env: "HOST", text: "Interface every network's port binds to." },
-  dataDir: { env: "DATA_DIR", text: "Where the embedded store (keys and idempotency answers in PGlite, the journal in SQLite) and the generated master seed live." },
+  dataDir: { env: "DATA_DIR", text: "Where the embedded store (one SQLite file: the journal, keys and idempotency answers) and the generated master seed live." },
   bodyLimitBytes: { env: "BODY_LIMIT_BYTES", text: "Largest accepted request body on every endpoint (413 beyond)." },
   maxBatchSize: { text: "Most requests in one JSON-RPC batch (-32600 beyond)." },
   coalesceReads: { env: "COALESCE_READS", text: "true: an upstream read (eth_blockNumber, eth_call, eth_getBalance, …) identical to one already in flight waits for that one's answer instead of sending its own; false: every call goes upstream." },

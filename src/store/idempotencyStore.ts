@@ -2,7 +2,7 @@
 // kept in the store). Concurrent duplicates wait for the first. A first attempt that failed before its
 // transaction was journaled leaves no trace (a retry runs); once journaled, its answer is kept, whatever it
 // is (a receipt wait that timed out, a revert): a retry that ran again would send a second transaction.
-import type { SqlClient } from "./sqlClient.js";
+import type { IdempotencyTable } from "./idempotencyTable.js";
 import { GatewayError } from "../errors.js";
 
 export interface StoredAnswer {
@@ -36,7 +36,7 @@ export type RenderError = (err: GatewayError) => StoredAnswer;
 
 export class IdempotencyStore {
   constructor(
-    private readonly db: SqlClient,
+    private readonly table: IdempotencyTable,
     private readonly options: IdempotencyOptions = {},
   ) {}
 
@@ -48,38 +48,36 @@ export class IdempotencyStore {
    * settleStale) in the caller's transport format.
    */
   async once(scope: string, key: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
-    await this.db.query("delete from idempotency where scope = $1 and key = $2 and created_at < $3", [scope, key, new Date(Date.now() - TTL_MS)]);
-    const [claim] = await this.db.query<{ created_at: Date }>("insert into idempotency (scope, key) values ($1, $2) on conflict do nothing returning created_at", [scope, key]);
-    if (!claim) return this.waitForAnswer(scope, key, fn, render);
+    const claimedAt = await this.table.claim(scope, key, new Date(Date.now() - TTL_MS));
+    if (!claimedAt) return this.waitForAnswer(scope, key, fn, render);
     let sent = false;
     let answer: StoredAnswer;
     try {
-      answer = await fn({ journaled: () => void (sent = true), journalKey: journalKey(scope, key, claim.created_at) });
+      answer = await fn({ journaled: () => void (sent = true), journalKey: journalKey(scope, key, claimedAt) });
     } catch (err) {
       if (!sent) {
-        await this.db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);
+        await this.table.release(scope, key);
         throw err;
       }
       answer = render(new GatewayError("internal", "the write was journaled and will be sent, but its answer failed", { cause: err }));
     }
-    if (sent || (answer.status >= 200 && answer.status < 300)) await this.db.query("update idempotency set status = $3, body = $4 where scope = $1 and key = $2", [scope, key, answer.status, answer.body]);
-    else await this.db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);
+    if (sent || (answer.status >= 200 && answer.status < 300)) await this.table.answer(scope, key, answer.status, answer.body);
+    else await this.table.release(scope, key);
     return { ...answer, replayed: false };
   }
 
   /** Forgets answers past their 24 h (a key is otherwise only cleared when it is used again). */
-  async prune(now = new Date()): Promise<number> {
-    const rows = await this.db.query("delete from idempotency where created_at < $1 returning key", [new Date(now.getTime() - TTL_MS)]);
-    return rows.length;
+  prune(now = new Date()): Promise<number> {
+    return this.table.prune(new Date(now.getTime() - TTL_MS));
   }
 
   private async waitForAnswer(scope: string, key: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const [row] = await this.db.query<{ status: number | null; body: string | null; created_at: Date }>("select status, body, created_at from idempotency where scope = $1 and key = $2", [scope, key]);
+      const row = await this.table.read(scope, key);
       if (!row) return this.once(scope, key, fn, render); // the first attempt failed: this one runs
       if (row.status !== null && row.body !== null) return { status: row.status, body: row.body, replayed: true };
-      if (Date.now() - row.created_at.getTime() > (this.options.staleAfterMs ?? STALE_CLAIM_MS)) return this.settleStale(scope, key, row.created_at, fn, render);
+      if (Date.now() - row.createdAt.getTime() > (this.options.staleAfterMs ?? STALE_CLAIM_MS)) return this.settleStale(scope, key, row.createdAt, fn, render);
       if (Date.now() > deadline) return { status: 409, body: JSON.stringify({ success: false, error: "a request with this Idempotency-Key is still in progress", errorCode: "VALIDATION_ERROR" }), replayed: true };
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -94,7 +92,7 @@ export class IdempotencyStore {
   private async settleStale(scope: string, key: string, createdAt: Date, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
     const found = await this.options.findJournaled?.(journalKey(scope, key, createdAt));
     if (!found) {
-      await this.db.query("delete from idempotency where scope = $1 and key = $2 and status is null and date_trunc('milliseconds', created_at) = $3", [scope, key, createdAt]);
+      await this.table.release(scope, key, createdAt);
       return this.once(scope, key, fn, render);
     }
     const answer = render(
@@ -102,8 +100,8 @@ export class IdempotencyStore {
         details: { queueId: found.queueId, hash: found.hash },
       }),
     );
-    await this.db.query("update idempotency set status = $3, body = $4 where scope = $1 and key = $2 and status is null", [scope, key, answer.status, answer.body]);
-    const [row] = await this.db.query<{ status: number; body: string }>("select status, body from idempotency where scope = $1 and key = $2", [scope, key]);
+    await this.table.answer(scope, key, answer.status, answer.body, true);
+    const row = await this.table.read(scope, key);
     return { status: row?.status ?? answer.status, body: row?.body ?? answer.body, replayed: true };
   }
 }

@@ -3,49 +3,17 @@
 // per ZKT write, more than the rest of the write together; SQLite's native code does the same work in a
 // fraction of that (bench/RESULTS.md). Calls are synchronous and short (a group commit of a few dozen records
 // takes ~1 ms), so they run on the event loop: posting the same rows to a worker cost about as much.
-// Keys and idempotency answers stay in PGlite (written rarely), so PostgreSQL and the embedded store still
-// share their SQL; this file holds only the journal's.
-import Database from "better-sqlite3";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import type { SqlClient } from "./sqlClient.js";
+// The file (embeddedDatabase.ts) also holds API keys and Idempotency-Key answers; this holds only the journal's SQL.
+import type Database from "better-sqlite3";
+import { openEmbeddedDatabase } from "./embeddedDatabase.js";
 import { StatusBatcher } from "./statusBatcher.js";
 import { fromRow, type SubmissionRow } from "./submissionRow.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
 
 /** A row as SQLite holds it: numbers for nonces, milliseconds for times. */
-type Row = SubmissionRow & { nonce: number; created_at: number; processed_at: number | null };
+export type Row = SubmissionRow & { nonce: number; created_at: number; processed_at: number | null };
 
-/** Versioned like the SQL migrations: the file's user_version is the last applied. Never edit a shipped one. */
-const SCHEMA = [
-  `create table submissions (
-     queue_id text primary key,
-     network text not null,
-     signer text not null,
-     nonce integer not null,
-     hash text not null,
-     raw text not null,
-     kind text not null,
-     status text not null,
-     error_message text,
-     created_at integer not null,
-     processed_at integer,
-     idempotency_key text
-   );
-   create index submissions_status on submissions (network, status, created_at);
-   create index submissions_hash on submissions (network, hash);
-   create unique index submissions_idempotency on submissions (idempotency_key) where idempotency_key is not null;
-   create table nonce_lanes (network text not null, signer text not null, next_nonce integer not null, primary key (network, signer)) without rowid;`,
-  // What was done once to this journal (the PGlite take-over), so it is neither skipped when cut off nor redone.
-  `create table journal_meta (key text primary key, value text not null) without rowid;`,
-  // Only a caller-signed transaction is ever looked up by hash (getRawByHash). Indexing every record's hash,
-  // random by nature, dirtied a random index page per record at each commit: ~40 % of the journal's CPU per
-  // record and most of its WAL writes (bench).
-  `drop index if exists submissions_hash;
-   create index submissions_raw_hash on submissions (network, hash) where kind = 'raw';`,
-];
-
-const toRow = (r: SubmissionRecord): Row => ({
+export const toRow = (r: SubmissionRecord): Row => ({
   queue_id: r.queueId,
   network: r.network,
   signer: r.signer,
@@ -72,7 +40,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
   private readonly statuses: StatusBatcher;
   private readonly sql;
 
-  private constructor(private readonly db: Database.Database) {
+  /** On the embedded file (embeddedDatabase.ts); close() closes the file. */
+  constructor(private readonly db: Database.Database) {
     const statement = <P extends unknown[] | object, R = Row>(text: string) => db.prepare<P, R>(text);
     this.sql = {
       insert: statement<Row, never>(
@@ -119,70 +88,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.statuses = new StatusBatcher(async (status, ids, at) => void flushStatuses(status, ids, at?.getTime() ?? null));
   }
 
-  /**
-   * Opens (creating and migrating) the journal file under `dataDir`. Given the embedded PGlite store of an
-   * earlier version, a new journal first takes over its records and nonce lanes, so an upgrade loses no
-   * accepted write.
-   */
-  static async open(dataDir: string, options: { importFrom?: SqlClient } = {}): Promise<SqliteSubmissionStore> {
-    mkdirSync(dataDir, { recursive: true });
-    const file = join(dataDir, "journal.sqlite");
-    // Exclusive: one gateway per data directory; a second fails here instead of handing out the same nonces.
-    let db: Database.Database;
-    try {
-      // No busy wait: the only other user of the file would be another gateway, which must not share it.
-      db = new Database(file, { timeout: 0 });
-      // Exclusive before WAL: the WAL index then lives in this process's memory, and the lock is held for good.
-      db.pragma("locking_mode = EXCLUSIVE");
-      db.pragma("journal_mode = WAL");
-      // The lock is taken by the first write (a read only shares it): take it now, before anything is used.
-      db.exec("begin immediate; commit");
-    } catch (err) {
-      if ((err as { code?: string }).code !== "SQLITE_BUSY") throw err;
-      throw new Error(`the journal ${file} is in use by another process: one gateway (or keys CLI) per DATA_DIR at a time`, { cause: err });
-    }
-    // WAL: a commit is one append. synchronous=NORMAL: a commit is in the OS's hands before the reply, so a
-    // killed process loses nothing; a crash of the machine may lose the last commits (DATABASE_URL is the
-    // durable choice).
-    db.pragma("synchronous = NORMAL");
-    const version = db.pragma("user_version", { simple: true }) as number;
-    db.transaction(() => {
-      for (let v = version; v < SCHEMA.length; v++) db.exec(SCHEMA[v]!);
-      db.pragma(`user_version = ${SCHEMA.length}`);
-    })();
-    const store = new SqliteSubmissionStore(db);
-    if (options.importFrom && !db.prepare("select 1 from journal_meta where key = 'pglite_takeover'").get()) await store.importFrom(options.importFrom);
-    return store;
-  }
-
-  /**
-   * Copies an earlier PGlite journal (records, then lanes) in slices, notes that it did, then empties the old
-   * one: one journal from now on. Cut off part way, it starts again on the next open and skips what it copied.
-   */
-  private async importFrom(old: SqlClient): Promise<void> {
-    const copy = this.db.prepare<Row, never>(
-      `insert or ignore into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
-       values (@queue_id, @network, @signer, @nonce, @hash, @raw, @kind, @status, @error_message, @created_at, @processed_at, @idempotency_key)`,
-    );
-    const insertAll = this.db.transaction((rows: Row[]) => {
-      for (const r of rows) copy.run(r);
-    });
-    let after = "";
-    for (;;) {
-      const rows = await old.query<SubmissionRow>("select * from submissions where queue_id > $1 order by queue_id limit 5000", [after]);
-      if (rows.length === 0) break;
-      insertAll(rows.map((r) => toRow(fromRow(r))));
-      after = rows[rows.length - 1]!.queue_id;
-    }
-    const lanes = await old.query<{ network: string; signer: string; next_nonce: string | number }>("select network, signer, next_nonce from nonce_lanes");
-    this.db.transaction(() => {
-      for (const l of lanes) this.sql.setLane.run(l.network, l.signer, Number(l.next_nonce));
-      this.db.prepare("insert into journal_meta (key, value) values ('pglite_takeover', ?)").run(new Date().toISOString());
-    })();
-    await old.transaction(async (tx) => {
-      await tx.query("delete from submissions");
-      await tx.query("delete from nonce_lanes");
-    });
+  /** The journal alone on the embedded file (tests, and tools that read it while the gateway is stopped). */
+  static async open(dataDir: string): Promise<SqliteSubmissionStore> {
+    return new SqliteSubmissionStore(openEmbeddedDatabase(dataDir));
   }
 
   reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {

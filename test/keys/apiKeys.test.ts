@@ -24,7 +24,7 @@ async function boot(mutate: (c: ReturnType<typeof testConfig>) => void): Promise
   return gw;
 }
 
-for (const storeKind of ["pglite", "postgres"] as const) {
+for (const storeKind of ["embedded", "postgres"] as const) {
   describe(`API keys (${storeKind})`, () => {
     let gw: Gateway;
     let dataDir = "";
@@ -132,7 +132,7 @@ for (const storeKind of ["pglite", "postgres"] as const) {
       expect(ok.hash).toMatch(/^0x/);
     });
 
-    if (storeKind === "pglite") {
+    if (storeKind === "embedded") {
       it("a wrong key of the right length answers 401 in the same time as one of another length", async () => {
         const url = gw.network("testnet").url;
         const sameLength = "cgw_" + "A".repeat(43);

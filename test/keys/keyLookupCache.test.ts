@@ -4,24 +4,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqlClient, type SqlClient } from "../../src/store/sqlClient.js";
-import { migrate } from "../../src/store/migrations.js";
+import { openStores, type Stores } from "../../src/store/openStores.js";
 import { ApiKeys, LOOKUP_CACHE_MS } from "../../src/keys/apiKeys.js";
 import { MasterSeed } from "../../src/keys/masterSeed.js";
 
 describe("API key lookup cache", () => {
-  let db: SqlClient;
+  let stores: Stores;
   let gateway: ApiKeys;
   let otherProcess: ApiKeys;
   beforeAll(async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-keys-"));
-    db = await openSqlClient({ dataDir });
-    await migrate(db);
+    stores = await openStores({ dataDir });
     const seed = MasterSeed.load(dataDir, {});
-    gateway = new ApiKeys(db, seed);
-    otherProcess = new ApiKeys(db, seed);
+    gateway = new ApiKeys(stores.keys, seed);
+    otherProcess = new ApiKeys(stores.keys, seed);
   });
-  afterAll(() => db?.close());
+  afterAll(() => stores?.close());
 
   it("revoked here: refused at once", async () => {
     const { apiKey, info } = await gateway.create();

@@ -41,7 +41,7 @@ describe("portal", () => {
 });
 
 describe("keys CLI", () => {
-  for (const kind of ["pglite", "postgres"] as const) {
+  for (const kind of ["embedded", "postgres"] as const) {
     it(`create, list, revoke (${kind})`, async () => {
       const env: Record<string, string> = { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), "cli-")) } as Record<string, string>;
       let drop: (() => Promise<void>) | undefined;

@@ -1,25 +1,57 @@
-// The Idempotency-Key store on embedded PGlite: one run per key, replays, failures leave no trace, and
-// answers past their 24 h are pruned.
+// The Idempotency-Key store, on the embedded SQLite file and on PostgreSQL: one run per key, replays,
+// failures leave no trace, stale claims are settled, and answers past their 24 h are pruned.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqlClient, type SqlClient } from "../../src/store/sqlClient.js";
+import { openSqlClient } from "../../src/store/sqlClient.js";
 import { migrate } from "../../src/store/migrations.js";
+import { openEmbeddedDatabase } from "../../src/store/embeddedDatabase.js";
+import { sqlIdempotencyTable, sqliteIdempotencyTable, type IdempotencyTable } from "../../src/store/idempotencyTable.js";
 import { IdempotencyStore, type ClaimHooks, type RenderError } from "../../src/store/idempotencyStore.js";
+import { freshSchemaUrl } from "../helpers/postgres.js";
 
 /** Errors as a transport would answer them. */
 const render: RenderError = (err) => ({ status: err.httpStatus, body: JSON.stringify({ error: err.message, details: err.details }) });
 
-describe("IdempotencyStore", () => {
-  let db: SqlClient;
+/** A backend's table, and a way to age a claim as time passing would (no clock is faked). */
+interface Backend {
+  table: IdempotencyTable;
+  age(scope: string, key: string, ms: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const backends: Record<string, () => Promise<Backend>> = {
+  async embedded() {
+    const db = openEmbeddedDatabase(mkdtempSync(join(tmpdir(), "idem-")));
+    const age = db.prepare<[number, string, string]>("update idempotency set created_at = created_at - ? where scope = ? and key = ?");
+    return { table: sqliteIdempotencyTable(db), age: async (scope, key, ms) => void age.run(ms, scope, key), close: async () => void db.close() };
+  },
+  async postgres() {
+    const schema = await freshSchemaUrl();
+    const db = await openSqlClient({ dataDir: mkdtempSync(join(tmpdir(), "idem-pg-")), databaseUrl: schema.url });
+    await migrate(db);
+    return {
+      table: sqlIdempotencyTable(db),
+      age: async (scope, key, ms) => void (await db.query("update idempotency set created_at = created_at - $3 * interval '1 millisecond' where scope = $1 and key = $2", [scope, key, ms])),
+      async close() {
+        await db.close();
+        await schema.drop();
+      },
+    };
+  },
+};
+
+describe.each(Object.keys(backends))("IdempotencyStore (%s)", (kind) => {
+  let backend: Backend;
+  let table: IdempotencyTable;
   let store: IdempotencyStore;
   beforeAll(async () => {
-    db = await openSqlClient({ dataDir: mkdtempSync(join(tmpdir(), "idem-")) });
-    await migrate(db);
-    store = new IdempotencyStore(db);
+    backend = await backends[kind]!();
+    table = backend.table;
+    store = new IdempotencyStore(table);
   });
-  afterAll(() => db?.close());
+  afterAll(() => backend?.close());
 
   it("runs once per scope and key; a failed first attempt can be retried; non-2xx answers are not kept", async () => {
     let runs = 0;
@@ -56,11 +88,14 @@ describe("IdempotencyStore", () => {
 
   it("a claim left unanswered by a stopped process: the retry runs if nothing was journaled, else it is told where the write is", async () => {
     const journal = new Map<string, { queueId: string; hash: string }>();
-    const settling = new IdempotencyStore(db, { findJournaled: async (k) => journal.get(k), staleAfterMs: 60_000 });
+    const settling = new IdempotencyStore(table, { findJournaled: async (k) => journal.get(k), staleAfterMs: 60_000 });
     // Two claims as a killed gateway leaves them: no answer, 10 minutes old; the second journaled its write.
-    await db.query("insert into idempotency (scope, key, created_at) values ('crash', 'before', now() - interval '10 minutes'), ('crash', 'after', now() - interval '10 minutes')");
-    const [claim] = await db.query<{ created_at: Date }>("select created_at from idempotency where scope = 'crash' and key = 'after'");
-    journal.set(`crash\nafter\n${claim!.created_at.getTime()}`, { queueId: "q-1", hash: "0xabc" });
+    for (const key of ["before", "after"]) {
+      await table.claim("crash", key, new Date(0));
+      await backend.age("crash", key, 10 * 60_000);
+    }
+    const claim = await table.read("crash", "after");
+    journal.set(`crash\nafter\n${claim!.createdAt.getTime()}`, { queueId: "q-1", hash: "0xabc" });
     let runs = 0;
     const write = async ({ journalKey }: ClaimHooks) => ({ status: 200, body: `ran ${++runs} under ${journalKey.split("\n").slice(0, 2).join("/")}` });
     expect(await settling.once("crash", "before", write, render)).toMatchObject({ status: 200, body: "ran 1 under crash/before" });
@@ -71,20 +106,20 @@ describe("IdempotencyStore", () => {
     expect((await settling.once("crash", "after", write, render)).body).toBe(told.body);
     expect(runs).toBe(1);
     // A fresh claim is not stale: its request may still be running.
-    await db.query("insert into idempotency (scope, key) values ('crash', 'running')");
+    await table.claim("crash", "running", new Date(0));
     const waiting = settling.once("crash", "running", write, render);
     await new Promise((r) => setTimeout(r, 200));
-    await db.query("update idempotency set status = 200, body = 'the first answer' where scope = 'crash' and key = 'running'");
+    await table.answer("crash", "running", 200, "the first answer");
     expect(await waiting).toMatchObject({ body: "the first answer", replayed: true });
     expect(runs).toBe(1);
   });
 
   it("prune forgets answers older than 24 h and keeps the rest", async () => {
     await store.once("p", "old", async () => ({ status: 200, body: "old" }), render);
-    await db.query("update idempotency set created_at = now() - interval '25 hours' where scope = 'p' and key = 'old'");
+    await backend.age("p", "old", 25 * 3_600_000);
     await store.once("p", "new", async () => ({ status: 200, body: "new" }), render);
     expect(await store.prune()).toBe(1);
-    const keys = (await db.query<{ key: string }>("select key from idempotency where scope = 'p' order by key")).map((r) => r.key);
-    expect(keys).toEqual(["new"]);
+    expect(await table.read("p", "old")).toBeUndefined();
+    expect(await table.read("p", "new")).toMatchObject({ status: 200, body: "new" });
   });
 });

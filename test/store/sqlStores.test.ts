@@ -1,5 +1,5 @@
-// The store suite: migrations are idempotent and the journal round-trips, on PGlite and PostgreSQL (keys and
-// journal) and on the embedded journal's SQLite.
+// The store suite: migrations are idempotent and the journal round-trips, on PostgreSQL, on PGlite (where
+// earlier versions kept it: pgliteTakeover.ts reads it) and on the embedded SQLite file.
 import { afterAll, describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -248,13 +248,10 @@ describe("SQLite journal (embedded)", () => {
       create table nonce_lanes (network text not null, signer text not null, next_nonce integer not null, primary key (network, signer)) without rowid;
       pragma user_version = 1;`);
     v1.close();
-    const db = await openSqlClient({ dataDir });
-    await migrate(db);
-    const store = await SqliteSubmissionStore.open(dataDir, { importFrom: db });
+    const store = await SqliteSubmissionStore.open(dataDir);
     const [recs] = await store.reserveAndInsertLanes("sq", [lane("0xf9", 1)]);
     expect(recs!.map((r) => r.nonce)).toEqual([0]);
     await store.close();
-    await db.close();
   });
 
   it("one gateway per data directory: a second opener is refused while the first has it", async () => {
@@ -263,53 +260,5 @@ describe("SQLite journal (embedded)", () => {
     await expect(SqliteSubmissionStore.open(dataDir)).rejects.toThrow(/is in use by another process: one gateway \(or keys CLI\) per DATA_DIR/);
     await store.close();
     await (await SqliteSubmissionStore.open(dataDir)).close();
-  });
-
-  it("takes over an earlier version's PGlite journal once: records, statuses and nonce lanes", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-import-"));
-    const db = await openSqlClient({ dataDir });
-    await migrate(db);
-    const old = new SqlSubmissionStore(db);
-    const [recs] = await old.reserveAndInsertLanes("sq", [lane("0xe1", 3, { chainPending: 7 })]);
-    await old.update(recs![0]!.queueId, { status: "error", errorMessage: "the node rejected the transaction: nope", processedAt: new Date("2026-02-01T00:00:01Z") });
-    const raw: SubmissionRecord = { ...record("0xuser", 3), kind: "raw", idempotencyKey: "idem-1" };
-    await old.insert(raw);
-
-    const store = await SqliteSubmissionStore.open(dataDir, { importFrom: db });
-    expect(await store.get(recs![0]!.queueId)).toEqual({ ...recs![0]!, status: "error", errorMessage: "the node rejected the transaction: nope", processedAt: new Date("2026-02-01T00:00:01Z") });
-    expect(await store.get(recs![2]!.queueId)).toEqual(recs![2]);
-    expect(await store.getRawByHash("sq", raw.hash)).toEqual(raw);
-    expect((await store.listUnfinished("sq", 100)).map((r) => `${r.signer}:${r.nonce}`)).toEqual(["0xe1:8", "0xe1:9", "0xuser:3"]);
-    // The lane carries on after the imported nonces, though the chain reports less.
-    const [next] = await store.reserveAndInsertLanes("sq", [lane("0xe1", 1)]);
-    expect(next![0]!.nonce).toBe(10);
-    // One journal from now on: the old one is emptied, and a reopen imports nothing again.
-    expect(await db.query("select * from submissions")).toEqual([]);
-    expect(await db.query("select * from nonce_lanes")).toEqual([]);
-    await store.close();
-    const late = record("0xlate", 0);
-    await old.insert(late);
-    const reopened = await SqliteSubmissionStore.open(dataDir, { importFrom: db });
-    expect(await reopened.get(late.queueId)).toBeUndefined();
-    await reopened.close();
-    await db.close();
-  });
-
-  it("a take-over cut off part way starts again on the next open, skipping what it copied", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-resume-"));
-    const db = await openSqlClient({ dataDir });
-    await migrate(db);
-    const old = new SqlSubmissionStore(db);
-    const [copied, notYet] = [record("0xe2", 0), record("0xe2", 1)];
-    await old.insert(copied);
-    await old.insert(notYet);
-    // As if the first take-over had copied one record when the process died.
-    const partial = await SqliteSubmissionStore.open(dataDir);
-    await partial.insert(copied);
-    await partial.close();
-    const store = await SqliteSubmissionStore.open(dataDir, { importFrom: db });
-    expect((await store.listUnfinished("sq", 10)).map((r) => r.queueId)).toEqual([copied.queueId, notYet.queueId]);
-    await store.close();
-    await db.close();
   });
 });

@@ -1,0 +1,113 @@
+// Where API keys are kept: PostgreSQL (DATABASE_URL) or the embedded SQLite file. ApiKeys holds the rules
+// (hashing, the lookup cache, what a key grants); this holds only the rows, in each database's own SQL.
+import type Database from "better-sqlite3";
+import type { SqlClient } from "./sqlClient.js";
+
+export interface KeyRow {
+  id: string;
+  /** The key's first characters: safe to show, enough to tell keys apart. */
+  prefix: string;
+  label: string;
+  walletIndex: number;
+  createdAt: Date;
+  revokedAt: Date | null;
+  requestsPerMinute: number | null;
+  transactionsPerDay: number | null;
+}
+
+export interface NewKeyRow {
+  id: string;
+  prefix: string;
+  keyHash: string;
+  label: string;
+  requestsPerMinute: number | null;
+  transactionsPerDay: number | null;
+}
+
+export interface KeyTable {
+  /** Stores a key under the next unused wallet index (each key's wallet is its own). */
+  insert(key: NewKeyRow): Promise<KeyRow>;
+  byHash(keyHash: string): Promise<KeyRow | undefined>;
+  byId(id: string): Promise<KeyRow | undefined>;
+  /** Every key's wallet index, revoked keys included. */
+  walletIndexes(): Promise<number[]>;
+  /** Keys whose shown prefix starts with `prefix`, newest first. */
+  byPrefix(prefix: string): Promise<KeyRow[]>;
+  /** Marks the key revoked (the first revocation's time stays). */
+  revoke(id: string): Promise<KeyRow | undefined>;
+}
+
+/** A row as either database hands it back: PostgreSQL's timestamptz as a Date, SQLite's as milliseconds. */
+interface Row {
+  id: string;
+  prefix: string;
+  label: string;
+  wallet_index: number;
+  created_at: Date | number;
+  revoked_at: Date | number | null;
+  requests_per_minute: number | null;
+  transactions_per_day: number | null;
+}
+
+const fromRow = (r: Row): KeyRow => ({
+  id: r.id,
+  prefix: r.prefix,
+  label: r.label,
+  walletIndex: r.wallet_index,
+  createdAt: new Date(r.created_at),
+  revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
+  requestsPerMinute: r.requests_per_minute,
+  transactionsPerDay: r.transactions_per_day,
+});
+
+/** `like` matches the prefix's pattern characters literally once escaped (`\` is PostgreSQL's escape). */
+const likePrefix = (prefix: string): string => prefix.replace(/[%_\\]/g, "\\$&") + "%";
+
+export function sqlKeyTable(db: Pick<SqlClient, "query">): KeyTable {
+  const one = async (sql: string, params: unknown[]): Promise<KeyRow | undefined> => {
+    const [row] = await db.query<Row>(sql, params);
+    return row ? fromRow(row) : undefined;
+  };
+  return {
+    async insert(k) {
+      // A sequence, so replicas inserting at once never take the same index.
+      const row = await one(
+        `insert into api_keys (id, prefix, key_hash, label, wallet_index, requests_per_minute, transactions_per_day)
+         values ($1, $2, $3, $4, nextval('api_key_wallet_index'), $5, $6) returning *`,
+        [k.id, k.prefix, k.keyHash, k.label, k.requestsPerMinute, k.transactionsPerDay],
+      );
+      return row!;
+    },
+    byHash: (keyHash) => one("select * from api_keys where key_hash = $1", [keyHash]),
+    byId: (id) => one("select * from api_keys where id = $1", [id]),
+    walletIndexes: async () => (await db.query<{ wallet_index: number }>("select wallet_index from api_keys order by wallet_index")).map((r) => r.wallet_index),
+    byPrefix: async (prefix) => (await db.query<Row>("select * from api_keys where prefix like $1 order by created_at desc", [likePrefix(prefix)])).map(fromRow),
+    revoke: (id) => one("update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning *", [id]),
+  };
+}
+
+export function sqliteKeyTable(db: Database.Database): KeyTable {
+  const sql = {
+    // One process writes the file (it is opened exclusively), so the next index is simply one past the
+    // highest; keys are revoked, never deleted, so no index is handed out twice.
+    insert: db.prepare<[string, string, string, string, number, number | null, number | null], Row>(
+      `insert into api_keys (id, prefix, key_hash, label, wallet_index, created_at, requests_per_minute, transactions_per_day)
+       values (?, ?, ?, ?, (select coalesce(max(wallet_index), 0) + 1 from api_keys), ?, ?, ?) returning *`,
+    ),
+    byHash: db.prepare<[string], Row>("select * from api_keys where key_hash = ?"),
+    byId: db.prepare<[string], Row>("select * from api_keys where id = ?"),
+    walletIndexes: db.prepare<[], { wallet_index: number }>("select wallet_index from api_keys order by wallet_index"),
+    // Not like: SQLite's ignores case, and a key's prefix is case-sensitive base64url.
+    byPrefix: db.prepare<[number, string], Row>("select * from api_keys where substr(prefix, 1, ?) = ? order by created_at desc, rowid desc"),
+    revoke: db.prepare<[number, string], Row>("update api_keys set revoked_at = coalesce(revoked_at, ?) where id = ? returning *"),
+  };
+  const maybe = (r: Row | undefined): KeyRow | undefined => (r ? fromRow(r) : undefined);
+  return {
+    insert: async (k) => fromRow(sql.insert.get(k.id, k.prefix, k.keyHash, k.label, Date.now(), k.requestsPerMinute, k.transactionsPerDay)!),
+    byHash: async (keyHash) => maybe(sql.byHash.get(keyHash)),
+    byId: async (id) => maybe(sql.byId.get(id)),
+    walletIndexes: async () => sql.walletIndexes.all().map((r) => r.wallet_index),
+    byPrefix: async (prefix) => sql.byPrefix.all(prefix.length, prefix).map(fromRow),
+    revoke: async (id) => maybe(sql.revoke.get(Date.now(), id)),
+  };
+}

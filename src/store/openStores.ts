@@ -1,0 +1,62 @@
+// The gateway's stores, for the gateway and the keys CLI alike: the submission journal, API keys and
+// Idempotency-Key answers, all in PostgreSQL (DATABASE_URL: replicas share them) or all in the embedded
+// SQLite file under DATA_DIR (one process).
+import { openEmbeddedDatabase } from "./embeddedDatabase.js";
+import { sqlIdempotencyTable, sqliteIdempotencyTable, type IdempotencyTable } from "./idempotencyTable.js";
+import { sqlKeyTable, sqliteKeyTable, type KeyTable } from "./keyTable.js";
+import { migrate } from "./migrations.js";
+import { takeOverPglite } from "./pgliteTakeover.js";
+import { openSqlClient } from "./sqlClient.js";
+import { SqliteSubmissionStore } from "./sqliteSubmissionStore.js";
+import { SqlSubmissionStore } from "./sqlSubmissionStore.js";
+
+export interface Stores {
+  kind: "embedded" | "postgres";
+  journal: SqliteSubmissionStore | SqlSubmissionStore;
+  keys: KeyTable;
+  idempotency: IdempotencyTable;
+  close(): Promise<void>;
+}
+
+export interface OpenStoresOptions {
+  dataDir: string;
+  databaseUrl?: string;
+  /** Told what opening changed: migrations applied, an earlier PGlite store taken over. */
+  onChange?: (what: string, details: Record<string, unknown>) => void;
+}
+
+export async function openStores(options: OpenStoresOptions): Promise<Stores> {
+  if (options.databaseUrl) {
+    const db = await openSqlClient({ dataDir: options.dataDir, databaseUrl: options.databaseUrl });
+    try {
+      const applied = await migrate(db);
+      if (applied.length > 0) options.onChange?.("store migrated", { store: "postgres", versions: applied });
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+    const journal = new SqlSubmissionStore(db);
+    return {
+      kind: "postgres",
+      journal,
+      keys: sqlKeyTable(db),
+      idempotency: sqlIdempotencyTable(db),
+      async close() {
+        await journal.close();
+        await db.close();
+      },
+    };
+  }
+  const db = openEmbeddedDatabase(options.dataDir);
+  try {
+    if (await takeOverPglite(db, options.dataDir)) {
+      options.onChange?.("earlier embedded store taken over", { from: "DATA_DIR/pglite", into: "DATA_DIR/journal.sqlite", note: "DATA_DIR/pglite is no longer used and can be removed" });
+    }
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const journal = new SqliteSubmissionStore(db);
+  // The journal closes the file it shares with the keys and answers.
+  return { kind: "embedded", journal, keys: sqliteKeyTable(db), idempotency: sqliteIdempotencyTable(db), close: () => journal.close() };
+}
