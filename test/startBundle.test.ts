@@ -14,6 +14,7 @@ import { ApiKeys } from "../src/keys/apiKeys.js";
 import { openSqlClient } from "../src/store/sqlClient.js";
 import { migrate } from "../src/store/migrations.js";
 import { sqlKeyTable } from "../src/store/keyTable.js";
+import { pgliteDataDir } from "./helpers/pglite.js";
 
 describe("the npm start bundle", () => {
   let gw: GatewayProcess;
@@ -43,7 +44,7 @@ describe("the npm start bundle", () => {
 
   it("takes over an earlier version's PGlite data directory (its worker loads from the bundle)", async () => {
     // A data directory as the versions before the SQLite store left it: a key in PGlite.
-    const dataDir = mkdtempSync(join(tmpdir(), "gw-bundle-old-"));
+    const dataDir = pgliteDataDir("gw-bundle-old-");
     const db = await openSqlClient({ dataDir });
     await migrate(db);
     const { apiKey, info } = await new ApiKeys(sqlKeyTable(db), MasterSeed.load(dataDir)).create({ label: "from before" });

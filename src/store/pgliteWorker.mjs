@@ -1,6 +1,6 @@
-// The embedded store's PGlite (keys, idempotency answers; the journal is SQLite's), on a thread of its own:
-// PostgreSQL compiled to WebAssembly runs synchronously, and on the gateway's event loop it took ~45 % of a ZKT
-// write when it held the journal (bench profile). Messages in:
+// PGlite, the embedded store of earlier versions (read once by pgliteTakeover.ts), on a thread of its own:
+// PostgreSQL compiled to WebAssembly runs synchronously and holds ~250 MB, which go when the thread exits.
+// Messages in:
 // {id, op: "query", sql, params, tx?} | {id, op: "begin"} | {id, op: "commit"|"rollback", tx} | {id, op: "close"};
 // out: {id, rows} | {id, tx} | {id, error: {message, code}}. One transaction at a time (PGlite's own rule):
 // queries outside it wait for it, as on the main thread.

@@ -1,10 +1,9 @@
-// One small SQL interface over PGlite (embedded PostgreSQL under the data directory, the default) and
-// PostgreSQL (DATABASE_URL): the same SQL, the same migrations, either way.
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+// One small SQL interface over PostgreSQL (DATABASE_URL) and PGlite (PostgreSQL in WebAssembly: the embedded
+// store of earlier versions, under DATA_DIR/pglite, which pgliteTakeover.ts reads once): the same SQL, the
+// same migrations, either way.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
-import { GatewayError } from "../errors.js";
-import { createCluster, discardTemplate } from "./pgliteTemplate.js";
 
 export interface SqlClient {
   query<T extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -17,46 +16,22 @@ export interface SqlClient {
 export interface SqlClientOptions {
   databaseUrl?: string;
   dataDir: string;
-  /**
-   * Called once if the embedded store's (PGlite's) worker thread dies. Its in-memory state (open transactions, the
-   * outcome of the statement it was running) is gone, so every call fails from then on; a restart recovers the
-   * journal from disk. PostgreSQL has no such state here: its pool reconnects by itself.
-   */
-  onFatal?: (err: Error) => void;
   /** The PGlite worker script; tests substitute one that can be made to crash. */
   pgliteWorker?: URL;
-  /** Where a pristine PGlite cluster is kept for new data directories (pgliteTemplate.ts); tests isolate it. */
-  templateCacheRoot?: string;
 }
 
 export async function openSqlClient(options: SqlClientOptions): Promise<SqlClient> {
   return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(join(options.dataDir, "pglite"), options);
 }
 
+/** Opens an existing PGlite store only: nothing creates one any more (the embedded store is SQLite). */
 async function openPglite(dir: string, options: SqlClientOptions): Promise<SqlClient> {
-  mkdirSync(dir, { recursive: true });
-  const created = existsSync(join(dir, "PG_VERSION")) ? undefined : await createCluster(dir, initInWorker, options.templateCacheRoot);
-  try {
-    return await startPglite(dir, options);
-  } catch (err) {
-    // A copy PGlite cannot open means a damaged template: it goes, and this directory gets its own initdb.
-    if (created !== "copied") throw err;
-    discardTemplate(options.templateCacheRoot);
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    await initInWorker(dir);
-    return startPglite(dir, options);
-  }
-}
-
-async function startPglite(dir: string, options: SqlClientOptions): Promise<SqlClient> {
-  // The journal's working set is small; PostgreSQL's default 128 MB of shared buffers only costs memory here
-  // (measured: the same insert throughput at 16 MB, ~140 MB less RSS).
+  if (!existsSync(join(dir, "PG_VERSION"))) throw new Error(`no PGlite store in ${dir}`);
+  // The take-over reads little; PostgreSQL's default 128 MB of shared buffers would only cost memory.
   const worker = new Worker(options.pgliteWorker ?? new URL("./pgliteWorker.mjs", import.meta.url), { workerData: { dir, postgresqlconf: ["shared_buffers=16MB"] } });
   const waiting = new Map<number, { resolve: (m: WorkerReply) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let failed: Error | undefined;
-  let closing = false;
   await new Promise<void>((resolve, reject) => {
     worker.once("error", reject);
     worker.on("message", (m: WorkerReply | { ready: true }) => {
@@ -72,17 +47,13 @@ async function startPglite(dir: string, options: SqlClientOptions): Promise<SqlC
       else w.resolve(m);
     });
   });
-  // A dead worker fails what waits and all later calls, rather than leaving them hanging, and tells the owner.
+  // A dead worker (an abort or out-of-memory in the WebAssembly) fails what waits and all later calls, rather
+  // than leaving them hanging: its open transactions and the outcome of its last statement are gone.
   const die = (cause: Error): void => {
     if (failed) return;
-    // Callers see this message as is: a write in progress may have been journaled (and then be broadcast when
-    // the gateway restarts) or not, and the client must not take the error for a refusal.
-    failed = new GatewayError("internal", "the gateway's store stopped during this request, so a write may or may not have been accepted: check before sending it again (the gateway is stopping)", {
-      cause: new Error(`the embedded store stopped: ${cause.message}`),
-    });
+    failed = new Error(`the PGlite store stopped: ${cause.message}`);
     for (const w of waiting.values()) w.reject(failed);
     waiting.clear();
-    if (!closing) options.onFatal?.(failed);
   };
   worker.on("error", die);
   worker.on("exit", (code) => die(new Error(`its worker thread exited with code ${code}`)));
@@ -113,7 +84,6 @@ async function startPglite(dir: string, options: SqlClientOptions): Promise<SqlC
       return out;
     },
     async close() {
-      closing = true;
       await call({ op: "close" }).catch(() => undefined);
       await worker.terminate();
     },
@@ -125,15 +95,6 @@ interface WorkerReply {
   rows?: object[];
   tx?: number;
   error?: { message: string; code?: string };
-}
-
-/** initdb off the main thread, so its memory is released when it is done (see pgliteInitWorker.mjs). */
-function initInWorker(dir: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL("./pgliteInitWorker.mjs", import.meta.url), { workerData: { dir } });
-    worker.once("error", reject);
-    worker.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`PGlite initdb worker exited with ${code}`))));
-  });
 }
 
 async function openPostgres(url: string): Promise<SqlClient> {

@@ -1,7 +1,7 @@
 // Upgrading a data directory of the versions that kept their store in PGlite: the journal, keys and
 // Idempotency-Key answers move into the SQLite file once, and PGlite is not opened again.
 import { describe, expect, it } from "vitest";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -14,6 +14,7 @@ import { sqlKeyTable } from "../../src/store/keyTable.js";
 import { sqlIdempotencyTable } from "../../src/store/idempotencyTable.js";
 import { ApiKeys } from "../../src/keys/apiKeys.js";
 import { MasterSeed } from "../../src/keys/masterSeed.js";
+import { pgliteDataDir } from "../helpers/pglite.js";
 import type { LaneReservation, SubmissionRecord } from "../../src/store/submissionStore.js";
 
 const record = (signer: string, nonce: number): SubmissionRecord => ({ queueId: randomUUID(), network: "sq", signer, nonce, hash: `0x${signer}${nonce}`, raw: "0x02", kind: "message", status: "pending", createdAt: new Date("2026-02-01T00:00:00Z") });
@@ -21,7 +22,7 @@ const lane = (signer: string, count: number, chainPending = 0): LaneReservation 
 
 /** An earlier version's data directory: its PGlite store, migrated, handed to `fill`, then closed. */
 async function oldDataDir(fill: (db: Awaited<ReturnType<typeof openSqlClient>>) => Promise<void>): Promise<string> {
-  const dataDir = mkdtempSync(join(tmpdir(), "takeover-"));
+  const dataDir = pgliteDataDir("takeover-");
   const db = await openSqlClient({ dataDir });
   await migrate(db);
   await fill(db);
@@ -122,10 +123,13 @@ describe("taking over an earlier version's PGlite store", () => {
     await stores.close();
   });
 
-  it("a new data directory has no PGlite store and opens none", async () => {
-    const { stores, tookOver } = await open(mkdtempSync(join(tmpdir(), "takeover-none-")));
+  it("a new data directory has no PGlite store and opens none (nothing creates one)", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "takeover-none-"));
+    const { stores, tookOver } = await open(dataDir);
     expect(tookOver).toBe(false);
     expect(stores.kind).toBe("embedded");
     await stores.close();
+    await expect(openSqlClient({ dataDir })).rejects.toThrow(/no PGlite store in .*pglite$/);
+    expect(existsSync(join(dataDir, "pglite"))).toBe(false);
   });
 });

@@ -12,6 +12,7 @@ import type { LaneReservation, SubmissionRecord, SubmissionStore } from "../../s
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import { freshSchemaUrl } from "../helpers/postgres.js";
+import { pgliteDataDir } from "../helpers/pglite.js";
 
 for (const kind of ["pglite", "postgres", "sqlite"] as const) {
   describe(`SQL store (${kind})`, () => {
@@ -27,20 +28,21 @@ for (const kind of ["pglite", "postgres", "sqlite"] as const) {
     });
 
     it("migrates once, and again is a no-op", async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), "store-"));
+      if (kind === "sqlite") {
+        // Its schema, versioned by the file: a reopen finds it in place.
+        const dataDir = mkdtempSync(join(tmpdir(), "store-"));
+        await (await SqliteSubmissionStore.open(dataDir)).close();
+        sqlite = await SqliteSubmissionStore.open(dataDir);
+        return;
+      }
       if (kind === "postgres") {
         const s = await freshSchemaUrl();
         drop = s.drop;
-        db = await openSqlClient({ dataDir, databaseUrl: s.url });
-      } else db = await openSqlClient({ dataDir });
-      expect(db.kind).toBe(kind === "postgres" ? "postgres" : "pglite");
+        db = await openSqlClient({ dataDir: mkdtempSync(join(tmpdir(), "store-")), databaseUrl: s.url });
+      } else db = await openSqlClient({ dataDir: pgliteDataDir("store-") });
+      expect(db.kind).toBe(kind);
       expect(await migrate(db)).toEqual([1, 2, 3, 4, 5]);
       expect(await migrate(db)).toEqual([]);
-      if (kind === "sqlite") {
-        // Its schema, versioned by the file: a reopen finds it in place.
-        await (await SqliteSubmissionStore.open(dataDir)).close();
-        sqlite = await SqliteSubmissionStore.open(dataDir);
-      }
     });
 
     it("journals a submission and follows its status", async () => {
@@ -173,7 +175,7 @@ describe("SQL store (pglite, single writer): one statement per group commit", ()
   });
 
   it("a failed statement consumes no nonce, and a reopened journal continues where it stopped", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "store-local-"));
+    const dataDir = pgliteDataDir("store-local-");
     let db = await openSqlClient({ dataDir });
     await migrate(db);
     const [first] = await new SqlSubmissionStore(db).reserveAndInsertLanes("local", [lane("0xd1", 3)]);
