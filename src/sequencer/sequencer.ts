@@ -157,7 +157,7 @@ export class Sequencer {
 
   /**
    * Commits on the next turn of the event loop rather than at once: submissions whose estimates arrived in
-   * the same I/O poll then share one group commit (PGlite answers synchronously, so committing at once made
+   * the same I/O poll then share one group commit (the embedded store answers synchronously, so committing at once made
    * every batch a batch of one: the bench measured ~6 journal statements per write instead of a few per batch).
    */
   private scheduleCommit(lane: NonceLane): void {
@@ -173,7 +173,7 @@ export class Sequencer {
   /**
    * Group commit across lanes: everything waiting gets consecutive nonces per signer, is signed and journaled
    * in one store transaction, then queued for broadcast in nonce order. (A transaction per lane had the bench's
-   * 8-key run spend ~60 % of the gateway in PGlite.) Should that transaction fail, each lane is retried on its
+   * 8-key run spend ~60 % of the gateway in its store, PGlite then.) Should that transaction fail, each lane is retried on its
    * own, so one lane's failure never fails another's submissions.
    */
   private async commitWaiting(): Promise<void> {

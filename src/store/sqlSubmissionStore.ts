@@ -1,4 +1,5 @@
-// The submission journal on SQL (PGlite or PostgreSQL).
+// The submission journal on PostgreSQL (DATABASE_URL). The same SQL runs on PGlite, where earlier versions kept
+// the embedded journal (pgliteTakeover.ts reads it; its tests write one).
 import type { SqlClient } from "./sqlClient.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
 import { StatusBatcher } from "./statusBatcher.js";
@@ -34,19 +35,6 @@ async function insertRecords(db: Pick<SqlClient, "query">, records: SubmissionRe
   await db.query(INSERT_RECORDS, recordColumns(records));
 }
 
-/**
- * A single-writer journal's nonce lanes (embedded PGlite: one process owns the data directory), shared by
- * every store over the same client. Next nonces are known here, so a group commit is one statement instead
- * of begin, upsert, insert, commit: PGlite costs ~150 µs per call whatever it does (bench: 4 calls made
- * ~1 ms of journal per single-write group). Commits run one at a time, so a failed one hands its nonces to
- * the next, as the row locks do on PostgreSQL.
- */
-interface LocalLanes {
-  next: Map<string, number>;
-  tail: Promise<unknown>;
-}
-const localLanes = new WeakMap<SqlClient, LocalLanes>();
-
 export class SqlSubmissionStore implements SubmissionStore {
   /** "processing" only ever follows "pending": flushed late, or racing on another pooled connection, it must not undo a "completed" written meanwhile. */
   private readonly statuses = new StatusBatcher((status, ids, at) =>
@@ -56,7 +44,6 @@ export class SqlSubmissionStore implements SubmissionStore {
   constructor(private readonly db: SqlClient) {}
 
   async reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
-    if (this.db.kind === "pglite") return this.reserveLocally(network, lanes);
     return this.db.transaction(async (tx) => {
       // One upsert for every lane: a new lane starts at the chain's pending nonce; an existing one never goes
       // below it. `reserved` carries each lane's count into the conflict branch. Rows are taken, and so locked,
@@ -75,45 +62,6 @@ export class SqlSubmissionStore implements SubmissionStore {
       await insertRecords(tx, built.flat());
       return built;
     });
-  }
-
-  /** The single-writer group commit (see LocalLanes): same rules, one statement. */
-  private reserveLocally(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
-    let local = localLanes.get(this.db);
-    if (!local) localLanes.set(this.db, (local = { next: new Map(), tail: Promise.resolve() }));
-    const { next } = local;
-    const run = async (): Promise<SubmissionRecord[][]> => {
-      const key = (signer: string): string => `${network}\n${signer}`;
-      const unknown = lanes.filter((l) => !next.has(key(l.signer))).map((l) => l.signer);
-      if (unknown.length > 0) {
-        const rows = await this.db.query<{ signer: string; next_nonce: string | number }>("select signer, next_nonce from nonce_lanes where network = $1 and signer = any($2::text[])", [network, unknown]);
-        for (const s of unknown) next.set(key(s), 0);
-        for (const r of rows) next.set(key(r.signer), Number(r.next_nonce));
-      }
-      const firsts = lanes.map((l) => Math.max(next.get(key(l.signer))!, l.chainPending));
-      const built = await Promise.all(lanes.map((l, i) => l.build(Array.from({ length: l.count }, (_, j) => firsts[i]! + j))));
-      const ends = lanes.map((l, i) => firsts[i]! + l.count);
-      try {
-        // A data-modifying CTE runs once whether or not the insert reads it: lanes and records commit together.
-        await this.db.query(
-          `with lanes as (
-             insert into nonce_lanes (network, signer, next_nonce, reserved)
-               select $13, s, n, c from unnest($14::text[], $15::bigint[], $16::bigint[]) as u(s, n, c)
-             on conflict (network, signer) do update set next_nonce = greatest(nonce_lanes.next_nonce, excluded.next_nonce), reserved = excluded.reserved
-           ) ${INSERT_RECORDS}`,
-          [...recordColumns(built.flat()), network, lanes.map((l) => l.signer), ends, lanes.map((l) => l.count)],
-        );
-      } catch (err) {
-        // Not knowing what the journal holds now, read the lanes again next time.
-        for (const l of lanes) next.delete(key(l.signer));
-        throw err;
-      }
-      lanes.forEach((l, i) => next.set(key(l.signer), ends[i]!));
-      return built;
-    };
-    const result = local.tail.then(run, run);
-    local.tail = result.catch(() => undefined);
-    return result;
   }
 
   async insert(r: SubmissionRecord): Promise<void> {

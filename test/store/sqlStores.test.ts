@@ -166,38 +166,6 @@ for (const kind of ["pglite", "postgres", "sqlite"] as const) {
   });
 }
 
-describe("SQL store (pglite, single writer): one statement per group commit", () => {
-  const lane = (signer: string, count: number, opts: { chainPending?: number; queueId?: string } = {}): LaneReservation => ({
-    signer,
-    chainPending: opts.chainPending ?? 0,
-    count,
-    build: async (nonces) => nonces.map((nonce) => ({ queueId: opts.queueId ?? randomUUID(), network: "local", signer, nonce, hash: `0x${signer}${nonce}`, raw: "0x02", kind: "message", status: "pending", createdAt: new Date() })),
-  });
-
-  it("a failed statement consumes no nonce, and a reopened journal continues where it stopped", async () => {
-    const dataDir = pgliteDataDir("store-local-");
-    let db = await openSqlClient({ dataDir });
-    await migrate(db);
-    const [first] = await new SqlSubmissionStore(db).reserveAndInsertLanes("local", [lane("0xd1", 3)]);
-    // A queueId already journaled makes the insert fail after the nonces were picked: nothing is consumed.
-    await expect(new SqlSubmissionStore(db).reserveAndInsertLanes("local", [lane("0xd1", 1, { queueId: first![0]!.queueId })])).rejects.toThrow();
-    // Another store over the same client shares the lanes.
-    const [second] = await new SqlSubmissionStore(db).reserveAndInsertLanes("local", [lane("0xd1", 1)]);
-    expect([...first!, ...second!].map((r) => r.nonce)).toEqual([0, 1, 2, 3]);
-    await db.close();
-
-    db = await openSqlClient({ dataDir });
-    const store = new SqlSubmissionStore(db);
-    const [after] = await store.reserveAndInsertLanes("local", [lane("0xd1", 2)]);
-    expect(after!.map((r) => r.nonce)).toEqual([4, 5]);
-    // The chain ahead of the journal still wins.
-    const [ahead] = await store.reserveAndInsertLanes("local", [lane("0xd1", 1, { chainPending: 40 })]);
-    expect(ahead![0]!.nonce).toBe(40);
-    expect((await store.listUnfinished("local", 100)).map((r) => r.nonce)).toEqual([0, 1, 2, 3, 4, 5, 40]);
-    await db.close();
-  });
-});
-
 describe("SQLite journal (embedded)", () => {
   const record = (signer: string, nonce: number, status: SubmissionRecord["status"] = "pending"): SubmissionRecord => ({ queueId: randomUUID(), network: "sq", signer, nonce, hash: `0x${signer}${nonce}`, raw: "0x02", kind: "message", status, createdAt: new Date("2026-02-01T00:00:00Z") });
   const lane = (signer: string, count: number, opts: { chainPending?: number; queueId?: string } = {}): LaneReservation => ({
