@@ -1,12 +1,14 @@
-// Starting the gateway: its networks start together, and when one cannot start, the gateway's start fails
-// with that network's error and leaves nothing of the others running.
+// Starting the gateway: its networks start together, no port opens before every network is ready, and when
+// one cannot start, the gateway's start fails with that network's error and leaves nothing of the others running.
 import { describe, it, expect } from "vitest";
-import { createServer, type Server } from "node:net";
+import { connect, createServer, type Server } from "node:net";
 import { appendFileSync, mkdirSync } from "node:fs";
 import { startGateway } from "../src/gateway.js";
 import { createLogger } from "../src/log/logger.js";
 import { LOG_FILE, postJson, recordGatewaySeed, testConfig } from "./helpers/gateway.js";
 import { isAlive } from "./helpers/processes.js";
+import { startFaultyUpstream } from "./helpers/faultyUpstream.js";
+import { startEmbeddedNode } from "../src/chain/embeddedNode.js";
 
 const listening = (): Promise<Server> =>
   new Promise((resolve) => {
@@ -27,6 +29,50 @@ describe("gateway start", () => {
       await gw.close();
     }
   });
+
+  it("no port opens before every network is ready: a slow network holds the other's port closed", async () => {
+    // The main network's node answers the start's genesis read 3 s late; the test network alone is ready in ~1 s.
+    const node = await startEmbeddedNode({ chainId: 101010, blockTimeSeconds: 0.25, feeMode: "zero" });
+    const slow = await startFaultyUpstream(node.url);
+    slow.slow(3_000, /"method":"eth_getBlockByNumber","params":\["0x0"/);
+    const free = await listening();
+    const testnetPort = (free.address() as { port: number }).port;
+    free.close();
+    const config = testConfig({
+      networks: ["testnet", "mainnet"],
+      mutate: (c) => {
+        c.networks.find((n) => n.name === "testnet")!.port = testnetPort;
+        c.networks.find((n) => n.name === "mainnet")!.upstreams = [slow.url];
+      },
+    });
+    const accepts = (): Promise<boolean> =>
+      new Promise((resolve) => {
+        const s = connect(testnetPort, "127.0.0.1");
+        s.once("connect", () => (s.destroy(), resolve(true)));
+        s.once("error", () => resolve(false));
+      });
+    let done = false;
+    const starting = startGateway(config, { log: createLogger("debug", {}, (line) => appendFileSync(LOG_FILE, line)) }).finally(() => void (done = true));
+    let slowAskedAt = 0;
+    let firstAcceptAt = 0;
+    while (!done && firstAcceptAt === 0) {
+      if (slowAskedAt === 0 && slow.matched > 0) slowAskedAt = Date.now();
+      if (await accepts()) firstAcceptAt = Date.now();
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    const gw = await starting;
+    recordGatewaySeed(config);
+    try {
+      expect(slowAskedAt).toBeGreaterThan(0);
+      // Opened only once the slow network got its answer (the barrier), not when the test network was ready.
+      if (firstAcceptAt > 0) expect(firstAcceptAt - slowAskedAt).toBeGreaterThanOrEqual(2_900);
+      expect(await accepts()).toBe(true);
+    } finally {
+      await gw.close();
+      slow.close();
+      await node.stop();
+    }
+  }, 30_000);
 
   it("a network that cannot start (its port is taken) fails the start, and the other network's node is stopped", async () => {
     const taken = await listening();
