@@ -1,6 +1,6 @@
 // Operator CLI for API keys: `npm run keys -- create [--label L] [--rpm N] [--tpd N] | list [PREFIX] | revoke ID|PREFIX`.
-// Uses the same config as the gateway (DATA_DIR / DATABASE_URL). With the embedded store, run it while the
-// gateway is stopped (its SQLite file is opened by one process at a time); with DATABASE_URL, any time.
+// Uses the same config as the gateway (DATA_DIR / DATABASE_URL), and works while the gateway runs: on the
+// embedded SQLite file as on PostgreSQL (a revocation reaches a running gateway within LOOKUP_CACHE_MS).
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config/config.js";
 import { ApiKeys, type ApiKeyInfo } from "../keys/apiKeys.js";
@@ -26,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
-  const stores = await openStores({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
+  const stores = await openStores({ dataDir: config.dataDir, role: "tool", ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
   try {
     const keys = new ApiKeys(stores.keys, MasterSeed.load(config.dataDir));
     if (command === "create") {

@@ -1,6 +1,6 @@
 // API keys: random and high-entropy, shown once, stored only as a SHA-256 hash; each owns a wallet derived
 // from the master seed at its own index. A key revoked through this gateway fails at once on every path; one
-// revoked by another process (the CLI, or a replica, on a shared PostgreSQL) within LOOKUP_CACHE_MS.
+// revoked by another process (the keys CLI, or a replica on a shared PostgreSQL) within LOOKUP_CACHE_MS.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { Access } from "../rpc/methodPolicy.js";

@@ -57,34 +57,50 @@ const SCHEMA = [
    create index idempotency_created on idempotency (created_at);`,
 ];
 
+/** How long a statement waits for another process's write (the keys CLI's: a few milliseconds) before failing. */
+const BUSY_TIMEOUT_MS = 5_000;
+
 /**
- * Opens (creating and migrating) the store's file under `dataDir`, exclusively: one gateway (or keys CLI) per
- * data directory, since a second writer would hand out the same nonces and wallet indexes.
+ * Opens (creating and migrating) the store's file under `dataDir`. Other processes may open it too (the keys
+ * CLI, while the gateway runs): SQLite serialises their writes. That one gateway at a time writes the journal
+ * is holdDataDir's job.
  */
 export function openEmbeddedDatabase(dataDir: string): Database.Database {
   mkdirSync(dataDir, { recursive: true });
-  const file = join(dataDir, "journal.sqlite");
-  let db: Database.Database;
-  try {
-    // No busy wait: the only other user of the file would be another gateway, which must not share it.
-    db = new Database(file, { timeout: 0 });
-    // Exclusive before WAL: the WAL index then lives in this process's memory, and the lock is held for good.
-    db.pragma("locking_mode = EXCLUSIVE");
-    db.pragma("journal_mode = WAL");
-    // The lock is taken by the first write (a read only shares it): take it now, before anything is used.
-    db.exec("begin immediate; commit");
-  } catch (err) {
-    if ((err as { code?: string }).code !== "SQLITE_BUSY") throw err;
-    throw new Error(`the journal ${file} is in use by another process: one gateway (or keys CLI) per DATA_DIR at a time`, { cause: err });
-  }
+  const db = new Database(join(dataDir, "journal.sqlite"), { timeout: BUSY_TIMEOUT_MS });
+  db.pragma("journal_mode = WAL");
   // WAL: a commit is one append. synchronous=NORMAL: a commit is in the OS's hands before the reply, so a
   // killed process loses nothing; a crash of the machine may lose the last commits (DATABASE_URL is the
   // durable choice).
   db.pragma("synchronous = NORMAL");
-  const version = db.pragma("user_version", { simple: true }) as number;
+  // Immediate: two processes opening a new file at once migrate it one after the other.
   db.transaction(() => {
+    const version = db.pragma("user_version", { simple: true }) as number;
     for (let v = version; v < SCHEMA.length; v++) db.exec(SCHEMA[v]!);
     db.pragma(`user_version = ${SCHEMA.length}`);
-  })();
+  }).immediate();
   return db;
+}
+
+/**
+ * Claims `dataDir` for this process until the returned release is called: a second gateway on it would hand
+ * out the same nonces (each keeps its lanes' next nonces in memory), so it is refused. The claim is an
+ * exclusive lock on DATA_DIR/gateway.lock (SQLite's own file locking, held by the open connection), so it
+ * goes with the process however that ends.
+ */
+export function holdDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, "gateway.lock");
+  const lock = new Database(file, { timeout: 0 });
+  try {
+    // In exclusive locking mode the first write's lock is never given back while the connection is open.
+    lock.pragma("locking_mode = EXCLUSIVE");
+    lock.exec("create table if not exists holder (pid integer); delete from holder;");
+    lock.prepare("insert into holder (pid) values (?)").run(process.pid);
+  } catch (err) {
+    lock.close();
+    if ((err as { code?: string }).code !== "SQLITE_BUSY") throw err;
+    throw new Error(`the data directory ${dataDir} is in use by another gateway: one gateway per DATA_DIR at a time`, { cause: err });
+  }
+  return () => lock.close();
 }

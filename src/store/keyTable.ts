@@ -88,8 +88,9 @@ export function sqlKeyTable(db: Pick<SqlClient, "query">): KeyTable {
 
 export function sqliteKeyTable(db: Database.Database): KeyTable {
   const sql = {
-    // One process writes the file (it is opened exclusively), so the next index is simply one past the
-    // highest; keys are revoked, never deleted, so no index is handed out twice.
+    // One statement, so one write transaction: SQLite runs those one at a time across processes (the gateway,
+    // the keys CLI), and the next index is simply one past the highest. Keys are revoked, never deleted, so no
+    // index is handed out twice.
     insert: db.prepare<[string, string, string, string, number, number | null, number | null], Row>(
       `insert into api_keys (id, prefix, key_hash, label, wallet_index, created_at, requests_per_minute, transactions_per_day)
        values (?, ?, ?, ?, (select coalesce(max(wallet_index), 0) + 1 from api_keys), ?, ?, ?) returning *`,

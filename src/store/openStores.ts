@@ -1,11 +1,11 @@
 // The gateway's stores, for the gateway and the keys CLI alike: the submission journal, API keys and
 // Idempotency-Key answers, all in PostgreSQL (DATABASE_URL: replicas share them) or all in the embedded
 // SQLite file under DATA_DIR (one process).
-import { openEmbeddedDatabase } from "./embeddedDatabase.js";
+import { holdDataDir, openEmbeddedDatabase } from "./embeddedDatabase.js";
 import { sqlIdempotencyTable, sqliteIdempotencyTable, type IdempotencyTable } from "./idempotencyTable.js";
 import { sqlKeyTable, sqliteKeyTable, type KeyTable } from "./keyTable.js";
 import { migrate } from "./migrations.js";
-import { takeOverPglite } from "./pgliteTakeover.js";
+import { pgliteToTakeOver, takeOverPglite } from "./pgliteTakeover.js";
 import { openSqlClient } from "./sqlClient.js";
 import { SqliteSubmissionStore } from "./sqliteSubmissionStore.js";
 import { SqlSubmissionStore } from "./sqlSubmissionStore.js";
@@ -23,6 +23,11 @@ export interface OpenStoresOptions {
   databaseUrl?: string;
   /** Told what opening changed: migrations applied, an earlier PGlite store taken over. */
   onChange?: (what: string, details: Record<string, unknown>) => void;
+  /**
+   * "gateway" (the default) holds an embedded data directory for as long as the stores are open: one gateway
+   * per DATA_DIR. "tool" (the keys CLI) works beside a running gateway, as it does on PostgreSQL.
+   */
+  role?: "gateway" | "tool";
 }
 
 export async function openStores(options: OpenStoresOptions): Promise<Stores> {
@@ -47,16 +52,30 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
       },
     };
   }
-  const db = openEmbeddedDatabase(options.dataDir);
+  let release = options.role === "tool" ? undefined : holdDataDir(options.dataDir);
+  let db;
   try {
+    db = openEmbeddedDatabase(options.dataDir);
+    // A tool upgrading an earlier data directory holds it too, so a gateway starting meanwhile waits its turn.
+    if (!release && pgliteToTakeOver(db, options.dataDir)) release = holdDataDir(options.dataDir);
     if (await takeOverPglite(db, options.dataDir)) {
       options.onChange?.("earlier embedded store taken over", { from: "DATA_DIR/pglite", into: "DATA_DIR/journal.sqlite", note: "DATA_DIR/pglite is no longer used and can be removed" });
     }
   } catch (err) {
-    db.close();
+    db?.close();
+    release?.();
     throw err;
   }
   const journal = new SqliteSubmissionStore(db);
-  // The journal closes the file it shares with the keys and answers.
-  return { kind: "embedded", journal, keys: sqliteKeyTable(db), idempotency: sqliteIdempotencyTable(db), close: () => journal.close() };
+  return {
+    kind: "embedded",
+    journal,
+    keys: sqliteKeyTable(db),
+    idempotency: sqliteIdempotencyTable(db),
+    async close() {
+      // The journal closes the file it shares with the keys and answers.
+      await journal.close();
+      release?.();
+    },
+  };
 }

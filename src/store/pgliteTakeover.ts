@@ -15,7 +15,7 @@ const JOURNAL = "pglite_takeover";
 const KEYS = "pglite_keys_takeover";
 
 /** Whether `dataDir` holds a PGlite store this file has not taken over yet. */
-function pgliteToTakeOver(db: Database.Database, dataDir: string): boolean {
+export function pgliteToTakeOver(db: Database.Database, dataDir: string): boolean {
   if (!existsSync(join(dataDir, "pglite", "PG_VERSION"))) return false;
   const done = db.prepare<[string, string], { n: number }>("select count(*) as n from journal_meta where key in (?, ?)").get(JOURNAL, KEYS)!.n;
   return done < 2;

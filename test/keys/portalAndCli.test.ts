@@ -1,4 +1,5 @@
-// Key issue is rate-limited per IP; the operator CLI creates, lists and revokes keys in the same store.
+// Key issue is rate-limited per IP; the operator CLI creates, lists and revokes keys in the same store, also
+// while a gateway runs on it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -8,6 +9,7 @@ import { join } from "node:path";
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { freshSchemaUrl } from "../helpers/postgres.js";
+import { LOOKUP_CACHE_MS } from "../../src/keys/apiKeys.js";
 
 const run = promisify(execFile);
 
@@ -41,6 +43,24 @@ describe("portal", () => {
 });
 
 describe("keys CLI", () => {
+  it("works beside a running gateway on the embedded store: a key it creates works at once, one it revokes is refused within 1 s", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "cli-live-"));
+    const gw = await startTestGateway({ mutate: (c) => void (c.dataDir = dataDir) });
+    try {
+      const env = { ...process.env, DATA_DIR: dataDir } as Record<string, string>;
+      const cli = (...args: string[]) => run("npm", ["run", "--silent", "keys", "--", ...args], { env });
+      const key = /api key \(shown once\): (cgw_\S+)/.exec((await cli("create", "--label", "live")).stdout)![1]!;
+      const keyed = gw.network("testnet").url + `/zgt/${key}`;
+      const chainId = { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] };
+      expect((await postJson(keyed, chainId)).json).toMatchObject({ result: "0x133edcb" });
+      await cli("revoke", key.slice(0, 12));
+      await new Promise((r) => setTimeout(r, LOOKUP_CACHE_MS + 50));
+      expect((await postJson(keyed, chainId)).status).toBe(401);
+    } finally {
+      await gw.close();
+    }
+  }, 60_000);
+
   for (const kind of ["embedded", "postgres"] as const) {
     it(`create, list, revoke (${kind})`, async () => {
       const env: Record<string, string> = { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), "cli-")) } as Record<string, string>;

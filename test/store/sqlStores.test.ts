@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import { freshSchemaUrl } from "../helpers/postgres.js";
 import { pgliteDataDir } from "../helpers/pglite.js";
+import { openStores } from "../../src/store/openStores.js";
 
 for (const kind of ["pglite", "postgres", "sqlite"] as const) {
   describe(`SQL store (${kind})`, () => {
@@ -224,11 +225,16 @@ describe("SQLite journal (embedded)", () => {
     await store.close();
   });
 
-  it("one gateway per data directory: a second opener is refused while the first has it", async () => {
+  it("one gateway per data directory: a second is refused while the first has it; a tool (the keys CLI) is not", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-lock-"));
-    const store = await SqliteSubmissionStore.open(dataDir);
-    await expect(SqliteSubmissionStore.open(dataDir)).rejects.toThrow(/is in use by another process: one gateway \(or keys CLI\) per DATA_DIR/);
-    await store.close();
-    await (await SqliteSubmissionStore.open(dataDir)).close();
+    const gateway = await openStores({ dataDir });
+    await expect(openStores({ dataDir })).rejects.toThrow(/data directory .* is in use by another gateway: one gateway per DATA_DIR/);
+    const tool = await openStores({ dataDir, role: "tool" });
+    // Both write the same file: a key the tool adds is there for the gateway at once.
+    await tool.keys.insert({ id: "k1", prefix: "cgw_k1", keyHash: "h1", label: "", requestsPerMinute: null, transactionsPerDay: null });
+    expect((await gateway.keys.byHash("h1"))?.walletIndex).toBe(1);
+    await tool.close();
+    await gateway.close();
+    await (await openStores({ dataDir })).close();
   });
 });
