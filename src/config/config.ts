@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ValidatorSourceConfig } from "../platform/validators.js";
+import { DEFAULT_STALE_CLAIM_MS } from "../store/idempotencyStore.js";
 
 export type FeeMode = "zero" | "market";
 export type NetworkName = "testnet" | "mainnet";
@@ -123,7 +124,7 @@ export function defaultConfig(): GatewayConfig {
     trustedProxies: [],
     stuckTransactionMs: 30_000,
     receiptWaitMs: 60_000,
-    idempotencyStaleMs: 600_000,
+    idempotencyStaleMs: DEFAULT_STALE_CLAIM_MS,
     journalRetentionDays: 30,
     networks: [structuredClone(defaultNetworks.testnet), structuredClone(defaultNetworks.mainnet)],
   };

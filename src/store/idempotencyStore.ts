@@ -11,8 +11,11 @@ export interface StoredAnswer {
 }
 
 const TTL_MS = 24 * 3_600_000;
-/** Longer than any request runs (a wait for a receipt, a compile): see settleStale (IDEMPOTENCY_STALE_MS). */
-const STALE_CLAIM_MS = 10 * 60_000;
+/**
+ * Longer than any request runs (a wait for a receipt, a compile): see settleStale. The default of
+ * IDEMPOTENCY_STALE_MS (config.ts), defined here beside the rule it serves.
+ */
+export const DEFAULT_STALE_CLAIM_MS = 10 * 60_000;
 /** Longest key accepted (REST header and Connect field alike). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 
@@ -77,7 +80,7 @@ export class IdempotencyStore {
       const row = await this.table.read(scope, key);
       if (!row) return this.once(scope, key, fn, render); // the first attempt failed: this one runs
       if (row.status !== null && row.body !== null) return { status: row.status, body: row.body, replayed: true };
-      if (Date.now() - row.createdAt.getTime() > (this.options.staleAfterMs ?? STALE_CLAIM_MS)) return this.settleStale(scope, key, row.createdAt, fn, render);
+      if (Date.now() - row.createdAt.getTime() > (this.options.staleAfterMs ?? DEFAULT_STALE_CLAIM_MS)) return this.settleStale(scope, key, row.createdAt, fn, render);
       if (Date.now() > deadline) return { status: 409, body: JSON.stringify({ success: false, error: "a request with this Idempotency-Key is still in progress", errorCode: "VALIDATION_ERROR" }), replayed: true };
       await new Promise((r) => setTimeout(r, 50));
     }
