@@ -45,9 +45,9 @@ export class IdempotencyStore {
 
   /**
    * Runs fn once per (scope, key). fn calls `journaled` once its transaction is journaled: from then on its
-   * answer is kept whatever its status; before, only a 2xx answer is (a refusal can be retried). fn should
-   * answer its own errors; one thrown after `journaled` is kept as an internal error rather than let a retry
-   * send again. `render` shapes the errors this store answers itself (that one, and a stale claim's: see
+   * answer is kept whatever its status; before, only a 2xx answer is (a refusal can be retried). fn may
+   * answer its own errors or throw them: one thrown after `journaled` is kept (a GatewayError as itself,
+   * anything else as an internal error) rather than let a retry send again. `render` shapes the errors this store answers itself (that one, and a stale claim's: see
    * settleStale) in the caller's transport format.
    */
   async once(scope: string, key: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
@@ -62,7 +62,8 @@ export class IdempotencyStore {
         await this.table.release(scope, key);
         throw err;
       }
-      answer = render(new GatewayError("internal", "the write was journaled and will be sent, but its answer failed", { cause: err }));
+      // Kept as the error it is (a revert, a receipt wait that timed out), so a retry hears the same.
+      answer = render(err instanceof GatewayError ? err : new GatewayError("internal", "the write was journaled and will be sent, but its answer failed", { cause: err }));
     }
     if (sent || (answer.status >= 200 && answer.status < 300)) await this.table.answer(scope, key, answer.status, answer.body);
     else await this.table.release(scope, key);

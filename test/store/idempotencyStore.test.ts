@@ -10,6 +10,7 @@ import { openEmbeddedDatabase } from "../../src/store/embeddedDatabase.js";
 import { sqlIdempotencyTable, sqliteIdempotencyTable, type IdempotencyTable } from "../../src/store/idempotencyTable.js";
 import { IdempotencyStore, type ClaimHooks, type RenderError } from "../../src/store/idempotencyStore.js";
 import { freshSchemaUrl } from "../helpers/postgres.js";
+import { GatewayError } from "../../src/errors.js";
 
 /** Errors as a transport would answer them. */
 const render: RenderError = (err) => ({ status: err.httpStatus, body: JSON.stringify({ error: err.message, details: err.details }) });
@@ -84,6 +85,17 @@ describe.each(Object.keys(backends))("IdempotencyStore (%s)", (kind) => {
     expect((await store.once("j", "throw", broken, render)).status).toBe(500);
     expect(await store.once("j", "throw", broken, render)).toMatchObject({ status: 500, replayed: true });
     expect(runs).toBe(2);
+    // A GatewayError thrown then (a revert, say) is kept as itself, so the retry hears the same error.
+    const reverted = async ({ journaled }: ClaimHooks): Promise<{ status: number; body: string }> => {
+      runs++;
+      journaled();
+      throw new GatewayError("execution_reverted", "execution reverted: sold out");
+    };
+    const first = await store.once("j", "revert", reverted, render);
+    expect(first).toMatchObject({ status: new GatewayError("execution_reverted", "x").httpStatus, replayed: false });
+    expect(JSON.parse(first.body)).toMatchObject({ error: "execution reverted: sold out" });
+    expect(await store.once("j", "revert", reverted, render)).toEqual({ ...first, replayed: true });
+    expect(runs).toBe(3);
   });
 
   it("a claim left unanswered by a stopped process: the retry runs if nothing was journaled, else it is told where the write is", async () => {

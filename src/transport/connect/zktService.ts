@@ -76,15 +76,7 @@ export function zktServiceImpl(core: ZktCore, options: ZktServiceOptions): Servi
     const stored = await options.idempotency.once(
       scope,
       key,
-      async ({ journaled, journalKey }) => {
-        let sent = false;
-        try {
-          return { status: 200, body: toJsonString(schema, await run({ journaled: () => ((sent = true), journaled()), idempotencyKey: journalKey })) };
-        } catch (err) {
-          if (!sent) throw err;
-          return kept(err instanceof GatewayError ? err : new GatewayError("internal", "the write was journaled and will be sent, but its answer failed", { cause: err }));
-        }
-      },
+      async ({ journaled, journalKey }) => ({ status: 200, body: toJsonString(schema, await run({ journaled, idempotencyKey: journalKey })) }),
       kept,
     );
     if (stored.status !== 200) {
