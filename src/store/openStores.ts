@@ -1,6 +1,6 @@
 // The gateway's stores, for the gateway and the keys CLI alike: the submission journal, API keys and
 // Idempotency-Key answers, all in PostgreSQL (DATABASE_URL: replicas share them) or all in the embedded
-// SQLite file under DATA_DIR (one process).
+// SQLite file under DATA_DIR (one gateway; the keys CLI beside it).
 import { holdDataDir, openEmbeddedDatabase } from "./embeddedDatabase.js";
 import { sqlIdempotencyTable, sqliteIdempotencyTable, type IdempotencyTable } from "./idempotencyTable.js";
 import { sqlKeyTable, sqliteKeyTable, type KeyTable } from "./keyTable.js";
