@@ -95,6 +95,8 @@ export function holdDataDir(dataDir: string): () => void {
   try {
     // In exclusive locking mode the first write's lock is never given back while the connection is open.
     lock.pragma("locking_mode = EXCLUSIVE");
+    // Its content does not matter: no rollback journal file beside it.
+    lock.pragma("journal_mode = MEMORY");
     lock.exec("create table if not exists holder (pid integer); delete from holder;");
     lock.prepare("insert into holder (pid) values (?)").run(process.pid);
   } catch (err) {
