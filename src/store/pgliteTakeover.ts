@@ -24,9 +24,11 @@ export function pgliteToTakeOver(db: Database.Database, dataDir: string): boolea
 /** Copies what `dataDir`'s PGlite store holds and this file does not; true if there was anything to do. */
 export async function takeOverPglite(db: Database.Database, dataDir: string): Promise<boolean> {
   if (!pgliteToTakeOver(db, dataDir)) return false;
-  const old = await openSqlClient({ dataDir });
+  const cannot = (err: unknown): Error =>
+    new Error(`cannot read the earlier embedded store in ${join(dataDir, "pglite")} to take it over (${err instanceof Error ? err.message : String(err)}); its keys and journal are not in the new store yet, so the gateway does not start without them: repair or restore that directory`, { cause: err });
+  const old = await openSqlClient({ dataDir }).catch((err: unknown) => Promise.reject(cannot(err)));
   try {
-    await migrate(old);
+    await migrate(old).catch((err: unknown) => Promise.reject(cannot(err)));
     const done = (part: string): boolean => db.prepare("select 1 from journal_meta where key = ?").get(part) !== undefined;
     if (!done(JOURNAL)) await copyJournal(db, old);
     if (!done(KEYS)) await copyKeys(db, old);

@@ -1,7 +1,7 @@
 // Upgrading a data directory of the versions that kept their store in PGlite: the journal, keys and
 // Idempotency-Key answers move into the SQLite file once, and PGlite is not opened again.
 import { describe, expect, it } from "vitest";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -10,6 +10,7 @@ import { migrate } from "../../src/store/migrations.js";
 import { SqlSubmissionStore } from "../../src/store/sqlSubmissionStore.js";
 import { SqliteSubmissionStore } from "../../src/store/sqliteSubmissionStore.js";
 import { openStores } from "../../src/store/openStores.js";
+import { holdDataDir, openEmbeddedDatabase } from "../../src/store/embeddedDatabase.js";
 import { sqlKeyTable } from "../../src/store/keyTable.js";
 import { sqlIdempotencyTable } from "../../src/store/idempotencyTable.js";
 import { ApiKeys } from "../../src/keys/apiKeys.js";
@@ -122,6 +123,19 @@ describe("taking over an earlier version's PGlite store", () => {
     expect((await stores.journal.listUnfinished("sq", 10)).map((r) => r.queueId)).toEqual([copied.queueId, notYet.queueId]);
     await stores.close();
   });
+
+  it("an earlier store that cannot be read stops the start with a message naming it, and changes nothing", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "takeover-broken-"));
+    mkdirSync(join(dataDir, "pglite"));
+    writeFileSync(join(dataDir, "pglite", "PG_VERSION"), "17\n");
+    await expect(openStores({ dataDir })).rejects.toThrow(/cannot read the earlier embedded store in .*pglite to take it over .*repair or restore that directory/);
+    // Nothing holds the data directory afterwards, and nothing was taken over.
+    const db = openEmbeddedDatabase(dataDir);
+    expect(db.prepare("select count(*) as n from journal_meta").get()).toEqual({ n: 0 });
+    db.close();
+    const release = holdDataDir(dataDir);
+    release();
+  }, 30_000);
 
   it("a new data directory has no PGlite store and opens none (nothing creates one)", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "takeover-none-"));
