@@ -108,6 +108,25 @@ describe("taking over an earlier version's PGlite store", () => {
     await reopened.stores.close();
   });
 
+  it("the keys CLI (a tool) that meets an earlier store takes it over too, holding the data directory meanwhile", async () => {
+    let apiKey = "";
+    const seedDir = mkdtempSync(join(tmpdir(), "takeover-tool-seed-"));
+    const dataDir = await oldDataDir(async (db) => {
+      apiKey = (await new ApiKeys(sqlKeyTable(db), MasterSeed.load(seedDir, {})).create({ label: "old" })).apiKey;
+    });
+    const tool = await openStores({ dataDir, role: "tool" });
+    // A gateway starting while the tool has it waits its turn (is refused), as during any take-over.
+    await expect(openStores({ dataDir })).rejects.toThrow(/in use by another gateway/);
+    expect((await new ApiKeys(tool.keys, MasterSeed.load(seedDir, {})).authenticate(apiKey)).kind).toBe("key");
+    await tool.close();
+    // Taken over, a tool no longer holds the directory: a gateway and a tool open it side by side.
+    const gateway = await open(dataDir);
+    expect(gateway.tookOver).toBe(false);
+    const again = await openStores({ dataDir, role: "tool" });
+    await again.close();
+    await gateway.stores.close();
+  });
+
   it("a take-over cut off part way starts again on the next open, skipping what it copied", async () => {
     const [copied, notYet] = [record("0xe2", 0), record("0xe2", 1)];
     const dataDir = await oldDataDir(async (db) => {
