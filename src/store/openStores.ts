@@ -53,20 +53,22 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
     };
   }
   let release = options.role === "tool" ? undefined : holdDataDir(options.dataDir);
+  let journal: SqliteSubmissionStore | undefined;
   let db;
   try {
     db = openEmbeddedDatabase(options.dataDir);
+    journal = new SqliteSubmissionStore(db);
     // A tool upgrading an earlier data directory holds it too, so a gateway starting meanwhile waits its turn.
     if (!release && pgliteToTakeOver(db, options.dataDir)) release = holdDataDir(options.dataDir);
-    if (await takeOverPglite(db, options.dataDir)) {
+    if (await takeOverPglite(db, journal, options.dataDir)) {
       options.onChange?.("earlier embedded store taken over", { from: "DATA_DIR/pglite", into: "DATA_DIR/journal.sqlite", note: "DATA_DIR/pglite is no longer used and can be removed" });
     }
   } catch (err) {
-    db?.close();
+    if (journal) await journal.close();
+    else db?.close();
     release?.();
     throw err;
   }
-  const journal = new SqliteSubmissionStore(db);
   return {
     kind: "embedded",
     journal,

@@ -7,31 +7,32 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { migrate } from "./migrations.js";
 import { openSqlClient, type SqlClient } from "./sqlClient.js";
-import { fromRow, type SubmissionRow } from "./submissionRow.js";
-import { toRow, type Row } from "./sqliteSubmissionStore.js";
+import type { SqliteSubmissionStore } from "./sqliteSubmissionStore.js";
 
 /** The parts, by their journal_meta key (the journal's was written by the version that moved it alone). */
 const JOURNAL = "pglite_takeover";
 const KEYS = "pglite_keys_takeover";
 
+const isDone = (db: Database.Database, part: string): boolean => db.prepare("select 1 from journal_meta where key = ?").get(part) !== undefined;
+
 /** Whether `dataDir` holds a PGlite store this file has not taken over yet. */
 export function pgliteToTakeOver(db: Database.Database, dataDir: string): boolean {
-  if (!existsSync(join(dataDir, "pglite", "PG_VERSION"))) return false;
-  const done = db.prepare<[string, string], { n: number }>("select count(*) as n from journal_meta where key in (?, ?)").get(JOURNAL, KEYS)!.n;
-  return done < 2;
+  return existsSync(join(dataDir, "pglite", "PG_VERSION")) && !(isDone(db, JOURNAL) && isDone(db, KEYS));
 }
 
-/** Copies what `dataDir`'s PGlite store holds and this file does not; true if there was anything to do. */
-export async function takeOverPglite(db: Database.Database, dataDir: string): Promise<boolean> {
+/**
+ * Copies what `dataDir`'s PGlite store holds and this file (`db`, whose journal is `journal`) does not; true
+ * if there was anything to do.
+ */
+export async function takeOverPglite(db: Database.Database, journal: SqliteSubmissionStore, dataDir: string): Promise<boolean> {
   if (!pgliteToTakeOver(db, dataDir)) return false;
   const cannot = (err: unknown): Error =>
     new Error(`cannot read the earlier embedded store in ${join(dataDir, "pglite")} to take it over (${err instanceof Error ? err.message : String(err)}); its keys and journal are not in the new store yet, so the gateway does not start without them: repair or restore that directory`, { cause: err });
   const old = await openSqlClient({ dataDir }).catch((err: unknown) => Promise.reject(cannot(err)));
   try {
     await migrate(old).catch((err: unknown) => Promise.reject(cannot(err)));
-    const done = (part: string): boolean => db.prepare("select 1 from journal_meta where key = ?").get(part) !== undefined;
-    if (!done(JOURNAL)) await copyJournal(db, old);
-    if (!done(KEYS)) await copyKeys(db, old);
+    if (!isDone(db, JOURNAL)) await copyJournal(db, journal, old);
+    if (!isDone(db, KEYS)) await copyKeys(db, old);
   } finally {
     await old.close();
   }
@@ -40,30 +41,9 @@ export async function takeOverPglite(db: Database.Database, dataDir: string): Pr
 
 const markDone = (db: Database.Database, part: string): void => void db.prepare("insert into journal_meta (key, value) values (?, ?)").run(part, new Date().toISOString());
 
-/** Records (in slices), then nonce lanes; then the old journal is emptied: one journal from now on. */
-async function copyJournal(db: Database.Database, old: SqlClient): Promise<void> {
-  const copy = db.prepare<Row, never>(
-    `insert or ignore into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
-     values (@queue_id, @network, @signer, @nonce, @hash, @raw, @kind, @status, @error_message, @created_at, @processed_at, @idempotency_key)`,
-  );
-  const insertAll = db.transaction((rows: Row[]) => {
-    for (const r of rows) copy.run(r);
-  });
-  let after = "";
-  for (;;) {
-    const rows = await old.query<SubmissionRow>("select * from submissions where queue_id > $1 order by queue_id limit 5000", [after]);
-    if (rows.length === 0) break;
-    insertAll(rows.map((r) => toRow(fromRow(r))));
-    after = rows[rows.length - 1]!.queue_id;
-  }
-  const lanes = await old.query<{ network: string; signer: string; next_nonce: string | number }>("select network, signer, next_nonce from nonce_lanes");
-  const setLane = db.prepare<[string, string, number], never>(
-    "insert into nonce_lanes (network, signer, next_nonce) values (?, ?, ?) on conflict (network, signer) do update set next_nonce = max(next_nonce, excluded.next_nonce)",
-  );
-  db.transaction(() => {
-    for (const l of lanes) setLane.run(l.network, l.signer, Number(l.next_nonce));
-    markDone(db, JOURNAL);
-  })();
+/** The journal (records, then nonce lanes); then the old journal is emptied: one journal from now on. */
+async function copyJournal(db: Database.Database, journal: SqliteSubmissionStore, old: SqlClient): Promise<void> {
+  await journal.copyFrom(old, () => markDone(db, JOURNAL));
   await old.transaction(async (tx) => {
     await tx.query("delete from submissions");
     await tx.query("delete from nonce_lanes");
