@@ -3,7 +3,7 @@
 // Bounded everywhere (fixed durations and counts) and loopback only.
 import { spawn, execFile, execFileSync, type ChildProcess } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
@@ -229,6 +229,22 @@ function cpuMicros(pid: number): { all: number; main: number; user: number; sys:
   return { all: (user + sys) * us, main: (mainUser + mainSys) * us, user: user * us, sys: sys * us };
 }
 
+/**
+ * Scheduler counters summed over every thread of `pids`, in µs: time on a CPU, and time spent runnable but
+ * waiting for one (after a wake-up, mostly). From /proc/<pid>/task/<tid>/schedstat, which counts in ns.
+ */
+function schedMicros(pids: number[]): { cpu: number; wait: number } {
+  let cpu = 0;
+  let wait = 0;
+  for (const pid of pids)
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const [onCpu, waiting] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ").map(Number);
+      cpu += onCpu! / 1000;
+      wait += waiting! / 1000;
+    }
+  return { cpu, wait };
+}
+
 /** A Lua array literal of strings. */
 const luaStrings = (items: string[]): string => `{${items.map((b) => JSON.stringify(b)).join(",\n")}}`;
 
@@ -341,6 +357,10 @@ async function main(): Promise<void> {
     }
     if (only("rpc") || only("p99")) {
     const paced = JSON.stringify(rpc("eth_blockNumber"));
+    // The process that serves each target: anvil itself when direct, else the proxy (nginx: its one worker).
+    const anvilPid = Number(execFileSync("pgrep", ["-P", String(node.pid), "-x", "anvil"], { encoding: "utf8" }).trim());
+    const nginxWorker = Number(execFileSync("pgrep", ["-P", String(nginx.proc.pid)], { encoding: "utf8" }).trim());
+    const serverPids = [[anvilPid], [nginxWorker], [minimal.proc.pid!], [gateway.proc.pid!], [plainGateway.proc.pid!]];
     // Warm (JIT, pools) so the section measures the same thing whether or not the throughput runs came first.
     for (const [, url] of targets) await load(url, paced, { connections: 8, duration: 2 });
     for (const poisson of [false, true]) {
@@ -351,17 +371,33 @@ async function main(): Promise<void> {
           ? `eth_blockNumber at about 1000 req/s over 8 connections, each waiting a random time (exponential, mean 8 ms) between requests, so requests arrive at random as from many independent clients; ${ROUNDS} rounds, the targets taking turns, each row the round with the median p99.`
           : `eth_blockNumber paced to about 1000 req/s over 8 connections (wrk, each connection waits 8 ms between requests). The connections stay in step, so this is a burst of 8 requests every ~8 ms: the last of a burst waits for the seven before it, and a proxy's p99 is about 8× its cost per request. ${ROUNDS} rounds, the targets taking turns, each row the round with the median p99 (a tail measured once on this shared machine swung by 2× between runs).`,
         "",
-        "| target | req/s | p50 ms | p99 ms | p99 added vs direct, ms | p99 of each round, ms |",
-        "|---|---|---|---|---|---|",
+        "| target | req/s | p50 ms | p99 ms | p99 added vs direct, ms | p99 of each round, ms | server CPU per request, µs | server waiting for a CPU per request, µs |",
+        "|---|---|---|---|---|---|---|---|",
       );
       const rounds: Row[][] = targets.map(() => []);
-      for (let round = 0; round < ROUNDS; round++) for (const [i, [target, url]] of targets.entries()) rounds[i]!.push({ target, ...(await load(url, paced, { connections: 8, rate: 1000, poisson })) });
+      // Per target over all its rounds: the server's own CPU and wait for a CPU (the proxy's; anvil's when direct).
+      const sched = targets.map(() => ({ cpu: 0, wait: 0, requests: 0 }));
+      for (let round = 0; round < ROUNDS; round++)
+        for (const [i, [target, url]] of targets.entries()) {
+          const before = schedMicros(serverPids[i]!);
+          const r = await load(url, paced, { connections: 8, rate: 1000, poisson });
+          const after = schedMicros(serverPids[i]!);
+          sched[i]!.cpu += after.cpu - before.cpu;
+          sched[i]!.wait += after.wait - before.wait;
+          sched[i]!.requests += r.rps * DURATION;
+          rounds[i]!.push({ target, ...r });
+        }
       const moderate = rounds.map((rs) => [...rs].sort((a, b) => a.p99 - b.p99)[Math.floor(rs.length / 2)]!);
-      moderate.forEach((r, i) => lines.push(`| ${r.target} | ${r.rps} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${i === 0 ? "" : fmt(r.p99 - moderate[0]!.p99)} | ${rounds[i]!.map((x) => fmt(x.p99)).join(", ")} |`));
+      const perRequest = (i: number, what: "cpu" | "wait"): string => (sched[i]![what] / sched[i]!.requests).toFixed(0);
+      moderate.forEach((r, i) => lines.push(`| ${r.target} | ${r.rps} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${i === 0 ? "" : fmt(r.p99 - moderate[0]!.p99)} | ${rounds[i]!.map((x) => fmt(x.p99)).join(", ")} | ${perRequest(i, "cpu")} | ${perRequest(i, "wait")} |`));
       const added = moderate.find((r) => r.target === "gateway → anvil")!.p99 - moderate[0]!.p99;
       const nodeFloor = moderate.find((r) => r.target.startsWith("minimal"))!.p99 - moderate[0]!.p99;
       const viaNginx = moderate.find((r) => r.target.startsWith("nginx"))!.p99 - moderate[0]!.p99;
       target(`p99 added at ~1000 req/s, ${poisson ? "random arrivals" : "bursts of 8"}`, "< 1 ms", `${fmt(added)} ms (nginx ${fmt(viaNginx)}, minimal Node.js proxy ${fmt(nodeFloor)})`, added < 1);
+      lines.push(
+        "",
+        "The last two columns are the serving process's own scheduler counters over all its rounds (/proc/<pid>/task/*/schedstat, every thread): its CPU time per request, and the time it was ready to run but waited for a CPU, which on this VM is mostly the wake-up of an idle vCPU. They are the proxy's alone; anvil's share of a proxied request is about the direct row's. At this rate every request wakes the proxy twice (the client's request, the node's answer), and the code it runs is cold: the gateway spends several times its CPU per request at saturation (section 2) here.",
+      );
       lines.push("");
     }
     }
