@@ -394,12 +394,12 @@ async function main(): Promise<void> {
       const nodeFloor = moderate.find((r) => r.target.startsWith("minimal"))!.p99 - moderate[0]!.p99;
       const viaNginx = moderate.find((r) => r.target.startsWith("nginx"))!.p99 - moderate[0]!.p99;
       target(`p99 added at ~1000 req/s, ${poisson ? "random arrivals" : "bursts of 8"}`, "< 1 ms", `${fmt(added)} ms (nginx ${fmt(viaNginx)}, minimal Node.js proxy ${fmt(nodeFloor)})`, added < 1);
-      lines.push(
-        "",
-        "The last two columns are the serving process's own scheduler counters over all its rounds (/proc/<pid>/task/*/schedstat, every thread): its CPU time per request, and the time it was ready to run but waited for a CPU, which on this VM is mostly the wake-up of an idle vCPU. They are the proxy's alone; anvil's share of a proxied request is about the direct row's. At this rate every request wakes the proxy twice (the client's request, the node's answer), and the code it runs is cold: the gateway spends several times its CPU per request at saturation (section 2) here.",
-      );
       lines.push("");
     }
+    lines.push(
+      "In both tables the last two columns are the serving process's own scheduler counters over all its rounds (/proc/<pid>/task/*/schedstat, every thread): its CPU time per request, and the time it was ready to run but waited for a CPU (an idle vCPU waking up, or both busy with anvil and wrk). They are the proxy's alone; anvil's share of a proxied request is about the direct row's. At this rate each request wakes the proxy twice (the client's request, the node's answer) and finds its code cold: the gateway's CPU per request here is several times its CPU per answer under full load (section 2).",
+      "",
+    );
     }
     const provider = new JsonRpcProvider(node.url, undefined, { staticNetwork: true });
     if (only("cache")) {
