@@ -298,6 +298,8 @@ async function main(): Promise<void> {
   const summaryAt = lines.length;
 
   const node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: BLOCK_SECONDS, feeMode: "zero", extraArgs: ["--accounts", "10"] });
+  // anvil itself, not its watchdog shell: its CPU and scheduler counters, and what taskset pins.
+  const anvilPid = Number(execFileSync("pgrep", ["-P", String(node.pid), "-x", "anvil"], { encoding: "utf8" }).trim());
   const dataDir = mkdtempSync(join(tmpdir(), "bench-gw-"));
   const gateway = await startGateway(node.url, dataDir);
   const plainGateway = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-plain-")), { COALESCE_READS: "false" });
@@ -358,7 +360,6 @@ async function main(): Promise<void> {
     if (only("rpc") || only("p99")) {
     const paced = JSON.stringify(rpc("eth_blockNumber"));
     // The process that serves each target: anvil itself when direct, else the proxy (nginx: its one worker).
-    const anvilPid = Number(execFileSync("pgrep", ["-P", String(node.pid), "-x", "anvil"], { encoding: "utf8" }).trim());
     const nginxWorker = Number(execFileSync("pgrep", ["-P", String(nginx.proc.pid)], { encoding: "utf8" }).trim());
     const serverPids = [[anvilPid], [nginxWorker], [minimal.proc.pid!], [gateway.proc.pid!], [plainGateway.proc.pid!]];
     // Warm (JIT, pools) so the section measures the same thing whether or not the throughput runs came first.
@@ -412,7 +413,6 @@ async function main(): Promise<void> {
       "| method | anvil direct req/s | gateway req/s | gateway/direct | anvil CPU µs/answer | gateway CPU µs/answer | each round (anvil / gateway) |",
       "|---|---|---|---|---|---|---|",
     );
-    const anvilPidForCpu = Number(execFileSync("pgrep", ["-P", String(node.pid), "-x", "anvil"], { encoding: "utf8" }).trim());
     /** req/s, and the server's CPU µs per answer, of one load run. */
     const measured = async (url: string, pid: number, body: string): Promise<{ rps: number; cpuUs: number; userUs: number; sysUs: number }> => {
       const before = cpuMicros(pid);
@@ -436,7 +436,7 @@ async function main(): Promise<void> {
       const d: { rps: number; cpuUs: number }[] = [];
       const g: { rps: number; cpuUs: number }[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        d.push(await measured(node.url + "/", anvilPidForCpu, body));
+        d.push(await measured(node.url + "/", anvilPid, body));
         g.push(await measured(gateway.url + "/", gateway.proc.pid!, body));
       }
       const [dm, gm] = [mean(d.map((x) => x.rps)), mean(g.map((x) => x.rps))];
@@ -450,7 +450,7 @@ async function main(): Promise<void> {
     const floor = await startBundled("socketFloor", []);
     procs.push(floor.proc);
     const chainIdBody = JSON.stringify(rpc("eth_chainId"));
-    const servers: [string, string, number][] = [["anvil direct", node.url + "/", anvilPidForCpu], ["Node.js socket floor", floor.url, floor.proc.pid!], ["gateway", gateway.url + "/", gateway.proc.pid!]];
+    const servers: [string, string, number][] = [["anvil direct", node.url + "/", anvilPid], ["Node.js socket floor", floor.url, floor.proc.pid!], ["gateway", gateway.url + "/", gateway.proc.pid!]];
     for (const [, url] of servers) await load(url, chainIdBody, { duration: 2 });
     const perServer = servers.map((): { rps: number; cpuUs: number; userUs: number; sysUs: number }[] => []);
     for (let round = 0; round < ROUNDS; round++) for (const [i, [, url, pid]] of servers.entries()) perServer[i]!.push(await measured(url, pid, chainIdBody));
@@ -579,7 +579,6 @@ async function main(): Promise<void> {
     );
     // As deployed, the gateway does not take the node's CPU: the node runs on machines of its own. Here: anvil on
     // core 0, the gateway and wrk on core 1 (taskset), the node's intake measured again the same way.
-    const anvilPid = Number(execFileSync("pgrep", ["-P", String(node.pid), "-x", "anvil"], { encoding: "utf8" }).trim());
     const pin = (pid: number, cores: string): void => void execFileSync("taskset", ["-a", "-pc", cores, String(pid)], { stdio: "ignore" });
     pin(anvilPid, "0");
     pin(gateway.proc.pid!, "1");
