@@ -33,15 +33,15 @@ export function createLogger(level: LogLevel, base: Record<string, unknown> = {}
 }
 
 function wrap(p: pino.Logger): Logger {
+  // The level is fixed at creation: asked once, not on every request.
+  const debugEnabled = p.isLevelEnabled("debug");
   return {
     debug: (msg, fields) => p.debug(fields ?? {}, msg),
     info: (msg, fields) => p.info(fields ?? {}, msg),
     warn: (msg, fields) => p.warn(fields ?? {}, msg),
     error: (msg, fields) => p.error(fields ?? {}, msg),
     child: (fields) => wrap(p.child(fields)),
-    get debugEnabled() {
-      return p.isLevelEnabled("debug");
-    },
+    debugEnabled,
   };
 }
 

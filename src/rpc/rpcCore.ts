@@ -26,7 +26,8 @@ export interface RpcDispatcher {
 }
 
 export class RpcCore implements RpcDispatcher {
-  private readonly local: Map<string, JsonValue>;
+  /** Answers that never change for a network, with their JSON text (no JSON.stringify per call). */
+  private readonly local: Map<string, { value: JsonValue; raw: string }>;
   private readonly custom = new Map<string, CustomMethod>();
 
   constructor(
@@ -42,9 +43,10 @@ export class RpcCore implements RpcDispatcher {
     private readonly inflight?: InflightReads,
   ) {
     // Answered without a round trip: they never change for a network.
-    this.local = new Map<string, JsonValue>([
-      ["eth_chainId", "0x" + chainId.toString(16)],
-      ["net_version", String(chainId)],
+    const constant = (value: JsonValue) => ({ value, raw: JSON.stringify(value) });
+    this.local = new Map([
+      ["eth_chainId", constant("0x" + chainId.toString(16))],
+      ["net_version", constant(String(chainId))],
     ]);
   }
 
@@ -91,7 +93,7 @@ export class RpcCore implements RpcDispatcher {
   private finish(calls: CoreCall[], outcomes: (RpcOutcome | Promise<RpcOutcome>)[], proxied: Proxied[]): MaybePromise<RpcOutcome[]> {
     if (proxied.length > 0) this.sendUpstream(proxied, outcomes);
     // Answered locally or from the cache, every outcome is already there: returned as is, no promise.
-    if (proxied.length === 0 && !outcomes.some((o) => o instanceof Promise)) return this.observed(calls, outcomes as RpcOutcome[]);
+    if (proxied.length === 0 && allSettled(outcomes)) return this.observed(calls, outcomes);
     return Promise.all(outcomes).then((settled) => this.observed(calls, settled));
   }
 
@@ -104,7 +106,7 @@ export class RpcCore implements RpcDispatcher {
   private route(ctx: CallContext, index: number, method: string, params: JsonValue[], custom: CustomMethod | undefined, outcomes: (RpcOutcome | Promise<RpcOutcome>)[], proxied: Proxied[]): void {
     const local = this.local.get(method);
     const cached = local === undefined ? this.cache?.getEntry(method, params) : undefined;
-    if (local !== undefined) outcomes[index] = { ok: true, result: local };
+    if (local !== undefined) outcomes[index] = { ok: true, result: local.value, raw: local.raw };
     else if (cached) outcomes[index] = { ok: true, result: cached.value, raw: cached.raw };
     else if (custom) outcomes[index] = settle(custom(ctx, params));
     else {
@@ -148,6 +150,11 @@ interface Proxied {
   /** Coalescing key when identical later reads may join this call. */
   key: string | undefined;
   call: RpcCall;
+}
+
+function allSettled(outcomes: (RpcOutcome | Promise<RpcOutcome>)[]): outcomes is RpcOutcome[] {
+  for (let i = 0; i < outcomes.length; i++) if (outcomes[i] instanceof Promise) return false;
+  return true;
 }
 
 function settle(p: Promise<JsonValue>): Promise<RpcOutcome> {

@@ -71,7 +71,8 @@ async function handleBatch(body: unknown[], ctx: CallContext, dispatcher: RpcDis
 }
 
 type Admitted = { headers: Record<string, string> } | { refused: JsonRpcHttpAnswer };
-const NO_HEADERS: Admitted = { headers: {} };
+/** Shared, so frozen: an answer may carry its admission's headers object as its own (withHeaders). */
+const NO_HEADERS: Admitted = { headers: Object.freeze({}) };
 
 /** Admission, without a promise when the decision is made at once (the local limiter). */
 function admit(options: JsonRpcOptions, weight: number, id: Id): MaybePromise<Admitted> {
@@ -88,8 +89,10 @@ function admit(options: JsonRpcOptions, weight: number, id: Id): MaybePromise<Ad
   }
 }
 
+/** The admission's headers under the answer's own; no copy when the answer has none (the usual case). */
 function withHeaders(answer: JsonRpcHttpAnswer, headers: Record<string, string>): JsonRpcHttpAnswer {
-  if (Object.keys(headers).length > 0) answer.headers = { ...headers, ...answer.headers };
+  if (answer.headers === undefined) answer.headers = headers;
+  else answer.headers = { ...headers, ...answer.headers };
   return answer;
 }
 
@@ -133,7 +136,7 @@ function parseRequest(req: unknown): Parsed {
 
 function reply(id: Id, outcome: RpcOutcome): string {
   return outcome.ok
-    ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${outcome.raw ?? JSON.stringify(outcome.result)}}`
+    ? `{"jsonrpc":"2.0","id":${typeof id === "number" ? id : JSON.stringify(id)},"result":${outcome.raw ?? JSON.stringify(outcome.result)}}`
     : JSON.stringify({ jsonrpc: "2.0", id, error: toJsonRpcError(outcome.error) });
 }
 

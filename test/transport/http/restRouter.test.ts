@@ -59,4 +59,21 @@ describe("REST router", () => {
     expect(answer).not.toBeInstanceOf(Promise);
     expect(answer).toEqual({ status: 200, body: '{"jsonrpc":"2.0","id":7,"result":"0x1"}', headers: { "x-ratelimit-remaining": "9" } });
   });
+
+  it("a literal path and a pattern path answer alike: first matching route wins, 405 for another method, 404 for none", async () => {
+    const routes: RestRoute[] = [
+      { method: "GET", pattern: /^\/same$/, renderError, handle: () => json(200, { by: "literal GET" }) },
+      { method: "POST", pattern: /^\/(s[a-z]+)$/, renderError, handle: (req) => json(200, { by: "pattern", params: req.params }) },
+      { method: "POST", pattern: /^\/same$/, renderError, handle: () => json(200, { by: "literal POST" }) },
+    ];
+    const r = createRestRouter(routes, 1024, createLogger("error"));
+    const call = async (method: string, path: string) => await r.handle({ method, url: path, headers: {}, remoteAddress: "127.0.0.1", body: async () => "" });
+    // The pattern route comes before the literal POST route, so it answers /same, as the regex loop would.
+    expect(JSON.parse((await call("POST", "/same")).body!)).toEqual({ by: "pattern", params: ["same"] });
+    expect(JSON.parse((await call("GET", "/same")).body!)).toEqual({ by: "literal GET" });
+    expect((await call("PUT", "/same")).status).toBe(405);
+    expect((await call("GET", "/nothing-here")).status).toBe(404);
+    expect((await call("DELETE", "/now-not-routed")).status).toBe(404);
+  });
 });
+
