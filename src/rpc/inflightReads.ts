@@ -44,6 +44,9 @@ export class InflightReads {
   /** The coalescing key of a call, or undefined when it must go upstream on its own. */
   keyOf(method: string, params: JsonValue[]): string | undefined {
     if (!COALESCIBLE.has(method)) return undefined;
+    // No params (eth_blockNumber, eth_gasPrice: the polled ones): the method's own, already hashed, name.
+    // Never equal to a key with params, which always holds "[".
+    if (params.length === 0) return method;
     const p = JSON.stringify(params);
     // "pending" state moves with every accepted transaction: a caller that just sent one and asks for its
     // pending nonce must not get an answer requested before the send (read-your-writes).
