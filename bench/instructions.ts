@@ -1,0 +1,117 @@
+// `npm run bench:instructions [bundle ...]`: instructions the gateway's event-loop thread executes per answer,
+// counted by valgrind's callgrind. Unlike req/s and CPU time, the count does not move with whatever else this
+// shared machine is doing (two runs of one build differ by ~1-3 %, from GC timing), so two builds can be
+// compared when a wall-clock A/B is lost in noise. It counts user-space instructions only (the kernel's
+// share of a socket write is not in it) and not cache misses: a change is kept on the wall-clock bench.
+//
+// Each bundle (default: a fresh `npm run build`'s dist/main.mjs) runs under callgrind against one anvil; a
+// fixed number of keep-alive requests warms it, the counters are zeroed, and a fixed number is counted, per
+// method. Bundles run side by side (valgrind runs a process on one core at a time).
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startEmbeddedNode } from "../src/chain/embeddedNode.js";
+
+const WARM = Number(process.env.WARM_REQUESTS ?? 20_000);
+const COUNTED = Number(process.env.COUNTED_REQUESTS ?? 10_000);
+const CONNECTIONS = 32;
+const METHODS = ["eth_chainId", "eth_blockNumber"];
+
+/** Sends exactly `n` requests over keep-alive connections, each sending its next when an answer is complete. */
+function fixedLoad(port: number, method: string, n: number): Promise<void> {
+  const body = `{"jsonrpc":"2.0","id":1,"method":"${method}","params":[]}`;
+  const request = `POST / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  let sent = 0;
+  let answered = 0;
+  return new Promise((done, fail) => {
+    for (let c = 0; c < CONNECTIONS; c++) {
+      const socket = net.connect(port, "127.0.0.1");
+      let pending = "";
+      const next = (): void => {
+        if (sent < n) {
+          sent++;
+          socket.write(request);
+        } else socket.end();
+      };
+      socket.on("connect", next);
+      socket.on("error", fail);
+      socket.on("data", (chunk: Buffer) => {
+        pending += chunk.toString("latin1");
+        for (;;) {
+          const end = pending.indexOf("\r\n\r\n");
+          if (end < 0) return;
+          const length = Number(/content-length: (\d+)/i.exec(pending.slice(0, end))?.[1] ?? NaN);
+          if (!Number.isFinite(length)) return fail(new Error(`an answer without Content-Length: ${pending.slice(0, end)}`));
+          if (pending.length < end + 4 + length) return;
+          if (!pending.startsWith("HTTP/1.1 200")) return fail(new Error(`not a 200: ${pending.slice(0, end)}`));
+          pending = pending.slice(end + 4 + length);
+          if (++answered === n) done();
+          next();
+        }
+      });
+    }
+  });
+}
+
+async function answers(port: number): Promise<boolean> {
+  try {
+    await fixedLoad(port, "eth_chainId", 1);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Instructions per answer on the main thread (callgrind's thread 1) for each method, for one bundle. */
+async function count(bundle: string, upstream: string, port: number): Promise<Record<string, number>> {
+  const dir = mkdtempSync(join(tmpdir(), "cgw-callgrind-"));
+  const proc: ChildProcess = spawn("valgrind", ["--tool=callgrind", "--smc-check=all-non-file", "--separate-threads=yes", `--callgrind-out-file=${join(dir, "cg")}`, process.execPath, bundle], {
+    env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: String(port), TESTNET_UPSTREAMS: upstream, LOG_LEVEL: "error", DATA_DIR: mkdtempSync(join(tmpdir(), "cgw-data-")), RATE_LIMIT: "1000000000" },
+    stdio: "ignore",
+  });
+  try {
+    const deadline = Date.now() + 300_000;
+    while (!(await answers(port))) {
+      if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`${bundle} did not start under valgrind`);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    for (const method of METHODS) await fixedLoad(port, method, WARM);
+    const perAnswer: Record<string, number> = {};
+    for (const [i, method] of METHODS.entries()) {
+      execFileSync("callgrind_control", ["-z", String(proc.pid)], { stdio: "ignore" });
+      await fixedLoad(port, method, COUNTED);
+      execFileSync("callgrind_control", ["-d", String(proc.pid)], { stdio: "ignore" });
+      // Dump i+1, thread 1: the event loop.
+      const file = join(dir, `cg.${i + 1}-01`);
+      const deadlineDump = Date.now() + 30_000;
+      while (!readdirSync(dir).includes(`cg.${i + 1}-01`) && Date.now() < deadlineDump) await new Promise((r) => setTimeout(r, 200));
+      const summary = /^summary: (\d+)/m.exec(readFileSync(file, "utf8"));
+      if (!summary) throw new Error(`no summary in ${file}`);
+      perAnswer[method] = Number(summary[1]) / COUNTED;
+    }
+    return perAnswer;
+  } finally {
+    proc.kill("SIGKILL");
+  }
+}
+
+async function main(): Promise<void> {
+  let bundles = process.argv.slice(2).map((b) => resolve(b));
+  if (bundles.length === 0) {
+    execFileSync("npm", ["run", "build", "--silent"], { stdio: "inherit" });
+    bundles = [resolve("dist/main.mjs")];
+  }
+  const node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
+  try {
+    const counts = await Promise.all(bundles.map((b, i) => count(b, node.url, 8700 + i)));
+    console.log(`main-thread instructions per answer (callgrind; ${COUNTED} counted after ${WARM} per method, ${CONNECTIONS} keep-alive connections)\n`);
+    console.log(`| bundle | ${METHODS.join(" | ")} |\n|---|${METHODS.map(() => "---").join("|")}|`);
+    bundles.forEach((b, i) => console.log(`| ${b} | ${METHODS.map((m) => Math.round(counts[i]![m]!)).join(" | ")} |`));
+  } finally {
+    await node.stop();
+  }
+}
+
+await main();
