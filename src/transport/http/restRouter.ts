@@ -76,7 +76,18 @@ export function json(status: number, value: unknown, headers?: Record<string, st
 function requestIds(): () => string {
   const prefix = randomBytes(10).toString("hex").replace(/^(.{8})(.{4})(.{4})(.{4})$/, "$1-$2-$3-$4-");
   let n = 0;
-  return () => prefix + (n++).toString(16).padStart(12, "0");
+  return () => {
+    const hex = (n++).toString(16);
+    return prefix + (ZEROS[12 - hex.length] ?? "") + hex;
+  };
+}
+
+/** Leading zeros by count: padStart cost a String.repeat per request. */
+const ZEROS = Array.from({ length: 13 }, (_, i) => "0".repeat(i));
+
+/** Object.assign for a few own string headers, without its generic machinery (~700 instructions a call). */
+function copyInto(to: Record<string, string>, from: Record<string, string>): void {
+  for (const name in from) to[name] = from[name]!;
 }
 
 interface Match {
@@ -142,8 +153,8 @@ export function createRestRouter(
       observe(matched?.route.pattern.source ?? "unmatched", answer.status);
       if (log.debugEnabled) log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
       const headers: Record<string, string> = { "x-request-id": requestId };
-      if (input.headers.origin !== undefined) Object.assign(headers, corsHeaders(input.headers.origin));
-      if (answer.headers) Object.assign(headers, answer.headers);
+      if (input.headers.origin !== undefined) copyInto(headers, corsHeaders(input.headers.origin));
+      if (answer.headers) copyInto(headers, answer.headers);
       if (answer.body === undefined) return { status: answer.status, headers };
       headers["content-type"] = answer.contentType ?? "application/json";
       return { status: answer.status, body: answer.body, contentType: headers["content-type"], headers };
