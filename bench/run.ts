@@ -305,7 +305,8 @@ async function main(): Promise<void> {
   const plainGateway = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-plain-")), { COALESCE_READS: "false" });
   const nginx = await startNginx(Number(new URL(node.url).port));
   const minimal = await startMinimalProxy(node.url);
-  const procs = [gateway.proc, plainGateway.proc, nginx.proc, minimal.proc];
+  const pipe = await startBundled("socketPipe", [node.url]);
+  const procs = [gateway.proc, plainGateway.proc, nginx.proc, minimal.proc, pipe.proc];
   try {
     const fullBlock = await fillBlock(node);
     const idleRss = rssMb(gateway.proc.pid!);
@@ -361,9 +362,11 @@ async function main(): Promise<void> {
     const paced = JSON.stringify(rpc("eth_blockNumber"));
     // The process that serves each target: anvil itself when direct, else the proxy (nginx: its one worker).
     const nginxWorker = Number(execFileSync("pgrep", ["-P", String(nginx.proc.pid)], { encoding: "utf8" }).trim());
-    const serverPids = [[anvilPid], [nginxWorker], [minimal.proc.pid!], [gateway.proc.pid!], [plainGateway.proc.pid!]];
+    // The tail rows add the Node.js socket pipe: the least any Node.js proxy spends per request.
+    const latencyTargets: [string, string][] = [...targets.slice(0, 3), ["Node.js socket pipe → anvil", pipe.url], ...targets.slice(3)];
+    const serverPids = [[anvilPid], [nginxWorker], [minimal.proc.pid!], [pipe.proc.pid!], [gateway.proc.pid!], [plainGateway.proc.pid!]];
     // Warm (JIT, pools) so the section measures the same thing whether or not the throughput runs came first.
-    for (const [, url] of targets) await load(url, paced, { connections: 8, duration: 2 });
+    for (const [, url] of latencyTargets) await load(url, paced, { connections: 8, duration: 2 });
     for (const poisson of [false, true]) {
       lines.push(
         `### Added latency at moderate load: ${poisson ? "random arrivals" : "bursts of 8"}`,
@@ -375,11 +378,11 @@ async function main(): Promise<void> {
         "| target | req/s | p50 ms | p99 ms | p99 added vs direct, ms | p99 of each round, ms | server CPU per request, µs | server waiting for a CPU per request, µs |",
         "|---|---|---|---|---|---|---|---|",
       );
-      const rounds: Row[][] = targets.map(() => []);
+      const rounds: Row[][] = latencyTargets.map(() => []);
       // Per target over all its rounds: the server's own CPU and wait for a CPU (the proxy's; anvil's when direct).
-      const sched = targets.map(() => ({ cpu: 0, wait: 0, requests: 0 }));
+      const sched = latencyTargets.map(() => ({ cpu: 0, wait: 0, requests: 0 }));
       for (let round = 0; round < ROUNDS; round++)
-        for (const [i, [target, url]] of targets.entries()) {
+        for (const [i, [target, url]] of latencyTargets.entries()) {
           const before = schedMicros(serverPids[i]!);
           const r = await load(url, paced, { connections: 8, rate: 1000, poisson });
           const after = schedMicros(serverPids[i]!);
@@ -394,11 +397,12 @@ async function main(): Promise<void> {
       const added = moderate.find((r) => r.target === "gateway → anvil")!.p99 - moderate[0]!.p99;
       const nodeFloor = moderate.find((r) => r.target.startsWith("minimal"))!.p99 - moderate[0]!.p99;
       const viaNginx = moderate.find((r) => r.target.startsWith("nginx"))!.p99 - moderate[0]!.p99;
-      target(`p99 added at ~1000 req/s, ${poisson ? "random arrivals" : "bursts of 8"}`, "< 1 ms", `${fmt(added)} ms (nginx ${fmt(viaNginx)}, minimal Node.js proxy ${fmt(nodeFloor)})`, added < 1);
+      const viaPipe = moderate.find((r) => r.target.startsWith("Node.js socket pipe"))!.p99 - moderate[0]!.p99;
+      target(`p99 added at ~1000 req/s, ${poisson ? "random arrivals" : "bursts of 8"}`, "< 1 ms", `${fmt(added)} ms (nginx ${fmt(viaNginx)}, Node.js socket pipe ${fmt(viaPipe)}, minimal Node.js proxy ${fmt(nodeFloor)})`, added < 1);
       lines.push("");
     }
     lines.push(
-      "In both tables the last two columns are the serving process's own scheduler counters over all its rounds (/proc/<pid>/task/*/schedstat, every thread): its CPU time per request, and the time it was ready to run but waited for a CPU (an idle vCPU waking up, or both busy with anvil and wrk). They are the proxy's alone; anvil's share of a proxied request is about the direct row's. At this rate each request wakes the proxy twice (the client's request, the node's answer) and finds its code cold: the gateway's CPU per request here is several times its CPU per answer under full load (section 2).",
+      "In both tables the last two columns are the serving process's own scheduler counters over all its rounds (/proc/<pid>/task/*/schedstat, every thread): its CPU time per request, and the time it was ready to run but waited for a CPU (an idle vCPU waking up, or both busy with anvil and wrk). They are the proxy's alone; anvil's share of a proxied request is about the direct row's. The Node.js socket pipe (bench/socketPipe.ts: node:net in, one upstream connection per client connection, bytes copied both ways unread) is the least any Node.js proxy adds here: its row is Node.js's own wake-ups, socket reads and writes, with no HTTP or JSON work. At this rate each request wakes the proxy twice (the client's request, the node's answer) and finds its code cold: the gateway's CPU per request here is several times its CPU per answer under full load (section 2).",
       "",
     );
     }
