@@ -230,18 +230,17 @@ function cpuMicros(pid: number): { all: number; main: number; user: number; sys:
 }
 
 /**
- * Scheduler counters summed over every thread of `pids`, in µs: time on a CPU, and time spent runnable but
- * waiting for one (after a wake-up, mostly). From /proc/<pid>/task/<tid>/schedstat, which counts in ns.
+ * Scheduler counters summed over every thread of process `pid`, in µs: time on a CPU, and time spent runnable
+ * but waiting for one (after a wake-up, mostly). From /proc/<pid>/task/<tid>/schedstat, which counts in ns.
  */
-function schedMicros(pids: number[]): { cpu: number; wait: number } {
+function schedMicros(pid: number): { cpu: number; wait: number } {
   let cpu = 0;
   let wait = 0;
-  for (const pid of pids)
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const [onCpu, waiting] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ").map(Number);
-      cpu += onCpu! / 1000;
-      wait += waiting! / 1000;
-    }
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const [onCpu, waiting] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ").map(Number);
+    cpu += onCpu! / 1000;
+    wait += waiting! / 1000;
+  }
   return { cpu, wait };
 }
 
@@ -362,9 +361,16 @@ async function main(): Promise<void> {
     const paced = JSON.stringify(rpc("eth_blockNumber"));
     // The process that serves each target: anvil itself when direct, else the proxy (nginx: its one worker).
     const nginxWorker = Number(execFileSync("pgrep", ["-P", String(nginx.proc.pid)], { encoding: "utf8" }).trim());
-    // The tail rows add the Node.js socket pipe: the least any Node.js proxy spends per request.
-    const latencyTargets: [string, string][] = [...targets.slice(0, 3), ["Node.js socket pipe → anvil", pipe.url], ...targets.slice(3)];
-    const serverPids = [[anvilPid], [nginxWorker], [minimal.proc.pid!], [pipe.proc.pid!], [gateway.proc.pid!], [plainGateway.proc.pid!]];
+    // Each target with the process that serves it, so the two cannot drift apart; the tail rows add the Node.js
+    // socket pipe (the least any Node.js proxy spends per request).
+    const latencyTargets: [string, string, number][] = [
+      [...targets[0]!, anvilPid],
+      [...targets[1]!, nginxWorker],
+      [...targets[2]!, minimal.proc.pid!],
+      ["Node.js socket pipe → anvil", pipe.url, pipe.proc.pid!],
+      [...targets[3]!, gateway.proc.pid!],
+      [...targets[4]!, plainGateway.proc.pid!],
+    ];
     // Warm (JIT, pools) so the section measures the same thing whether or not the throughput runs came first.
     for (const [, url] of latencyTargets) await load(url, paced, { connections: 8, duration: 2 });
     for (const poisson of [false, true]) {
@@ -382,10 +388,10 @@ async function main(): Promise<void> {
       // Per target over all its rounds: the server's own CPU and wait for a CPU (the proxy's; anvil's when direct).
       const sched = latencyTargets.map(() => ({ cpu: 0, wait: 0, requests: 0 }));
       for (let round = 0; round < ROUNDS; round++)
-        for (const [i, [target, url]] of latencyTargets.entries()) {
-          const before = schedMicros(serverPids[i]!);
+        for (const [i, [target, url, pid]] of latencyTargets.entries()) {
+          const before = schedMicros(pid);
           const r = await load(url, paced, { connections: 8, rate: 1000, poisson });
-          const after = schedMicros(serverPids[i]!);
+          const after = schedMicros(pid);
           sched[i]!.cpu += after.cpu - before.cpu;
           sched[i]!.wait += after.wait - before.wait;
           sched[i]!.requests += r.rps * DURATION;
@@ -394,10 +400,8 @@ async function main(): Promise<void> {
       const moderate = rounds.map((rs) => [...rs].sort((a, b) => a.p99 - b.p99)[Math.floor(rs.length / 2)]!);
       const perRequest = (i: number, what: "cpu" | "wait"): string => (sched[i]![what] / sched[i]!.requests).toFixed(0);
       moderate.forEach((r, i) => lines.push(`| ${r.target} | ${r.rps} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${i === 0 ? "" : fmt(r.p99 - moderate[0]!.p99)} | ${rounds[i]!.map((x) => fmt(x.p99)).join(", ")} | ${perRequest(i, "cpu")} | ${perRequest(i, "wait")} |`));
-      const added = moderate.find((r) => r.target === "gateway → anvil")!.p99 - moderate[0]!.p99;
-      const nodeFloor = moderate.find((r) => r.target.startsWith("minimal"))!.p99 - moderate[0]!.p99;
-      const viaNginx = moderate.find((r) => r.target.startsWith("nginx"))!.p99 - moderate[0]!.p99;
-      const viaPipe = moderate.find((r) => r.target.startsWith("Node.js socket pipe"))!.p99 - moderate[0]!.p99;
+      const addedBy = (prefix: string): number => moderate.find((r) => r.target.startsWith(prefix))!.p99 - moderate[0]!.p99;
+      const [added, nodeFloor, viaNginx, viaPipe] = ["gateway → anvil", "minimal", "nginx", "Node.js socket pipe"].map(addedBy) as [number, number, number, number];
       target(`p99 added at ~1000 req/s, ${poisson ? "random arrivals" : "bursts of 8"}`, "< 1 ms", `${fmt(added)} ms (nginx ${fmt(viaNginx)}, Node.js socket pipe ${fmt(viaPipe)}, minimal Node.js proxy ${fmt(nodeFloor)})`, added < 1);
       lines.push("");
     }
