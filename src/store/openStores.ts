@@ -1,6 +1,7 @@
 // The gateway's stores, for the gateway and the keys CLI alike: the submission journal, API keys and
 // Idempotency-Key answers, all in PostgreSQL (DATABASE_URL: replicas share them) or all in the embedded
 // SQLite file under DATA_DIR (one gateway; the keys CLI beside it).
+import type Database from "better-sqlite3";
 import { holdDataDir, openEmbeddedDatabase } from "./embeddedDatabase.js";
 import { sqlIdempotencyTable, sqliteIdempotencyTable, type IdempotencyTable } from "./idempotencyTable.js";
 import { sqlKeyTable, sqliteKeyTable, type KeyTable } from "./keyTable.js";
@@ -54,7 +55,7 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
   }
   let release = options.role === "tool" ? undefined : holdDataDir(options.dataDir);
   let journal: SqliteSubmissionStore | undefined;
-  let db;
+  let db: Database.Database | undefined;
   try {
     db = openEmbeddedDatabase(options.dataDir);
     journal = new SqliteSubmissionStore(db);
