@@ -64,6 +64,9 @@ async function answers(port: number): Promise<boolean> {
   }
 }
 
+/** Every gateway started under valgrind: one bundle failing must not leave the others running (on their ports). */
+const running = new Set<ChildProcess>();
+
 /** Instructions per answer on the main thread (callgrind's thread 1) for each method, for one bundle. */
 async function count(bundle: string, upstream: string, port: number): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), "cgw-callgrind-"));
@@ -71,6 +74,7 @@ async function count(bundle: string, upstream: string, port: number): Promise<Re
     env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: String(port), TESTNET_UPSTREAMS: upstream, LOG_LEVEL: "error", DATA_DIR: mkdtempSync(join(tmpdir(), "cgw-data-")), RATE_LIMIT: "1000000000" },
     stdio: "ignore",
   });
+  running.add(proc);
   try {
     const deadline = Date.now() + 300_000;
     while (!(await answers(port))) {
@@ -110,6 +114,7 @@ async function main(): Promise<void> {
     console.log(`| bundle | ${METHODS.join(" | ")} |\n|---|${METHODS.map(() => "---").join("|")}|`);
     bundles.forEach((b, i) => console.log(`| ${b} | ${METHODS.map((m) => Math.round(counts[i]![m]!)).join(" | ")} |`));
   } finally {
+    for (const proc of running) proc.kill("SIGKILL");
     await node.stop();
   }
 }
