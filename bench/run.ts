@@ -111,7 +111,6 @@ async function startBundled(name: string, args: string[]): Promise<{ url: string
   return { url: `http://127.0.0.1:${port}/`, proc };
 }
 const bundled: Record<string, Promise<void>> = {};
-const startMinimalProxy = (upstream: string): Promise<{ url: string; proc: ChildProcess }> => startBundled("minimalProxy", [upstream]);
 
 async function waitFor(url: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -312,7 +311,7 @@ async function main(): Promise<void> {
   const gateway = await startGateway(node.url, dataDir);
   const plainGateway = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-plain-")), { COALESCE_READS: "false" });
   const nginx = await startNginx(Number(new URL(node.url).port));
-  const minimal = await startMinimalProxy(node.url);
+  const minimal = await startBundled("minimalProxy", [node.url]);
   const pipe = await startBundled("socketPipe", [node.url]);
   const procs = [gateway.proc, plainGateway.proc, nginx.proc, minimal.proc, pipe.proc];
   try {
