@@ -92,7 +92,12 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     if (!pool.ready) log.warn("no upstream is reachable yet; serving anyway, readiness is false", { upstreams: pool.health() });
     const limits = deps.limits;
     const cache = new ImmutableCache({ maxEntries: 10_000, confirmations: net.cacheConfirmations });
-    pool.onHead = (head) => cache.observeHead(head);
+    // Set below, once the sequencer exists: its follower watches the probes' heads for a node going back.
+    let followHead: ((head: string) => void) | undefined;
+    pool.onHead = (head) => {
+      cache.observeHead(head);
+      followHead?.(head);
+    };
     const core = new RpcCore(pool, net.chainId, (ctx) => limits.checkTransaction(net.name, ctx.access), cache, (method, outcome) =>
       // Unknown methods share one label: clients choose method names, the label set must stay bounded.
       m.countRpc(net.name, outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other", outcome.ok ? "ok" : String(outcome.error.jsonRpcCode)),
@@ -103,6 +108,8 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     // what was journaled for the old one must not be replayed onto it.
     const genesis = (await pool.call("eth_getBlockByNumber", ["0x0", false]).catch(() => null)) as { hash?: string } | null;
     const journalNetwork = `${net.name}:${genesis?.hash?.slice(0, 18) ?? "unknown"}`;
+    // From now on an upstream on another genesis (a node restarted on a fresh chain) is out of service.
+    if (genesis?.hash) pool.expectGenesis(genesis.hash);
     sequencer = new Sequencer({
       network: journalNetwork,
       chainId: net.chainId,
@@ -111,16 +118,20 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       store: deps.store,
       log,
       receiptPollMs: Math.max(50, Math.round((net.blockTimeSeconds * 1000) / 2)),
+      confirmations: net.cacheConfirmations,
+      ...(genesis?.hash ? { genesisHash: genesis.hash } : {}),
       devFunding: embedded !== undefined && net.feeMode === "market",
       stuckAfterMs: gw.stuckTransactionMs,
       observer: {
         queueDepth: (n) => m.sequencerQueueDepth.set({ network: net.name }, n),
         retry: () => m.broadcastRetries.inc({ network: net.name }),
-        nonceLag: (signer, lag) => m.nonceLag.set({ network: net.name, signer }, lag),
+        stuckLanes: (n) => m.stuckLanes.set({ network: net.name }, n),
       },
       walletFor: deps.walletByAddress,
     });
     const seq = sequencer;
+    followHead = (head) => seq.follower.observeHead(head);
+    m.followSequencer(net.name, () => seq.stats());
     // Keyed raw transactions go through the journal too: accepted once, never lost, never sent twice.
     core.register("eth_sendRawTransaction", async (_ctx, params) => {
       if (params.length !== 1 || typeof params[0] !== "string" || !/^0x([0-9a-fA-F]{2})+$/.test(params[0])) {

@@ -35,6 +35,8 @@ interface Upstream {
   /** Keep-alive connections to the node: no per-request connection or fetch overhead. */
   http: UpstreamHttp;
   healthy: boolean;
+  /** Reports another chain (chain id or genesis): never sent anything until a probe finds it right again. */
+  wrongChain: boolean;
   lastError: string | undefined;
 }
 
@@ -66,8 +68,17 @@ export class UpstreamPool {
       label: redactUrl(url),
       http: new UpstreamHttp(new URL(url), { connections: 128, timeoutMs: options.timeoutMs }),
       healthy: true,
+      wrongChain: false,
       lastError: undefined,
     }));
+  }
+
+  /** The chain's identity (its genesis hash), learned at start: an upstream on another genesis is taken out. */
+  private genesisHash: string | undefined;
+
+  /** Sets the genesis hash every upstream must have from now on (checked by each probe). */
+  expectGenesis(hash: string): void {
+    this.genesisHash = hash;
   }
 
   /** Called with each probe's latest block number (0x hex), e.g. to track the head for caching. */
@@ -89,6 +100,11 @@ export class UpstreamPool {
   /** True when at least one upstream answered its last probe or request. */
   get ready(): boolean {
     return this.upstreams.some((u) => u.healthy);
+  }
+
+  /** Every upstream is on another chain than the one the gateway journals for: nothing may be sent. */
+  get onlyOtherChains(): boolean {
+    return this.upstreams.every((u) => u.wrongChain);
   }
 
   health(): { url: string; healthy: boolean; lastError?: string }[] {
@@ -131,7 +147,8 @@ export class UpstreamPool {
 
   private order(): Upstream[] {
     const healthy = this.upstreams.filter((u) => u.healthy);
-    const unhealthy = this.upstreams.filter((u) => !u.healthy);
+    // A node of another chain is never a last resort: its answers (and its acceptance of a write) are wrong.
+    const unhealthy = this.upstreams.filter((u) => !u.healthy && !u.wrongChain);
     return [...healthy, ...unhealthy];
   }
 
@@ -182,13 +199,29 @@ export class UpstreamPool {
     await Promise.all(
       this.upstreams.map(async (u) => {
         try {
-          const reply = parseJson(await this.post(u, '{"jsonrpc":"2.0","id":0,"method":"eth_chainId","params":[]}'));
-          const chainId = isReply(reply) ? reply.result : undefined;
-          if (chainId !== expected) throw new TransientUpstreamError(`reports chain id ${JSON.stringify(chainId)}, expected ${expected}`);
-          if (this.onHead) {
-            const head = parseJson(await this.post(u, '{"jsonrpc":"2.0","id":0,"method":"eth_blockNumber","params":[]}'));
-            if (isReply(head) && typeof head.result === "string") this.onHead(head.result);
+          // One round trip: chain id, genesis (the chain's identity: a node restarted on a new chain keeps
+          // its chain id) and head.
+          let replies = parseJson(await this.post(u, PROBE_BATCH));
+          // A node (or proxy) without batch support answers one object: ask one call at a time instead.
+          if (!Array.isArray(replies)) replies = await Promise.all(PROBE_CALLS.map(async (c) => parseJson(await this.post(u, JSON.stringify(c)))));
+          const byId = new Map<unknown, UpstreamReply>();
+          for (const r of replies as unknown[]) if (isReply(r)) byId.set(r.id, r);
+          const chainId = byId.get(0)?.result;
+          const genesis = byId.get(1)?.result as { hash?: string } | null | undefined;
+          const wrong =
+            chainId !== expected
+              ? `reports chain id ${JSON.stringify(chainId)}, expected ${expected}`
+              : this.genesisHash !== undefined && genesis?.hash !== this.genesisHash
+                ? `has genesis ${String(genesis?.hash)}, expected ${this.genesisHash}: another chain`
+                : undefined;
+          if (wrong) {
+            if (!u.wrongChain) this.options.log.error("upstream is on another chain: taken out of service", { upstream: u.label, error: wrong });
+            u.wrongChain = true;
+            throw new TransientUpstreamError(wrong);
           }
+          u.wrongChain = false;
+          const head = byId.get(2)?.result;
+          if (this.onHead && typeof head === "string") this.onHead(head);
           if (!u.healthy) this.options.log.info("upstream healthy", { upstream: u.label });
           this.setHealth(u, true);
           u.lastError = undefined;
@@ -201,6 +234,13 @@ export class UpstreamPool {
     );
   }
 }
+
+const PROBE_CALLS = [
+  { jsonrpc: "2.0", id: 0, method: "eth_chainId", params: [] },
+  { jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["0x0", false] },
+  { jsonrpc: "2.0", id: 2, method: "eth_blockNumber", params: [] },
+];
+const PROBE_BATCH = JSON.stringify(PROBE_CALLS);
 
 class RawResult {
   constructor(readonly raw: string) {}

@@ -1,6 +1,7 @@
 // One signer's nonce lane on one network: submissions wait here for a group commit (nonces, signing and
 // journaling for all of them at once), and broadcasts go out in nonce order (a node may park a transaction
 // whose predecessor it has not seen).
+import type { HDNodeWallet, Wallet } from "ethers";
 import type { SubmissionRecord } from "../store/submissionStore.js";
 
 /** A transaction waiting for its nonce: signs itself once given one. */
@@ -21,6 +22,16 @@ export class NonceLane {
   unsent = 0;
   /** Whether the node answered the lane's last broadcast (batch): flow control applies only then. */
   nodeAnswering = true;
+
+  /** The gateway wallet that signs for this lane, once a submission brought it (refills and fee bumps use it). */
+  wallet: Wallet | HDNodeWallet | undefined;
+  /** Embedded market-fee chains: topped up with dev money already. */
+  funded = false;
+
+  /** Nothing waiting, queued or unsent: the lane can be dropped and made again on demand. */
+  get idle(): boolean {
+    return this.waiting.length === 0 && this.toBroadcast.length === 0 && this.unsent === 0 && !this.broadcastScheduled;
+  }
 
   /** The next nonce to assign; undefined until read from the chain. */
   next: number | undefined;

@@ -10,7 +10,7 @@ import type { LaneReservation, SubmissionRecord, SubmissionStore } from "../stor
 import type { Logger } from "../log/logger.js";
 import { FeeOracle, type FeeFields } from "./feeOracle.js";
 import { NonceLane, type PendingSignature } from "./nonceLane.js";
-import { ReceiptWatcher, type RpcReceipt } from "./receiptWatcher.js";
+import { ChainFollower, type FollowerStats, type RpcReceipt } from "./chainFollower.js";
 import { signTransaction, signedTransaction } from "./signTransaction.js";
 import { localGasLimit } from "./intrinsicGas.js";
 import { newQueueId } from "./queueId.js";
@@ -36,6 +36,12 @@ export interface SequencerOptions {
   store: SubmissionStore;
   log: Logger;
   receiptPollMs: number;
+  /** A write is completed once this many blocks hold it (its own included); until then it is watched. */
+  confirmations?: number;
+  /** The chain's genesis hash, when known: a node on another genesis is not taken for one that went back. */
+  genesisHash?: string;
+  /** Idle nonce lanes (and their wallets) kept in memory; past that the least recently used idle one goes. */
+  maxIdleLanes?: number;
   /** Embedded dev chains only: top up signers with anvil_setBalance so market-fee writes can pay. */
   devFunding: boolean;
   broadcastRetries?: number;
@@ -48,7 +54,7 @@ export interface SequencerOptions {
   /** At most this many replacements per transaction, each +12.5 % (nodes require ≥ 10 %). */
   maxFeeBumps?: number;
   /** Metrics hooks. */
-  observer?: { queueDepth(n: number): void; retry(): void; nonceLag(signer: string, lag: number): void };
+  observer?: { queueDepth(n: number): void; retry(): void; stuckLanes?(n: number): void };
 }
 
 const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown|transaction already exists/i;
@@ -73,12 +79,11 @@ const MAX_UNSENT = 2 * BROADCAST_BATCH;
 type BroadcastResult = "accepted" | "rejected" | "unreachable";
 
 export class Sequencer {
+  /** Nonce lanes by signer, least recently used first (see lane()). */
   private readonly lanes = new Map<string, NonceLane>();
-  private readonly funded = new Set<string>();
-  private readonly walletOf = new Map<string, SigningWallet>();
   /** queueIds with a broadcast queued or running in this process. */
   private readonly inFlight = new Set<string>();
-  /** This process's submissions that run no code (priced locally), as the records it journaled: see trackNonce. */
+  /** This process's submissions that run no code (priced locally): followed without a receipt (cannot revert). */
   private readonly runNoCode = new WeakSet<SubmissionRecord>();
   private resumeTimer: NodeJS.Timeout | undefined;
   /** When this process first saw a transaction broadcast but unmined, and how often it was re-priced. */
@@ -89,11 +94,33 @@ export class Sequencer {
   private commitScheduled = false;
   private committing = false;
   readonly fees: FeeOracle;
-  readonly receipts: ReceiptWatcher;
+  readonly follower: ChainFollower;
 
   constructor(private readonly options: SequencerOptions) {
     this.fees = new FeeOracle(options.feeMode, options.pool);
-    this.receipts = new ReceiptWatcher(options.pool, options.store, options.receiptPollMs, options.log);
+    this.follower = new ChainFollower({
+      pool: options.pool,
+      store: options.store,
+      pollMs: options.receiptPollMs,
+      confirmations: options.confirmations ?? 1,
+      log: options.log,
+      onRewind: () => this.resendJournal(),
+      ...(options.genesisHash ? { genesisHash: options.genesisHash } : {}),
+    });
+  }
+
+  /** Lag and rewind figures for metrics: aggregates, never one series per signer. */
+  stats(): FollowerStats & { lanes: number } {
+    return { ...this.follower.stats(), lanes: this.lanes.size };
+  }
+
+  /**
+   * After the node went back: every unfinished journaled write of this network is sent again, in nonce order
+   * per signer ("already known" and "nonce too low" with the hash found both count as sent).
+   */
+  private async resendJournal(): Promise<void> {
+    const unfinished = await this.options.store.listUnfinished(this.options.network, 100_000);
+    for (const rec of unfinished) this.enqueue(rec);
   }
 
   /**
@@ -113,8 +140,9 @@ export class Sequencer {
    */
   async submit(intent: TxIntent): Promise<SubmissionRecord> {
     const { pool, chainId, network } = this.options;
+    this.refuseOnOtherChain();
     const from = intent.wallet.address;
-    this.walletOf.set(from, intent.wallet);
+    this.lane(from).wallet = intent.wallet;
     await this.fundIfDev(from);
     const value = intent.value ?? 0n;
     // A value-less call to the zero address runs no code: its gas is known without asking the node.
@@ -147,6 +175,14 @@ export class Sequencer {
       });
       this.scheduleCommit(lane);
     });
+  }
+
+  /**
+   * An unreachable node still lets writes be journaled (they go out when it is back); a node of another chain
+   * (a new genesis) does not: what is journaled now could only go to the wrong chain, so the caller hears 503.
+   */
+  private refuseOnOtherChain(): void {
+    if (this.options.pool.onlyOtherChains) throw new GatewayError("upstream_unavailable", "no upstream node of this network's chain is available (the node reports another genesis); try again later");
   }
 
   /** The node's estimate with 20 % headroom (state can move between the estimate and inclusion). */
@@ -268,6 +304,7 @@ export class Sequencer {
     if (tx.chainId !== 0n && tx.chainId !== BigInt(this.options.chainId)) {
       throw new GatewayError("transaction_rejected", `the transaction is for chain id ${tx.chainId}, this network is ${this.options.chainId}`, { jsonRpcCode: -32003 });
     }
+    this.refuseOnOtherChain();
     const existing = await this.options.store.getRawByHash(this.options.network, tx.hash);
     if (existing && existing.status !== "error") return existing.hash; // a retry: already journaled
     const rec: SubmissionRecord = { queueId: newQueueId(), network: this.options.network, signer: tx.from, nonce: tx.nonce, hash: tx.hash, raw, kind: "raw", status: "pending", createdAt: new Date() };
@@ -284,7 +321,7 @@ export class Sequencer {
 
   /** Waits until the transaction is mined. */
   waitForReceipt(hash: string, timeoutMs = 60_000): Promise<RpcReceipt> {
-    return this.receipts.wait(hash, timeoutMs);
+    return this.follower.wait(hash, timeoutMs);
   }
 
   /** Lets queued broadcasts finish (bounded), for a graceful shutdown. */
@@ -296,12 +333,30 @@ export class Sequencer {
 
   stop(): void {
     if (this.resumeTimer) clearInterval(this.resumeTimer);
-    this.receipts.stop();
+    this.follower.stop();
   }
 
+  /**
+   * A signer's lane, made on demand and kept in least-recently-used order. Past maxIdleLanes, idle lanes (nothing
+   * waiting, queued or unsent) are dropped: a lane is a cached nonce and wallet, both found again on next use
+   * (the store never hands out a nonce below what it journaled), so memory follows the active signers only.
+   */
   private lane(address: string): NonceLane {
     let lane = this.lanes.get(address);
-    if (!lane) this.lanes.set(address, (lane = new NonceLane(address)));
+    if (lane) {
+      this.lanes.delete(address);
+      this.lanes.set(address, lane);
+      return lane;
+    }
+    this.lanes.set(address, (lane = new NonceLane(address)));
+    const max = this.options.maxIdleLanes ?? 10_000;
+    if (this.lanes.size > max) {
+      for (const [a, l] of this.lanes) {
+        if (this.lanes.size <= max) break;
+        if (l.idle) this.lanes.delete(a);
+        else break; // the oldest is busy: try again on the next new lane rather than scan them all
+      }
+    }
     return lane;
   }
 
@@ -357,7 +412,6 @@ export class Sequencer {
   private resume(includeProcessing: boolean): Promise<void> {
     this.resuming ??= (async () => {
       try {
-        await this.reportNonceLag();
         // Periodic passes only need what was never broadcast, plus (fee networks) what may be stuck; the
         // watcher already follows the rest. Start-up replays everything unfinished.
         const { store, network } = this.options;
@@ -371,15 +425,19 @@ export class Sequencer {
             ? await store.listUnfinished(network, 10_000, before)
             : [...(await store.listByStatus(network, "pending", 10_000, before)), ...(await store.listByStatus(network, "processing", 10_000, stuckBefore))];
         const ids = new Set(unfinished.map((r) => r.queueId));
+        const stuck = new Map<string, { count: number; first: number }>();
         for (const id of this.unmined.keys()) if (!ids.has(id)) this.unmined.delete(id);
         for (const rec of unfinished) {
           if (rec.status === "pending") this.enqueue(rec);
           else if (includeProcessing) this.enqueue(rec); // a restarted node may have lost its pool: resend ("already known" is fine)
           else {
-            this.receipts.track(rec.hash, rec.queueId);
-            if (!(await this.bumpIfStuck(rec))) this.resendIfStuck(rec);
+            this.follower.track(rec.hash, rec.queueId, { signer: rec.signer });
+            if (!(await this.bumpIfStuck(rec))) this.resendIfStuck(rec, stuck);
           }
         }
+        // One line per stuck lane per pass, not one per transaction.
+        for (const [signer, s] of stuck) this.options.log.warn("re-sending a lane's writes the node has not mined", { signer, count: s.count, firstNonce: s.first });
+        this.options.observer?.stuckLanes?.(stuck.size);
       } finally {
         this.resuming = undefined;
       }
@@ -439,26 +497,14 @@ export class Sequencer {
     const { store, log } = this.options;
     if (rec.status === "pending") void store.update(rec.queueId, { status: "processing" }).catch((err: unknown) => log.warn("journal status update failed", { queueId: rec.queueId, error: (err as Error).message }));
     // Zero-fee networks never replace a transaction, so its signer's nonce passing it means it mined.
-    if (this.runNoCode.has(rec) && this.options.feeMode === "zero") this.receipts.trackNonce(rec.signer, rec.nonce, rec.queueId);
-    else this.receipts.track(rec.hash, rec.queueId);
-  }
-
-  /** Per lane: nonces handed out by this process that the chain has not mined yet. */
-  private async reportNonceLag(): Promise<void> {
-    const observer = this.options.observer;
-    if (!observer) return;
-    for (const lane of this.lanes.values()) {
-      if (lane.next === undefined) continue;
-      const mined = Number(BigInt((await this.options.pool.call("eth_getTransactionCount", [lane.address, "latest"])) as string));
-      observer.nonceLag(lane.address, Math.max(0, lane.next - mined));
-    }
+    this.follower.track(rec.hash, rec.queueId, { runsCode: !this.runNoCode.has(rec), signer: rec.signer });
   }
 
   /** Re-signs a fee-refused transaction at the same nonce with the current fees, at most maxFeeBumps times. */
   private async reprice(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
     const seen = this.unmined.get(rec.queueId) ?? { since: Date.now(), bumps: 0 };
     this.unmined.set(rec.queueId, seen);
-    const wallet = this.walletOf.get(rec.signer) ?? (await this.options.walletFor?.(rec.signer));
+    const wallet = this.lanes.get(rec.signer)?.wallet ?? (await this.options.walletFor?.(rec.signer));
     if (!wallet || seen.bumps >= (this.options.maxFeeBumps ?? 3)) return undefined;
     // Give the base fee a block to show before re-reading it.
     await new Promise((r) => setTimeout(r, 250 * (seen.bumps + 1)));
@@ -492,12 +538,14 @@ export class Sequencer {
    * of its signer waits behind it. "already known" (the node still has it) and "nonce too low" with the hash
    * found (mined meanwhile) both count as sent.
    */
-  private resendIfStuck(rec: SubmissionRecord): void {
+  private resendIfStuck(rec: SubmissionRecord, stuck: Map<string, { count: number; first: number }>): void {
     const now = Date.now();
     const seen = this.unmined.get(rec.queueId);
     if (now - rec.createdAt.getTime() < this.stuckAfterMs || (seen && now - seen.since < this.stuckAfterMs)) return;
     this.unmined.set(rec.queueId, { since: now, bumps: seen?.bumps ?? 0 });
-    this.options.log.warn("re-sending a transaction the node has not mined", { queueId: rec.queueId, nonce: rec.nonce });
+    const lane = stuck.get(rec.signer);
+    if (lane) (lane.count++, (lane.first = Math.min(lane.first, rec.nonce)));
+    else stuck.set(rec.signer, { count: 1, first: rec.nonce });
     this.enqueue(rec);
   }
 
@@ -511,7 +559,7 @@ export class Sequencer {
     this.unmined.set(rec.queueId, seen);
     if (seen.bumps >= (this.options.maxFeeBumps ?? 3)) return false;
     if (Date.now() - seen.since < this.stuckAfterMs) return true;
-    const wallet = this.walletOf.get(rec.signer) ?? (await this.options.walletFor?.(rec.signer));
+    const wallet = this.lanes.get(rec.signer)?.wallet ?? (await this.options.walletFor?.(rec.signer));
     if (!wallet) return false;
     this.fees.invalidate();
     const raw = this.resign(wallet, rec.raw, await this.fees.current());
@@ -527,13 +575,13 @@ export class Sequencer {
     }
     // The old hash may still mine; the watcher follows both and keeps whichever does.
     await this.options.store.update(rec.queueId, { hash, raw });
-    this.receipts.track(hash, rec.queueId);
+    this.follower.track(hash, rec.queueId, { signer: rec.signer });
     return true;
   }
 
   /** A nonce whose transaction was rejected for good is filled with a no-op self-transfer, so later ones mine. */
   private async refillNonce(rec: SubmissionRecord): Promise<void> {
-    const wallet = this.walletOf.get(rec.signer) ?? (await this.options.walletFor?.(rec.signer));
+    const wallet = this.lanes.get(rec.signer)?.wallet ?? (await this.options.walletFor?.(rec.signer));
     if (!wallet) return;
     const fees = await this.fees.current();
     const raw = signTransaction(wallet, { chainId: this.options.chainId, nonce: rec.nonce, to: rec.signer, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });
@@ -543,10 +591,11 @@ export class Sequencer {
   }
 
   private async fundIfDev(address: string): Promise<void> {
-    if (!this.options.devFunding || this.funded.has(address)) return;
+    const lane = this.lane(address);
+    if (!this.options.devFunding || lane.funded) return;
     const balance = BigInt((await this.options.pool.call("eth_getBalance", [address, "latest"])) as string);
     if (balance < DEV_BALANCE / 2n) await this.options.pool.call("anvil_setBalance", [address, toQuantity(DEV_BALANCE)]);
-    this.funded.add(address);
+    lane.funded = true;
   }
 }
 

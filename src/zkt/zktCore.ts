@@ -8,7 +8,7 @@ import type { Access } from "../rpc/methodPolicy.js";
 import type { MasterSeed } from "../keys/masterSeed.js";
 import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";
 import type { Sequencer } from "../sequencer/sequencer.js";
-import type { RpcReceipt } from "../sequencer/receiptWatcher.js";
+import type { RpcReceipt } from "../sequencer/chainFollower.js";
 import type { SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
 import { isReadOnly, parseAbi, resolveFunction } from "./contractAbi.js";
 import { convertArguments } from "./convertArguments.js";

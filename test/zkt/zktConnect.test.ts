@@ -53,7 +53,13 @@ describe("ZKT over Connect", () => {
       expect(write.receipt?.logs[0]?.event).toBe("Transfer");
       expect(write.receipt?.logs[0]?.args).toEqual({ from: gw.publicSignerAddress, to: "0x000000000000000000000000000000000000dEaD", value: "5" });
 
-      const status = await client.getTransactionStatus({ queueId: write.queueId });
+      // Completed at the confirmation depth (DESIGN.md), a block or so after the receipt the caller waited for.
+      let status = await client.getTransactionStatus({ queueId: write.queueId });
+      for (let i = 0; i < 100 && status.status !== TransactionStatus.COMPLETED; i++) {
+        expect([TransactionStatus.PENDING, TransactionStatus.PROCESSING]).toContain(status.status);
+        await new Promise((r) => setTimeout(r, 100));
+        status = await client.getTransactionStatus({ queueId: write.queueId });
+      }
       expect(status.status).toBe(TransactionStatus.COMPLETED);
       expect(status.transactionHash).toBe(write.hash);
 

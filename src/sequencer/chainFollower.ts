@@ -1,0 +1,386 @@
+// Follows the chain for the sequencer's broadcast writes, block by block: one eth_getBlockByNumber(n, false)
+// per new block, its transaction hashes matched against the writes still waiting; receipts only for writes
+// that run code (they can revert) or that a caller waits on. A write is `completed` once it is `confirmations`
+// deep. Every block's parentHash is checked against the block before it, and the head is watched even while
+// idle (observeHead): a node that goes back (a rewind, a restart on older state, a reorg) sends its writes
+// back to "pending" and the sequencer re-sends them from the journal. Nothing here is per signer: with
+// nothing unfinished it makes no upstream call at all.
+import type { UpstreamPool } from "../chain/upstreamPool.js";
+import type { SubmissionStore } from "../store/submissionStore.js";
+import type { JsonValue } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+
+export interface RpcReceipt {
+  status: string;
+  blockNumber: string;
+  blockHash: string;
+  gasUsed: string;
+  contractAddress: string | null;
+  transactionHash: string;
+  logs: { address: string; topics: string[]; data: string; logIndex: string }[];
+}
+
+interface RpcBlock {
+  number: string;
+  hash: string;
+  parentHash: string;
+  transactions: string[];
+}
+
+export interface TrackOptions {
+  /** Runs code, so it can revert: its receipt decides completed or error. */
+  runsCode?: boolean;
+  /** For the lag figures (per-signer counts stay in memory, never in metric labels). */
+  signer?: string;
+}
+
+interface Watched {
+  hash: string;
+  queueId: string | undefined;
+  signer: string | undefined;
+  runsCode: boolean;
+  /** A later hash was tracked for the same queueId (a fee bump): the journal holds another one. */
+  superseded: boolean;
+  waiters: ((r: RpcReceipt) => void)[];
+  askedAt: number;
+  /** Set once seen in a block. */
+  block?: number;
+  blockHash?: string;
+  /** Once the outcome is known: true mined and succeeded, false reverted. */
+  ok?: boolean;
+}
+
+export interface FollowerStats {
+  /** Writes broadcast and not yet confirmed. */
+  unconfirmed: number;
+  /** Signers with at least one unconfirmed write. */
+  lanesLagging: number;
+  /** The most unconfirmed writes of one signer. */
+  maxLag: number;
+  rewinds: number;
+}
+
+export interface ChainFollowerOptions {
+  pool: Pick<UpstreamPool, "call" | "callMany">;
+  store: Pick<SubmissionStore, "update">;
+  pollMs: number;
+  /** A write is completed once this many blocks hold it (its own included). */
+  confirmations: number;
+  log: Logger;
+  /** The chain's genesis hash: a node answering with another one is another chain, not a rewind (the pool takes it out). */
+  genesisHash?: string;
+  /** The node went back to `fork`: writes it no longer has are pending again; re-send the journal. */
+  onRewind?: (fork: number) => Promise<void> | void;
+}
+
+const BATCH = 100;
+/** Most blocks read per poll; a longer gap (idle, or the node raced ahead) is left to by-hash asks. */
+const MAX_BLOCKS_PER_POLL = 32;
+/** Blocks whose hashes (and confirmed writes) are remembered, to find a fork point and undo completions. */
+const WINDOW = 256;
+
+export class ChainFollower {
+  /** Unconfirmed writes by hash (broadcast, maybe mined, not yet deep enough). */
+  private readonly watched = new Map<string, Watched>();
+  /** Every hash tracked per submission (fee bumps add hashes). */
+  private readonly hashesOf = new Map<string, string[]>();
+  /** Recent blocks' hashes by number. */
+  private readonly blocks = new Map<number, string>();
+  /** Writes confirmed in recent blocks, by block: a node that goes back below them un-completes them. */
+  private readonly confirmedIn = new Map<number, { queueId: string; hash: string; watched: Watched }[]>();
+  private readonly lagBySigner = new Map<string, number>();
+  private lastBlock: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private timerFast = false;
+  private polling = false;
+  private rewindSuspected = false;
+  private waiting = 0;
+  private rewinds = 0;
+  private readonly fastPollMs: number;
+  private readonly byHashAfterMs: number;
+
+  constructor(private readonly options: ChainFollowerOptions) {
+    this.byHashAfterMs = Math.max(1_000, options.pollMs * 8);
+    this.fastPollMs = Math.max(10, Math.min(25, Math.round(options.pollMs / 5)));
+  }
+
+  /** Follows a broadcast transaction until it is confirmed; its journal record is completed then. */
+  track(hash: string, queueId?: string, opts: TrackOptions = {}): void {
+    const w = this.watched.get(hash);
+    if (w) {
+      if (w.queueId === undefined && queueId !== undefined) {
+        w.queueId = queueId;
+        this.sibling(queueId, hash);
+      }
+      if (opts.runsCode) w.runsCode = true;
+    } else {
+      this.watched.set(hash, { hash, queueId, signer: opts.signer, runsCode: opts.runsCode ?? true, superseded: false, waiters: [], askedAt: Date.now() });
+      if (opts.signer) this.lagBySigner.set(opts.signer, (this.lagBySigner.get(opts.signer) ?? 0) + 1);
+      if (queueId !== undefined) this.sibling(queueId, hash);
+    }
+    this.ensureTimer();
+  }
+
+  /** Resolves with the receipt once mined (not waiting for depth); rejects after timeoutMs. */
+  wait(hash: string, timeoutMs: number): Promise<RpcReceipt> {
+    this.track(hash);
+    this.waiting++;
+    const promise = new Promise<RpcReceipt>((resolve, reject) => {
+      let settled = false;
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        this.waiting--;
+        return true;
+      };
+      const timer = setTimeout(() => settle() && reject(new Error(`not mined within ${timeoutMs} ms`)), timeoutMs);
+      this.watched.get(hash)!.waiters.push((r) => {
+        clearTimeout(timer);
+        if (settle()) resolve(r);
+      });
+    });
+    this.ensureTimer();
+    return promise;
+  }
+
+  /** A head number seen elsewhere (the pool's probes): lower than what was walked means the node went back. */
+  observeHead(blockNumber: string | number): void {
+    const n = Number(blockNumber);
+    if (this.lastBlock !== undefined && n < this.lastBlock && this.confirmedIn.size + this.watched.size > 0) {
+      this.rewindSuspected = true;
+      this.ensureTimer();
+    }
+  }
+
+  stats(): FollowerStats {
+    let maxLag = 0;
+    for (const n of this.lagBySigner.values()) if (n > maxLag) maxLag = n;
+    return { unconfirmed: this.watched.size, lanesLagging: this.lagBySigner.size, maxLag, rewinds: this.rewinds };
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private get following(): boolean {
+    return this.watched.size > 0 || this.rewindSuspected;
+  }
+
+  private sibling(queueId: string, hash: string): void {
+    const hashes = this.hashesOf.get(queueId);
+    if (!hashes) return void this.hashesOf.set(queueId, [hash]);
+    for (const h of hashes) {
+      const other = this.watched.get(h);
+      if (other) other.superseded = true;
+    }
+    hashes.push(hash);
+  }
+
+  /** One poll at a time, only while something is followed; sooner while someone waits. */
+  private ensureTimer(): void {
+    const fast = this.waiting > 0 || this.rewindSuspected;
+    if (this.timer && (this.timerFast || !fast)) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerFast = fast;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.poll().then(() => {
+        if (this.following) this.ensureTimer();
+      });
+    }, fast ? this.fastPollMs : this.options.pollMs);
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling || !this.following) return;
+    this.polling = true;
+    try {
+      const head = Number(BigInt((await this.options.pool.call("eth_blockNumber", [])) as string));
+      this.rewindSuspected = false;
+      if (this.lastBlock !== undefined && head < this.lastBlock) await this.rewindTo(await this.forkPoint(head), head);
+      await this.walk(head);
+      await this.askByHash(Date.now() - this.byHashAfterMs);
+      await this.confirm(head);
+    } catch (err) {
+      this.options.log.warn("chain follower poll failed; will retry", { error: (err as Error).message });
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** Reads the blocks after the last one walked, checking each one's parent, and matches their transactions. */
+  private async walk(head: number): Promise<void> {
+    const from = Math.max((this.lastBlock ?? head - 1) + 1, head - MAX_BLOCKS_PER_POLL + 1);
+    if (from > head) return;
+    const numbers = Array.from({ length: head - from + 1 }, (_, i) => from + i);
+    const outcomes = await this.options.pool.callMany(numbers.map((n) => ({ method: "eth_getBlockByNumber", params: [toHex(n), false] as JsonValue[] })));
+    const found: Watched[] = [];
+    for (const [i, o] of outcomes.entries()) {
+      // null: a node behind the one that gave the head; the block is read again next poll.
+      if (!o.ok || o.result === null) break;
+      const block = o.result as unknown as RpcBlock;
+      const n = numbers[i]!;
+      const parent = this.blocks.get(n - 1);
+      if (parent !== undefined && parent !== block.parentHash) {
+        await this.rewindTo(await this.forkPoint(n - 1), head);
+        break;
+      }
+      this.blocks.set(n, block.hash);
+      this.blocks.delete(n - WINDOW);
+      for (const tx of block.transactions) {
+        const w = this.watched.get(tx);
+        if (w && w.block === undefined) {
+          w.block = n;
+          w.blockHash = block.hash;
+          found.push(w);
+        }
+      }
+      this.lastBlock = n;
+    }
+    await this.settle(found);
+  }
+
+  /** Outcomes of writes just seen in a block: receipts where they can revert or someone waits. */
+  private async settle(found: Watched[]): Promise<void> {
+    const needReceipts: [string, Watched][] = [];
+    for (const w of found) {
+      if (w.runsCode || w.waiters.length > 0) needReceipts.push([w.hash, w]);
+      else w.ok = true; // runs no code: it cannot revert
+    }
+    for (let i = 0; i < needReceipts.length; i += BATCH) {
+      const chunk = needReceipts.slice(i, i + BATCH);
+      const outcomes = await this.options.pool.callMany(chunk.map(([h]) => ({ method: "eth_getTransactionReceipt", params: [h] as JsonValue[] })));
+      outcomes.forEach((o, j) => {
+        const [, w] = chunk[j]!;
+        if (o.ok && o.result) this.minedWith(w, o.result as unknown as RpcReceipt);
+        else w.block = undefined; // seen, but the node answering has no receipt yet: found again later
+      });
+    }
+  }
+
+  private minedWith(w: Watched, receipt: RpcReceipt): void {
+    w.ok = receipt.status === "0x1";
+    w.block = Number(BigInt(receipt.blockNumber));
+    w.blockHash = receipt.blockHash;
+    const waiters = w.waiters.splice(0);
+    for (const f of waiters) f(receipt);
+  }
+
+  /** Asks by hash for writes not found in a walked block for a while (mined before the walk reached them). */
+  private async askByHash(askedBefore: number): Promise<void> {
+    const now = Date.now();
+    const hashes: string[] = [];
+    for (const [hash, w] of this.watched) {
+      if (w.ok === undefined && w.askedAt < askedBefore) {
+        w.askedAt = now;
+        hashes.push(hash);
+      }
+    }
+    for (let i = 0; i < hashes.length; i += BATCH) {
+      const chunk = hashes.slice(i, i + BATCH);
+      const outcomes = await this.options.pool.callMany(chunk.map((h) => ({ method: "eth_getTransactionReceipt", params: [h] as JsonValue[] })));
+      outcomes.forEach((o, j) => {
+        const w = this.watched.get(chunk[j]!);
+        if (w && o.ok && o.result) this.minedWith(w, o.result as unknown as RpcReceipt);
+      });
+    }
+  }
+
+  /** Writes `confirmations` deep on the chain walked are written to the journal as completed (or error). */
+  private async confirm(head: number): Promise<void> {
+    const done: Promise<void>[] = [];
+    for (const [hash, w] of this.watched) {
+      if (w.ok === undefined || w.block === undefined || head - w.block + 1 < this.options.confirmations) continue;
+      const known = this.blocks.get(w.block);
+      if (known !== undefined && known !== w.blockHash) continue; // on a block the walk replaced: found again
+      this.watched.delete(hash);
+      this.finished(w);
+      // A fee-bumped submission has several hashes for one nonce; once one is confirmed, the others never will.
+      if (w.queueId) {
+        for (const h of this.hashesOf.get(w.queueId) ?? []) {
+          const other = this.watched.get(h);
+          if (other && other !== w) (this.watched.delete(h), this.finished(other));
+        }
+        this.hashesOf.delete(w.queueId);
+        const list = this.confirmedIn.get(w.block) ?? [];
+        list.push({ queueId: w.queueId, hash, watched: w });
+        this.confirmedIn.set(w.block, list);
+        const queueId = w.queueId;
+        done.push(
+          this.options.store
+            .update(queueId, { status: w.ok ? "completed" : "error", processedAt: new Date(), ...(w.superseded ? { hash } : {}), ...(w.ok ? {} : { errorMessage: "the transaction reverted on chain" }) })
+            .catch((err: unknown) => {
+              // Tried again at the next poll rather than left unfinished.
+              this.track(hash, queueId, { runsCode: w.runsCode });
+              this.options.log.warn("journal update failed; will retry", { queueId, error: (err as Error).message });
+            }),
+        );
+      }
+    }
+    for (const b of this.confirmedIn.keys()) if (b <= head - WINDOW) this.confirmedIn.delete(b);
+    await Promise.all(done);
+  }
+
+  private finished(w: Watched): void {
+    if (!w.signer) return;
+    const n = (this.lagBySigner.get(w.signer) ?? 1) - 1;
+    if (n <= 0) this.lagBySigner.delete(w.signer);
+    else this.lagBySigner.set(w.signer, n);
+  }
+
+  /** The highest block at or below `top` whose hash the node still agrees with (the walk's fork point). */
+  private async forkPoint(top: number): Promise<number> {
+    const known = [...this.blocks.keys()].filter((n) => n <= top).sort((a, b) => b - a);
+    for (let i = 0; i < known.length; i += 16) {
+      const chunk = known.slice(i, i + 16);
+      const outcomes = await this.options.pool.callMany(chunk.map((n) => ({ method: "eth_getBlockByNumber", params: [toHex(n), false] as JsonValue[] })));
+      for (const [j, o] of outcomes.entries()) {
+        const n = chunk[j]!;
+        if (o.ok && o.result !== null && (o.result as unknown as RpcBlock).hash === this.blocks.get(n)) return n;
+      }
+    }
+    return known.length > 0 ? known[known.length - 1]! - 1 : top;
+  }
+
+  /**
+   * The node no longer has the blocks above `fork`: what was seen there is unseen, what was confirmed there
+   * goes back to pending in the journal, and the sequencer re-sends the journal's signed bytes in nonce order.
+   */
+  private async rewindTo(fork: number, head: number): Promise<void> {
+    const from = this.lastBlock ?? head;
+    if (this.options.genesisHash !== undefined) {
+      const genesis = (await this.options.pool.call("eth_getBlockByNumber", ["0x0", false])) as { hash?: string } | null;
+      if (genesis?.hash !== this.options.genesisHash) {
+        this.options.log.warn("the node answers for another chain (genesis differs): nothing re-sent to it", { genesis: genesis?.hash ?? null });
+        return;
+      }
+    }
+    let unseen = 0;
+    for (const w of this.watched.values()) {
+      if (w.block !== undefined && w.block > fork) {
+        w.block = w.blockHash = w.ok = undefined;
+        unseen++;
+      }
+    }
+    const reopened: Promise<void>[] = [];
+    for (const [b, list] of this.confirmedIn) {
+      if (b <= fork) continue;
+      this.confirmedIn.delete(b);
+      for (const { queueId, hash, watched } of list) {
+        reopened.push(this.options.store.update(queueId, { status: "pending" }, { urgent: true }));
+        this.track(hash, queueId, { runsCode: watched.runsCode, ...(watched.signer ? { signer: watched.signer } : {}) });
+      }
+    }
+    for (const n of [...this.blocks.keys()]) if (n > fork) this.blocks.delete(n);
+    this.lastBlock = fork;
+    this.rewinds++;
+    await Promise.all(reopened);
+    this.options.log.warn("the node went back: writes it no longer has are sent again from the journal", { from, fork, head, unseen, reopened: reopened.length });
+    await this.options.onRewind?.(fork);
+  }
+}
+
+function toHex(n: number): string {
+  return "0x" + n.toString(16);
+}

@@ -1,0 +1,205 @@
+// Following broadcast writes until confirmed: one block read per new block, however many are outstanding;
+// receipts only for writes that run code or that a caller waits on; a node that goes back is noticed.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
+import type { Gateway } from "../../src/gateway.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
+import { ChainFollower } from "../../src/sequencer/chainFollower.js";
+import type { RpcOutcome } from "../../src/chain/upstreamPool.js";
+import { createLogger } from "../../src/log/logger.js";
+
+async function allCompleted(base: string, queueIds: string[]): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const statuses = await Promise.all(queueIds.map(async (q) => ((await (await fetch(`${base}/zkt/transactions/${q}`)).json()) as { status: string }).status));
+    if (statuses.every((s) => s === "completed")) return;
+    if (Date.now() > deadline) throw new Error(`not all completed: ${statuses.join(",")}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("chain follower", () => {
+  let node: EmbeddedNode;
+  let proxy: FaultyUpstream;
+  let gw: Gateway;
+  let base: string;
+  beforeAll(async () => {
+    node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
+    proxy = await startFaultyUpstream(node.url);
+    gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [proxy.url]), (c.rateLimit.tryItOutRequestsPerWindow = 1000)) });
+    base = gw.network("testnet").url;
+  });
+  afterAll(async () => {
+    await gw?.close();
+    proxy?.close();
+    await node?.stop();
+  });
+
+  it("100 message writes complete from the blocks alone: no receipt is asked for", async () => {
+    proxy.slow(0, /eth_getBlockReceipts|eth_getTransactionReceipt/); // counts the gateway's receipt requests
+    const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => postJson(`${base}/zkt/try-it-out`, { arguments: `watched ${i}` })));
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    await allCompleted(base, replies.map((r) => (r.json as { queueId: string }).queueId));
+    // A message runs no code, so it cannot revert: its hash in a block is its outcome.
+    expect(proxy.matched).toBe(0);
+  });
+
+  it("writes that run code complete with one receipt each (in a batch per block), not one per poll", async () => {
+    const token = await postJson(`${base}/zkt/try-it-out`, { code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract Counter { uint256 public n; function bump() external { n++; } }" });
+    const address = (token.json as { contractAddress: string }).contractAddress;
+    proxy.slow(0, /eth_getTransactionReceipt/); // counts the gateway's receipt requests (HTTP requests, batched)
+    const call = { to: address, abi: ["function bump()"], method: "bump", arguments: [] };
+    const replies = await Promise.all(Array.from({ length: 40 }, () => postJson(`${base}/zkt/try-it-out`, call)));
+    expect(replies.every((r) => r.status === 200), JSON.stringify(replies[0]!.json)).toBe(true);
+    await allCompleted(base, replies.map((r) => (r.json as { queueId: string }).queueId));
+    // One batch per block that held some of them, plus stragglers: far fewer requests than writes.
+    expect(proxy.matched).toBeLessThanOrEqual(20);
+  });
+
+  it("a node without eth_getBlockReceipts: writes still complete and a deploy still gets its receipt", async () => {
+    proxy.refuse("eth_getBlockReceipts");
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => postJson(`${base}/zkt/try-it-out`, { arguments: `by hash ${i}` })));
+    await allCompleted(base, replies.map((r) => (r.json as { queueId: string }).queueId));
+    const deploy = await postJson(`${base}/zkt/try-it-out`, { code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract W { uint256 public x = 7; }" });
+    expect(deploy.status).toBe(200);
+    expect(deploy.json).toMatchObject({ success: true, contractAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
+  });
+
+  it("a deploy answered once mined is completed in the journal at the confirmation depth, not before", async () => {
+    const reply = await postJson(`${base}/zkt/try-it-out`, { code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract Waited { uint256 public x = 8; }" });
+    expect(reply.json).toMatchObject({ success: true, contractAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
+    const queueId = (reply.json as { queueId: string }).queueId;
+    const status = (await (await fetch(`${base}/zkt/transactions/${queueId}`)).json()) as { status: string };
+    expect(status.status).not.toBe("completed"); // mined, one block deep of two
+    await allCompleted(base, [queueId]);
+  });
+});
+
+/** A scripted chain for the follower: blocks by number, each holding the given transaction hashes. */
+function scriptedChain() {
+  const chain = { head: 0, blocks: new Map<number, { hash: string; parentHash: string; transactions: string[] }>() };
+  const mine = (n: number, txs: string[], fork = "a"): void => {
+    const parent = chain.blocks.get(n - 1)?.hash ?? "0x00";
+    chain.blocks.set(n, { hash: `0x${fork}${n}`, parentHash: parent, transactions: txs });
+    chain.head = n;
+  };
+  const answer = (method: string, params: unknown[]): RpcOutcome => {
+    if (method === "eth_blockNumber") return { ok: true, result: "0x" + chain.head.toString(16) };
+    if (method === "eth_getBlockByNumber") {
+      const n = Number(params[0]);
+      const b = n <= chain.head ? chain.blocks.get(n) : undefined;
+      return { ok: true, result: b ? { number: params[0] as string, ...b } : null };
+    }
+    if (method === "eth_getTransactionReceipt") {
+      for (const [n, b] of chain.blocks) {
+        if (n <= chain.head && b.transactions.includes(params[0] as string)) return { ok: true, result: { status: "0x1", blockNumber: "0x" + n.toString(16), blockHash: b.hash, transactionHash: params[0] as string, gasUsed: "0x0", contractAddress: null, logs: [] } };
+      }
+      return { ok: true, result: null };
+    }
+    return { ok: false, error: new Error(method) as never };
+  };
+  const pool: ConstructorParameters<typeof ChainFollower>[0]["pool"] = {
+    call: async (method, params) => {
+      const o = answer(method, params);
+      if (!o.ok) throw o.error;
+      return o.result;
+    },
+    callMany: async (calls) => calls.map((c) => answer(c.method, c.params)),
+  };
+  return { chain, mine, pool };
+}
+
+describe("chain follower, against a scripted node", () => {
+  it("a journal write that fails is tried again at the next poll, not dropped", async () => {
+    const { mine, pool } = scriptedChain();
+    mine(1, []);
+    let failures = 1;
+    const completed: string[] = [];
+    const warnings: string[] = [];
+    const follower = new ChainFollower({
+      pool,
+      store: {
+        async update(queueId, update) {
+          if (failures-- > 0) throw new Error("disk full");
+          if (update.status === "completed") completed.push(queueId);
+        },
+      },
+      pollMs: 20,
+      confirmations: 1,
+      log: createLogger("warn", {}, (line) => void warnings.push(line)),
+    });
+    follower.track("0xt3", "queue-3", { runsCode: false });
+    mine(2, ["0xt3"]);
+    const deadline = Date.now() + 5_000;
+    while (completed.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    follower.stop();
+    expect(completed).toEqual(["queue-3"]);
+    expect(warnings.join("\n")).toMatch(/"error":"disk full".*"msg":"journal update failed; will retry"/);
+  });
+
+  it("a write completed at depth goes back to pending when the node goes back below its block, and the journal is re-sent", async () => {
+    const { chain, mine, pool } = scriptedChain();
+    mine(1, []);
+    const statuses: [string, string][] = [];
+    const rewinds: number[] = [];
+    const follower = new ChainFollower({
+      pool,
+      store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
+      pollMs: 20,
+      confirmations: 2,
+      log: createLogger("error"),
+      onRewind: (fork) => void rewinds.push(fork),
+    });
+    follower.track("0xw", "queue-w", { runsCode: false, signer: "0xaa" });
+    mine(2, ["0xw"]);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(statuses).toEqual([]); // one block deep of two: not yet
+    expect(follower.stats()).toMatchObject({ unconfirmed: 1, lanesLagging: 1, maxLag: 1 });
+    mine(3, []);
+    await expect.poll(() => statuses, { timeout: 2_000 }).toEqual([["queue-w", "completed"]]);
+    expect(follower.stats()).toMatchObject({ unconfirmed: 0, lanesLagging: 0 });
+    // The node restarts on older state: head 1. The idle follower hears it from a probe's head.
+    chain.head = 1;
+    follower.observeHead("0x1");
+    await expect.poll(() => rewinds, { timeout: 2_000 }).toEqual([1]);
+    expect(statuses).toEqual([["queue-w", "completed"], ["queue-w", "pending"]]);
+    // Mined again on the node's new blocks (a different block 2): completed again once deep enough.
+    mine(2, ["0xw"], "b");
+    mine(3, [], "b");
+    await expect.poll(() => statuses.length, { timeout: 2_000 }).toBe(3);
+    expect(statuses[2]).toEqual(["queue-w", "completed"]);
+    follower.stop();
+  });
+
+  it("a reorg (same height, another parent) is found by the parent hash check", async () => {
+    const { mine, pool } = scriptedChain();
+    mine(1, []);
+    const rewinds: number[] = [];
+    const follower = new ChainFollower({ pool, store: { update: async () => undefined }, pollMs: 20, confirmations: 3, log: createLogger("error"), onRewind: (f) => void rewinds.push(f) });
+    follower.track("0xr", "queue-r", { runsCode: false });
+    mine(2, ["0xr"]);
+    await new Promise((r) => setTimeout(r, 100));
+    // Blocks 2.. replaced by another fork without the write, then a block on top.
+    mine(2, [], "c");
+    mine(3, [], "c");
+    await expect.poll(() => rewinds, { timeout: 2_000 }).toEqual([1]);
+    expect(follower.stats().unconfirmed).toBe(1);
+    follower.stop();
+  });
+
+  it("with nothing unfinished it makes no upstream call at all", async () => {
+    const { mine, pool } = scriptedChain();
+    let calls = 0;
+    const counting: typeof pool = { call: (m, p) => (calls++, pool.call(m, p)), callMany: (c) => ((calls += c.length), pool.callMany(c)) };
+    const follower = new ChainFollower({ pool: counting, store: { update: async () => undefined }, pollMs: 10, confirmations: 1, log: createLogger("error") });
+    follower.track("0xi", "queue-i", { runsCode: false });
+    mine(1, ["0xi"]);
+    await expect.poll(() => follower.stats().unconfirmed, { timeout: 2_000 }).toBe(0);
+    const after = calls;
+    for (let n = 2; n < 10; n++) (mine(n, []), follower.observeHead("0x" + n.toString(16)));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(calls).toBe(after);
+    follower.stop();
+  });
+});
