@@ -17,6 +17,8 @@ export interface FaultyUpstream {
   lose(count: number): void;
   /** How many transactions were lost so far. */
   lost: number;
+  /** JSON-RPC calls received since start (a batch counts its size). */
+  readonly calls: number;
   /** How many requests matched a fault rule (failed or not). */
   matched: number;
   close(): void;
@@ -27,11 +29,12 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   let delayMs = 0;
   let rule = /$^/;
   let refused: string | undefined;
-  const state = { matched: 0, toLose: 0, lost: 0 };
+  const state = { matched: 0, toLose: 0, lost: 0, calls: 0 };
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
+    state.calls += (body.match(/"method"\s*:/g) ?? []).length;
     if (refused !== undefined && body.includes(`"method":"${refused}"`)) {
       const calls = JSON.parse(body) as { id: unknown } | { id: unknown }[];
       const error = (c: { id: unknown }) => ({ jsonrpc: "2.0", id: c.id, error: { code: -32601, message: `Method not found: ${refused}` } });
@@ -83,6 +86,9 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     },
     get lost() {
       return state.lost;
+    },
+    get calls() {
+      return state.calls;
     },
     get matched() {
       return state.matched;

@@ -1,0 +1,66 @@
+// Cost grows with work, not with every signer ever seen: once every write is confirmed, an idle gateway's
+// upstream calls (counted at the upstream) stay a small constant, the same at 100 and at 1,000 signers.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
+import type { Gateway } from "../../src/gateway.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
+
+describe("an idle gateway", () => {
+  let node: EmbeddedNode;
+  let proxy: FaultyUpstream;
+  let gw: Gateway;
+  beforeAll(async () => {
+    node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
+    proxy = await startFaultyUpstream(node.url);
+    gw = await startTestGateway({ mutate: (c) => (c.networks[0]!.upstreams = [proxy.url]) });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    proxy?.close();
+    await node?.stop();
+  });
+
+  /** `count` new keys write one message each; resolves once all are completed. */
+  async function writeWithNewKeys(count: number): Promise<void> {
+    const base = gw.network("testnet").url;
+    const keys = await Promise.all(Array.from({ length: count }, () => gw.keys.create()));
+    const queueIds: string[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      const replies = await Promise.all(keys.slice(i, i + 100).map((k) => postJson(`${base}/zkt/${k.apiKey}`, { arguments: "one write" })));
+      for (const r of replies) {
+        expect(r.status, r.text).toBe(200);
+        queueIds.push((r.json as { queueId: string }).queueId);
+      }
+    }
+    const deadline = Date.now() + 60_000;
+    for (let pending = queueIds; pending.length > 0; ) {
+      const statuses = await Promise.all(pending.map(async (q) => ((await (await fetch(`${base}/zkt/transactions/${q}`)).json()) as { status: string }).status));
+      pending = pending.filter((_, i) => statuses[i] !== "completed");
+      if (Date.now() > deadline) throw new Error(`${pending.length} writes not completed`);
+      if (pending.length > 0) await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /** Upstream calls per second over `ms` of idleness. */
+  async function idleCallsPerSecond(ms: number): Promise<number> {
+    await new Promise((r) => setTimeout(r, 3_000)); // past the periodic pass and the last confirmations
+    const before = proxy.calls;
+    await new Promise((r) => setTimeout(r, ms));
+    return ((proxy.calls - before) * 1000) / ms;
+  }
+
+  it("makes fewer than 5 upstream calls a second after 100 and after 1,000 signers wrote, the same figure", async () => {
+    await writeWithNewKeys(100);
+    const at100 = await idleCallsPerSecond(4_000);
+    await writeWithNewKeys(900);
+    const at1000 = await idleCallsPerSecond(4_000);
+    expect(at100).toBeLessThan(5);
+    expect(at1000).toBeLessThan(5);
+    expect(at1000).toBeLessThanOrEqual(at100 + 1);
+    // No per-signer series in the metrics: the scrape does not grow with signers.
+    const metrics = await (await fetch(`${gw.network("testnet").url}/metrics`)).text();
+    expect(metrics).not.toMatch(/signer="/);
+    expect(metrics).toMatch(/gateway_lanes_lagging\{network="testnet"\} 0/);
+  }, 150_000);
+});
