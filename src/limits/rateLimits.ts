@@ -32,6 +32,12 @@ export class RateLimits {
   private readonly connection: Bottleneck.IORedisConnection | undefined;
   private readonly redis: Redis | undefined;
   private degraded = false;
+  /**
+   * Circuit breaker on the shared store: once a decision fails, decisions are made at once by the fail policy
+   * (no request waits decisionTimeoutMs for a store that is down) until `retryAt`, when one request probes the
+   * store again; each failed probe doubles the wait (up to 30 s), a success closes the breaker.
+   */
+  private readonly breaker = { open: false, retryAt: 0, backoffMs: 0 };
 
   constructor(
     private readonly config: RateLimitConfig,
@@ -91,6 +97,11 @@ export class RateLimits {
   }
 
   private take(scope: LimitScope, network: string, caller: string, limit: number, windowMs: number, weight: number, what: string): LimitDecision | undefined | Promise<LimitDecision | undefined> {
+    if (this.breaker.open) {
+      const now = Date.now();
+      if (now < this.breaker.retryAt) return this.failPolicy();
+      this.breaker.retryAt = now + this.breaker.backoffMs; // this request is the probe; the rest keep deciding at once
+    }
     const limiter = this.limiterFor(scope, network, limit, windowMs);
     const taken = limiter.take(caller, weight);
     // Only a clustered (Redis) decision can hang or fail; a local one is already made.
@@ -105,6 +116,8 @@ export class RateLimits {
   private decide(decision: LimitDecision, scope: LimitScope, network: string, limit: number, windowMs: number, weight: number, what: string): LimitDecision {
     if (this.degraded) {
       this.degraded = false;
+      this.breaker.open = false;
+      this.breaker.backoffMs = 0;
       this.log.info("rate limiter store recovered");
     }
     if (!decision.allowed) {
@@ -125,6 +138,14 @@ export class RateLimits {
       this.degraded = true;
       this.log.error(`rate limiter store unavailable; failing ${this.config.failMode}`, { error: err.message });
     }
+    this.breaker.open = true;
+    this.breaker.backoffMs = Math.min(30_000, Math.max(500, this.breaker.backoffMs * 2));
+    this.breaker.retryAt = Date.now() + this.breaker.backoffMs;
+    return this.failPolicy();
+  }
+
+  /** What the configured policy answers without the store: open serves, closed refuses with 503. */
+  private failPolicy(): undefined {
     if (this.config.failMode === "open") return undefined;
     throw new GatewayError("upstream_unavailable", "rate limiting is temporarily unavailable; try again shortly", { retryAfterSeconds: 1 });
   }
