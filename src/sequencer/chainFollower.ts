@@ -76,8 +76,23 @@ export interface ChainFollowerOptions {
 const BATCH = 100;
 /** Most blocks read per poll; a longer gap (idle, or the node raced ahead) is left to by-hash asks. */
 const MAX_BLOCKS_PER_POLL = 32;
-/** Blocks whose hashes (and confirmed writes) are remembered, to find a fork point and undo completions. */
+/** Blocks whose hashes are remembered, to find a fork point. */
 const WINDOW = 256;
+/**
+ * Blocks whose confirmed writes are remembered, to undo their completion if the node goes back below them.
+ * Memory is writes/s × block time × this: at 5k writes/s, 64 one-second blocks hold ~320k small entries
+ * (256 held 1.3M and raised the bench's peak RSS by ~70 MB). A node that forgets more than 64 blocks is
+ * beyond this; its writes are re-sent by the journal pass only if still unfinished there.
+ */
+const CONFIRMED_WINDOW = 64;
+
+/** What un-completing a confirmed write needs: no more (there may be hundreds of thousands). */
+interface Confirmed {
+  queueId: string;
+  hash: string;
+  runsCode: boolean;
+  signer: string | undefined;
+}
 
 export class ChainFollower {
   /** Unconfirmed writes by hash (broadcast, maybe mined, not yet deep enough). */
@@ -87,7 +102,7 @@ export class ChainFollower {
   /** Recent blocks' hashes by number. */
   private readonly blocks = new Map<number, string>();
   /** Writes confirmed in recent blocks, by block: a node that goes back below them un-completes them. */
-  private readonly confirmedIn = new Map<number, { queueId: string; hash: string; watched: Watched }[]>();
+  private readonly confirmedIn = new Map<number, Confirmed[]>();
   private readonly lagBySigner = new Map<string, number>();
   private lastBlock: number | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -304,7 +319,7 @@ export class ChainFollower {
         }
         this.hashesOf.delete(w.queueId);
         const list = this.confirmedIn.get(w.block) ?? [];
-        list.push({ queueId: w.queueId, hash, watched: w });
+        list.push({ queueId: w.queueId, hash, runsCode: w.runsCode, signer: w.signer });
         this.confirmedIn.set(w.block, list);
         const queueId = w.queueId;
         done.push(
@@ -318,7 +333,7 @@ export class ChainFollower {
         );
       }
     }
-    for (const b of this.confirmedIn.keys()) if (b <= head - WINDOW) this.confirmedIn.delete(b);
+    for (const b of this.confirmedIn.keys()) if (b <= head - CONFIRMED_WINDOW) this.confirmedIn.delete(b);
     await Promise.all(done);
   }
 
@@ -367,9 +382,9 @@ export class ChainFollower {
     for (const [b, list] of this.confirmedIn) {
       if (b <= fork) continue;
       this.confirmedIn.delete(b);
-      for (const { queueId, hash, watched } of list) {
+      for (const { queueId, hash, runsCode, signer } of list) {
         reopened.push(this.options.store.update(queueId, { status: "pending" }, { urgent: true }));
-        this.track(hash, queueId, { runsCode: watched.runsCode, ...(watched.signer ? { signer: watched.signer } : {}) });
+        this.track(hash, queueId, { runsCode, ...(signer ? { signer } : {}) });
       }
     }
     for (const n of [...this.blocks.keys()]) if (n > fork) this.blocks.delete(n);
