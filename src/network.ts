@@ -200,7 +200,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     });
     // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
     await deps.beforeListen?.();
-    server = await listenDual(withCors(handler), gw.host, net.port, { serves: rest.serves, handle: rest.handle, bodyLimitBytes: gw.bodyLimitBytes });
+    server = await listenDual(withCors(handler), gw.host, net.port, gw.http, { serves: rest.serves, handle: rest.handle, bodyLimitBytes: gw.bodyLimitBytes });
     const url = `http://${gw.host}:${server.port}`;
     const srv = server;
     const p = pool;

@@ -61,6 +61,17 @@ export interface GatewayConfig {
     /** Namespace of the limiters' Redis keys. */
     keyPrefix?: string;
   };
+  /** Bounds on every client connection (see transport/http/listen.ts). */
+  http: {
+    /** The request head must arrive within this (node:http's headersTimeout); 408 or close after. */
+    headersTimeoutMs: number;
+    /** The whole request must arrive within this (node:http's requestTimeout). */
+    requestTimeoutMs: number;
+    /** Idle keep-alive connections (HTTP/1.1 and h2) are closed after this. */
+    keepAliveTimeoutMs: number;
+    /** Open connections per network port; past this, new ones are answered 503 and closed. */
+    maxConnections: number;
+  };
   /** BIP-39 phrase of the master seed; generated into dataDir when absent. Replicas must share it. */
   masterMnemonic?: string;
   /** Redis for limits shared by every replica; in-process limits when absent. */
@@ -122,6 +133,7 @@ export function defaultConfig(): GatewayConfig {
     portalKeysPerHour: 10,
     rateLimit: { requestsPerWindow: 1500, windowMs: 60_000, tryItOutRequestsPerWindow: 100, failMode: "open", decisionTimeoutMs: 250 },
     trustedProxies: [],
+    http: { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 65_000, maxConnections: 10_000 },
     stuckTransactionMs: 30_000,
     receiptWaitMs: 60_000,
     idempotencyStaleMs: DEFAULT_STALE_CLAIM_MS,
@@ -163,10 +175,13 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
     return;
   }
   const obj = raw as Record<string, unknown>;
-  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "receiptWaitMs", "idempotencyStaleMs", "journalRetentionDays", "networks"]);
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "http", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "receiptWaitMs", "idempotencyStaleMs", "journalRetentionDays", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
+  const http = config.http;
   Object.assign(config, pick(rest, known));
+  // A file may set some of the http bounds; the rest keep their defaults.
+  if (typeof rest.http === "object" && rest.http !== null) config.http = { ...http, ...(rest.http as Partial<GatewayConfig["http"]>) };
   if (networks !== undefined) {
     if (typeof networks !== "object" || networks === null || Array.isArray(networks)) {
       problems.push('config file: "networks" must be an object keyed by "testnet"/"mainnet"');
@@ -216,6 +231,12 @@ function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
     failMode: (env.RATE_LIMIT_FAIL_MODE as "open" | "closed" | undefined) ?? config.rateLimit.failMode,
   };
   config.bodyLimitBytes = num("BODY_LIMIT_BYTES") ?? config.bodyLimitBytes;
+  config.http = {
+    headersTimeoutMs: num("HTTP_HEADERS_TIMEOUT_MS") ?? config.http.headersTimeoutMs,
+    requestTimeoutMs: num("HTTP_REQUEST_TIMEOUT_MS") ?? config.http.requestTimeoutMs,
+    keepAliveTimeoutMs: num("HTTP_KEEP_ALIVE_TIMEOUT_MS") ?? config.http.keepAliveTimeoutMs,
+    maxConnections: num("HTTP_MAX_CONNECTIONS") ?? config.http.maxConnections,
+  };
   const coalesce = env.COALESCE_READS;
   if (coalesce === "true" || coalesce === "1") config.coalesceReads = true;
   else if (coalesce === "false" || coalesce === "0") config.coalesceReads = false;
@@ -264,6 +285,7 @@ export function validateConfig(config: GatewayConfig): string[] {
   positiveInt("rateLimit.windowMs", config.rateLimit.windowMs);
   positiveInt("rateLimit.tryItOutRequestsPerWindow", config.rateLimit.tryItOutRequestsPerWindow);
   positiveInt("rateLimit.decisionTimeoutMs", config.rateLimit.decisionTimeoutMs);
+  for (const k of ["headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "maxConnections"] as const) positiveInt(`http.${k}`, config.http?.[k]);
   if (config.rateLimit.failMode !== "open" && config.rateLimit.failMode !== "closed") problems.push(`rateLimit.failMode: must be "open" or "closed", got "${config.rateLimit.failMode}"`);
   if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) problems.push("redisUrl: must be a redis:// or rediss:// URL");
   if (!Array.isArray(config.trustedProxies)) problems.push("trustedProxies: must be a list of IP addresses");

@@ -16,6 +16,7 @@ export const gatewaySettings: Record<keyof GatewayConfig, Doc> = {
   databaseUrl: { env: "DATABASE_URL", text: "PostgreSQL for keys, journal, nonce lanes and idempotency; the embedded store under dataDir when unset." },
   portalKeysPerHour: { env: "PORTAL_KEYS_PER_HOUR", text: "Keys POST /portal/keys issues per client IP per hour." },
   rateLimit: { env: "RATE_LIMIT, RATE_LIMIT_WINDOW_MS, TRY_IT_OUT_RATE_LIMIT, RATE_LIMIT_FAIL_MODE", text: "requestsPerWindow per caller per windowMs (a batch of n counts n); tryItOutRequestsPerWindow per IP; failMode open/closed when Redis is unreachable; decisionTimeoutMs before that policy applies; keyPrefix of the Redis keys." },
+  http: { env: "HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_CONNECTIONS", text: "Bounds on every client connection: headersTimeoutMs (the first bytes and the request head; 408 or close after, default 60 s), requestTimeoutMs (the whole request, 300 s), keepAliveTimeoutMs (idle HTTP/1.1 and h2 connections, 65 s), maxConnections per network port (past it new connections get 503 and are closed, 10,000)." },
   redisUrl: { env: "REDIS_URL", text: "Redis shared by replicas for rate limits (bottleneck clustering); in-process when unset." },
   trustedProxies: { env: "TRUSTED_PROXIES", text: "Proxy IPs whose X-Forwarded-For is believed." },
   masterMnemonic: { env: "MASTER_MNEMONIC", text: "BIP-39 phrase every gateway wallet derives from; generated into dataDir/master-seed when unset. Replicas must share it." },

@@ -17,7 +17,9 @@ export interface FastLaneOptions {
   bodyLimitBytes: number;
   /** An idle connection is closed after this long (node:http's keepAliveTimeout). */
   keepAliveTimeoutMs: number;
-  /** A request whose head and body take longer than this to arrive is dropped (slow-drip clients). */
+  /** A request head that takes longer than this to arrive is answered 408 and the connection closed. */
+  headersTimeoutMs: number;
+  /** A request whose head and body take longer than this to arrive is answered 408 (slow-drip clients). */
   requestTimeoutMs: number;
 }
 
@@ -30,6 +32,10 @@ const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 /** Headers whose presence changes framing or semantics: node:http handles those requests. */
 const HAND_OFF = new Set(["transfer-encoding", "expect", "upgrade"]);
 const DIGITS = /^\d{1,10}$/;
+/** Bytes read ahead while a request is being answered; past this the socket is paused (back-pressure). */
+const READ_AHEAD_BYTES = 64 * 1024;
+/** Control characters, space and DEL: never in a request target (node:http answers 400). */
+const BAD_TARGET = /[\x00-\x20\x7f]/;
 const CLOSE = /close/i;
 
 interface Head {
@@ -81,6 +87,9 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   let done = false;
   /** When the first byte of the request being received arrived (0: none pending). */
   let receivingSince = 0;
+  /** Armed only while a request is incomplete: a complete one (the usual case) never costs a timer. */
+  let deadline: NodeJS.Timeout | undefined;
+  let deadlineForHead = false;
   /** The last head the lane took on this connection, to recognise it when the client sends it again. */
   let last: SeenHead | undefined;
   socket.setNoDelay(true);
@@ -89,18 +98,40 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   const onData = (chunk: Buffer): void => {
     buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
     if (!busy) pump();
+    // One client's pipelined (or junk) bytes wait in the kernel, not in our memory, while it is answered.
+    else if (buf.length > READ_AHEAD_BYTES) socket.pause();
   };
   const onTimeout = (): void => {
     if (!busy) socket.destroy();
   };
+  const clearDeadline = (): void => {
+    if (deadline) clearTimeout(deadline);
+    deadline = undefined;
+  };
+  /** Like node:http: 408 and close when the head (or the whole request) is late. */
+  const expire = (): void => {
+    deadline = undefined;
+    if (done || busy) return;
+    detach();
+    socket.end(REQUEST_TIMEOUT);
+  };
+  const armDeadline = (forHead: boolean): void => {
+    if (deadline && deadlineForHead === forHead) return;
+    clearDeadline();
+    deadlineForHead = forHead;
+    const limit = forHead ? Math.min(options.headersTimeoutMs, options.requestTimeoutMs) : options.requestTimeoutMs;
+    deadline = setTimeout(expire, Math.max(0, receivingSince + limit - Date.now()));
+  };
   const detach = (): void => {
     done = true;
+    clearDeadline();
     socket.off("data", onData);
     socket.off("timeout", onTimeout);
     socket.setTimeout(0);
   };
   const giveUp = (): void => {
     detach();
+    socket.resume();
     handOff(buf);
   };
 
@@ -108,23 +139,26 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
     while (!busy && !done) {
       if (buf.length === 0) {
         receivingSince = 0;
+        clearDeadline();
         return;
       }
       if (receivingSince === 0) receivingSince = Date.now();
-      else if (Date.now() - receivingSince > options.requestTimeoutMs) return void socket.destroy();
       let head: Head | null | undefined = last && repeatedHead(buf, last);
       if (head === undefined) {
         head = parseHead(buf);
         if (head === undefined) {
-          if (buf.length > MAX_HEAD_BYTES) giveUp();
-          return;
+          // A head that is too long, or that node:http would refuse before its end (bare CR or LF, a method
+          // that is no token), is node:http's to answer (431, 400) at once, not after a timeout.
+          if (buf.length > MAX_HEAD_BYTES || !plausibleHeadStart(buf)) return giveUp();
+          return armDeadline(true);
         }
         if (head === null || !options.serves(head.method, head.path)) return giveUp();
         last = { head, bytes: Buffer.from(buf.subarray(0, head.headLength)) };
       }
       if (head.contentLength > options.bodyLimitBytes) return giveUp();
       const end = head.headLength + head.contentLength;
-      if (buf.length < end) return;
+      if (buf.length < end) return armDeadline(false);
+      clearDeadline();
       const body = buf.toString("utf8", head.headLength, end);
       buf = buf.subarray(end);
       receivingSince = 0;
@@ -147,6 +181,7 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   };
   const afterWrite = (): void => {
     busy = false;
+    if (socket.isPaused()) socket.resume();
     pump();
   };
 
@@ -154,6 +189,34 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   socket.on("timeout", onTimeout);
   socket.once("close", detach);
   pump();
+}
+
+const REQUEST_TIMEOUT = "HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";
+
+/**
+ * Whether the bytes of an incomplete head could still become one the lane takes: the method is token
+ * characters up to a space, and every CR is followed by LF and every LF preceded by CR.
+ */
+function plausibleHeadStart(buf: Buffer): boolean {
+  let i = 0;
+  while (i < buf.length && TOKEN_BYTE[buf[i]!] === 1) i++;
+  if (i < buf.length && (i === 0 || buf[i] !== 0x20)) return false;
+  for (i = buf.indexOf(0x0a); i >= 0; i = buf.indexOf(0x0a, i + 1)) if (i === 0 || buf[i - 1] !== 0x0d) return false;
+  for (i = buf.indexOf(0x0d); i >= 0 && i + 1 < buf.length; i = buf.indexOf(0x0d, i + 1)) if (buf[i + 1] !== 0x0a) return false;
+  return true;
+}
+
+/** 1 for the bytes of an HTTP token (RFC 9110 §5.6.2). */
+const TOKEN_BYTE = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TOKEN_BYTE[c.charCodeAt(0)] = 1;
+
+/** Optional whitespace around a header value is SP and HTAB only (RFC 9110 §5.6.3); String.trim takes more. */
+function trimOws(v: string): string {
+  let a = 0;
+  let b = v.length;
+  while (a < b && (v.charCodeAt(a) === 0x20 || v.charCodeAt(a) === 0x09)) a++;
+  while (b > a && (v.charCodeAt(b - 1) === 0x20 || v.charCodeAt(b - 1) === 0x09)) b--;
+  return a === 0 && b === v.length ? v : v.slice(a, b);
 }
 
 /** The request head, undefined while incomplete, null when the lane must not take the request. */
@@ -170,7 +233,7 @@ function parseHead(buf: Buffer): Head | null | undefined {
   if (sp1 <= 0 || sp2 < 0 || sp2 > lineEnd) return null;
   const method = head.slice(0, sp1);
   const url = head.slice(sp1 + 1, sp2);
-  if (head.slice(sp2 + 1, lineEnd) !== "HTTP/1.1" || url.charCodeAt(0) !== 0x2f /* "/" */ || !TOKEN.test(method)) return null;
+  if (head.slice(sp2 + 1, lineEnd) !== "HTTP/1.1" || url.charCodeAt(0) !== 0x2f /* "/" */ || !TOKEN.test(method) || BAD_TARGET.test(url)) return null;
   const headers: IncomingHttpHeaders = {};
   let contentLength = -1;
   let lengthAt = -1;
@@ -181,7 +244,7 @@ function parseHead(buf: Buffer): Head | null | undefined {
     const colon = head.indexOf(":", pos);
     if (colon <= pos || colon > next) return null;
     const name = headerName(head.slice(pos, colon));
-    const value = head.slice(colon + 1, next).trim();
+    const value = trimOws(head.slice(colon + 1, next));
     pos = next + 2;
     // A repeated header has per-name merge rules in node:http; leave those (rare) requests to it.
     if (name === null || BAD_VALUE.test(value) || HAND_OFF.has(name) || headers[name] !== undefined) return null;
@@ -190,6 +253,8 @@ function parseHead(buf: Buffer): Head | null | undefined {
       contentLength = Number(value);
       lengthAt = head.indexOf(value, colon + 1);
       lengthEnd = lengthAt + value.length;
+      // llhttp takes spaces, not tabs, after the digits: anything but that exact shape is node:http's.
+      if (head.lastIndexOf("\t", next - 1) >= lengthEnd) return null;
     } else if (name === "connection" && CLOSE.test(value)) return null;
     headers[name] = value;
   }

@@ -17,14 +17,31 @@ export interface DualServer {
   close(graceMs?: number): Promise<void>;
 }
 
-const KEEP_ALIVE_MS = 65_000;
 const CLOSE_GRACE_MS = 5_000;
+
+/** Bounds on every connection, whatever state it is in (config `http`). */
+export interface ConnectionLimits {
+  /** A request head (and, before that, the first bytes that tell HTTP/1.1 from h2) must arrive within this. */
+  headersTimeoutMs: number;
+  /** A whole request, head and body, must arrive within this. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection (HTTP/1.1 or h2) is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** Open connections past this are answered 503 and closed (each costs a file descriptor). */
+  maxConnections: number;
+}
+
+/** Answer to a connection past the cap: plain HTTP/1.1, which is what nearly every client speaks first. */
+const TOO_MANY = (() => {
+  const body = JSON.stringify({ error: "too many open connections; try again shortly" });
+  return `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+})();
 
 /**
  * With `fastLane`, HTTP/1.1 connections start in the fast lane (fastLane.ts) and move to node:http at the
  * first request it does not take.
  */
-export async function listenDual(innerHandler: NodeHandlerFn, host: string, port: number, fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs">): Promise<DualServer> {
+export async function listenDual(innerHandler: NodeHandlerFn, host: string, port: number, limits: ConnectionLimits, fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs">): Promise<DualServer> {
   // Requests in flight on every path (fast lane, node:http, http2), for close() to wait on.
   let inFlight = 0;
   const handler: NodeHandlerFn = (req, res) => {
@@ -32,8 +49,13 @@ export async function listenDual(innerHandler: NodeHandlerFn, host: string, port
     res.once("close", () => inFlight--);
     return innerHandler(req, res);
   };
-  const h1 = http.createServer(handler as http.RequestListener);
-  h1.keepAliveTimeout = KEEP_ALIVE_MS;
+  const h1 = http.createServer({ connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs) }, handler as http.RequestListener);
+  h1.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  h1.headersTimeout = limits.headersTimeoutMs;
+  h1.requestTimeout = limits.requestTimeoutMs;
+  // node:http enforces headersTimeout/requestTimeout from a timer it starts on "listening"; this server is
+  // handed sockets and never listens itself, so without this a trickling client was never timed out.
+  h1.emit("listening");
   const toH1 = (socket: net.Socket, unread: Buffer): void => {
     socket.pause();
     if (unread.length > 0) socket.unshift(unread);
@@ -56,14 +78,23 @@ export async function listenDual(innerHandler: NodeHandlerFn, host: string, port
         },
       );
     },
-    keepAliveTimeoutMs: KEEP_ALIVE_MS,
-    requestTimeoutMs: h1.requestTimeout || 300_000,
+    keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+    headersTimeoutMs: limits.headersTimeoutMs,
+    requestTimeoutMs: limits.requestTimeoutMs,
   };
   const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+  // An h2 session with no frames for this long is closed (no listener for "timeout": http2 destroys it).
+  h2.setTimeout(limits.keepAliveTimeoutMs);
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
+    socket.on("error", () => socket.destroy());
+    if (sockets.size >= limits.maxConnections) return void socket.end(TOO_MANY);
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
+    // Until the first bytes say which protocol, nothing else times this socket out: silent or a partial
+    // h2 preface, it is closed after the headers timeout.
+    const silent = (): void => void socket.destroy();
+    socket.setTimeout(limits.headersTimeoutMs, silent);
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
       seen = Buffer.concat([seen, chunk]);
@@ -71,6 +102,8 @@ export async function listenDual(innerHandler: NodeHandlerFn, host: string, port
       const isH2 = seen.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
       if (isH2 && seen.length < H2_PREFACE.length) return; // need more bytes to decide
       socket.off("data", onData);
+      socket.off("timeout", silent);
+      socket.setTimeout(0);
       if (isH2) {
         socket.pause();
         socket.unshift(seen);
@@ -80,7 +113,6 @@ export async function listenDual(innerHandler: NodeHandlerFn, host: string, port
       else toH1(socket, seen);
     };
     socket.on("data", onData);
-    socket.on("error", () => socket.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -96,6 +128,7 @@ export async function listenDual(innerHandler: NodeHandlerFn, host: string, port
       // The fast lane writes its answers in the check phase (write batching): let the last ones go out.
       await new Promise((r) => setImmediate(r));
       h1.closeAllConnections();
+      h1.close(); // stops its timeout checker
       for (const s of sockets) s.destroy();
       await closed;
     },
