@@ -45,7 +45,18 @@ function wrap(p: pino.Logger): Logger {
   };
 }
 
-/** Replaces the key segment of /zkt/<key> and /zgt/<key> paths so keys never reach logs. */
+/** The segment after /zkt/ or /zgt/ (any case, any number of slashes) unless it names a public route. */
+const KEY_ROUTE = /^(\/+(?:zkt|zgt)\/+)(?!(?:try-it-out|transactions|openapi\.json|docs)(?:[/?]|$))[^/?]+/i;
+/** Anything shaped like a key elsewhere: our prefix, or a long run of base64url (a key pasted anywhere). */
+const KEYISH = /cgw_[A-Za-z0-9_-]*|[A-Za-z0-9_-]{24,}/gi;
+/** Queue ids are UUID-shaped and public: kept, so a status lookup can be followed in the logs. */
+const QUEUE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A path (or query) fit for logs and error messages: the key segment of /zkt/<key> and /zgt/<key> paths, and
+ * anything shaped like a key anywhere else (near misses such as /ZGT/<key>, /zkt//<key>,
+ * /zkt/transactions/<key>), is replaced.
+ */
 export function redactPath(path: string): string {
-  return path.replace(/^\/(zkt|zgt)\/(?!try-it-out\b|transactions\b|openapi\.json\b|docs\b)[^/?]+/, "/$1/[REDACTED]");
+  return path.replace(KEY_ROUTE, "$1[REDACTED]").replace(KEYISH, (m) => (QUEUE_ID.test(m) ? m : "[REDACTED]"));
 }

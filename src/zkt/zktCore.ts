@@ -6,6 +6,7 @@ import type { NetworkConfig } from "../config/config.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { Access } from "../rpc/methodPolicy.js";
 import type { MasterSeed } from "../keys/masterSeed.js";
+import { redactPath } from "../log/logger.js";
 import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";
 import type { Sequencer } from "../sequencer/sequencer.js";
 import type { RpcReceipt } from "../sequencer/chainFollower.js";
@@ -134,7 +135,7 @@ export class ZktCore {
 
   async transactionStatus(queueId: string): Promise<SubmissionRecord> {
     const rec = /^[0-9a-f-]{36}$/.test(queueId) ? await this.deps.store.get(queueId) : undefined;
-    if (!rec || rec.network !== this.deps.journalNetwork) throw new GatewayError("not_found", `no submission with queueId "${queueId}" on this network`);
+    if (!rec || rec.network !== this.deps.journalNetwork) throw new GatewayError("not_found", `no submission with queueId "${redactPath(queueId)}" on this network`);
     return rec;
   }
 

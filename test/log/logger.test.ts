@@ -26,5 +26,17 @@ describe("logger", () => {
     expect(redactPath("/zgt/cgw_abc/sponsor-consent")).toBe("/zgt/[REDACTED]/sponsor-consent");
     expect(redactPath("/zkt/try-it-out")).toBe("/zkt/try-it-out");
     expect(redactPath("/zkt/transactions/123")).toBe("/zkt/transactions/123");
+    const queueId = "019ab2c3-4d5e-7f60-8123-456789abcdef";
+    expect(redactPath(`/zkt/transactions/${queueId}`)).toBe(`/zkt/transactions/${queueId}`);
+  });
+
+  it("redacts key-shaped segments on near-miss paths too (#28)", () => {
+    const key = "cgw_" + "Ab3-_x".repeat(7) + "z";
+    const bare = key.slice(4);
+    for (const path of [`/zgt//${key}`, `/ZGT/${key}`, `/Zkt/${key}/x`, `/zkt/transactions/${key}`, `/zkt/transactions/${bare}`, `/v1/${key}`, `/?apiKey=${key}`, `/zkt/docs/${bare}`, `//zkt//${key}`]) {
+      const out = redactPath(path);
+      expect(out, path).not.toContain(bare);
+      expect(out, path).toContain("[REDACTED]");
+    }
   });
 });
