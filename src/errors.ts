@@ -17,7 +17,8 @@ export type ErrorKind =
   | "validation"
   | "compilation"
   | "upstream_unavailable"
-  | "not_found";
+  | "not_found"
+  | "idempotency_mismatch";
 
 interface KindInfo {
   jsonRpcCode: number;
@@ -42,6 +43,7 @@ export const errorKinds: Record<ErrorKind, KindInfo> = {
   compilation: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "COMPILATION_ERROR" },
   upstream_unavailable: { jsonRpcCode: -32603, httpStatus: 503, connectCode: Code.Unavailable, zktCode: "UPSTREAM_UNAVAILABLE" },
   not_found: { jsonRpcCode: -32601, httpStatus: 404, connectCode: Code.NotFound, zktCode: "NOT_FOUND" },
+  idempotency_mismatch: { jsonRpcCode: -32602, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "VALIDATION_ERROR" },
 };
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };

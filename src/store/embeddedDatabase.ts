@@ -55,6 +55,8 @@ const SCHEMA = [
      primary key (scope, key)
    ) without rowid;
    create index idempotency_created on idempotency (created_at);`,
+  // What the first request carried, so a reuse of its key with another payload is refused (422), not replayed.
+  `alter table idempotency add column fingerprint text;`,
 ];
 
 /** How long a statement waits for another process's write (the keys CLI's: a few milliseconds) before failing. */

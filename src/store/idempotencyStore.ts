@@ -2,6 +2,7 @@
 // kept in the store). Concurrent duplicates wait for the first. A first attempt that failed before its
 // transaction was journaled leaves no trace (a retry runs); once journaled, its answer is kept, whatever it
 // is (a receipt wait that timed out, a revert): a retry that ran again would send a second transaction.
+import { createHash } from "node:crypto";
 import type { IdempotencyTable } from "./idempotencyTable.js";
 import { GatewayError } from "../errors.js";
 
@@ -50,9 +51,13 @@ export class IdempotencyStore {
    * anything else as an internal error) rather than let a retry send again. `render` shapes the errors this store answers itself (that one, and a stale claim's: see
    * settleStale) in the caller's transport format.
    */
-  async once(scope: string, key: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
-    const claimedAt = await this.table.claim(scope, key, new Date(Date.now() - TTL_MS));
-    if (!claimedAt) return this.waitForAnswer(scope, key, fn, render);
+  async once(scope: string, key: string, payload: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
+    return this.run(scope, key, fingerprintOf(payload), fn, render);
+  }
+
+  private async run(scope: string, key: string, fingerprint: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
+    const claimedAt = await this.table.claim(scope, key, new Date(Date.now() - TTL_MS), fingerprint);
+    if (!claimedAt) return this.waitForAnswer(scope, key, fingerprint, fn, render);
     let sent = false;
     let answer: StoredAnswer;
     try {
@@ -75,13 +80,18 @@ export class IdempotencyStore {
     return this.table.prune(new Date(now.getTime() - TTL_MS));
   }
 
-  private async waitForAnswer(scope: string, key: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
+  private async waitForAnswer(scope: string, key: string, fingerprint: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
     const deadline = Date.now() + 120_000;
     for (;;) {
       const row = await this.table.read(scope, key);
-      if (!row) return this.once(scope, key, fn, render); // the first attempt failed: this one runs
+      if (!row) return this.run(scope, key, fingerprint, fn, render); // the first attempt failed: this one runs
+      // The same key with another payload is a client bug, not a retry: replaying the first answer would
+      // tell it a write happened that it never asked for (IETF idempotency-key draft: 422).
+      if (row.fingerprint !== null && row.fingerprint !== fingerprint) {
+        return { ...render(new GatewayError("idempotency_mismatch", "this Idempotency-Key was used with a different request payload; use a new key for a new request")), replayed: true };
+      }
       if (row.status !== null && row.body !== null) return { status: row.status, body: row.body, replayed: true };
-      if (Date.now() - row.createdAt.getTime() > (this.options.staleAfterMs ?? DEFAULT_STALE_CLAIM_MS)) return this.settleStale(scope, key, row.createdAt, fn, render);
+      if (Date.now() - row.createdAt.getTime() > (this.options.staleAfterMs ?? DEFAULT_STALE_CLAIM_MS)) return this.settleStale(scope, key, fingerprint, row.createdAt, fn, render);
       if (Date.now() > deadline) return { status: 409, body: JSON.stringify({ success: false, error: "a request with this Idempotency-Key is still in progress", errorCode: "VALIDATION_ERROR" }), replayed: true };
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -93,11 +103,11 @@ export class IdempotencyStore {
    * follow it; if not, nothing was sent and the retry runs. Either way the claim is settled once, whichever
    * replica gets there first (the statements only act on the same unanswered claim).
    */
-  private async settleStale(scope: string, key: string, createdAt: Date, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
+  private async settleStale(scope: string, key: string, fingerprint: string, createdAt: Date, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
     const found = await this.options.findJournaled?.(journalKey(scope, key, createdAt));
     if (!found) {
       await this.table.release(scope, key, createdAt);
-      return this.once(scope, key, fn, render);
+      return this.run(scope, key, fingerprint, fn, render);
     }
     const answer = render(
       new GatewayError("upstream_unavailable", `the first request with this Idempotency-Key was accepted, but its answer was lost when the gateway stopped; follow it with GET /zkt/transactions/${found.queueId}`, {
@@ -108,6 +118,11 @@ export class IdempotencyStore {
     const row = await this.table.read(scope, key);
     return { status: row?.status ?? answer.status, body: row?.body ?? answer.body, replayed: true };
   }
+}
+
+/** What a claim keeps of its request's payload: a digest (the payload may be a 1 MB contract source). */
+export function fingerprintOf(payload: string): string {
+  return createHash("sha256").update(payload).digest("base64url");
 }
 
 function journalKey(scope: string, key: string, claimedAt: Date): string {

@@ -8,11 +8,13 @@ export interface ClaimRow {
   body: string | null;
   /** Compared and carried at millisecond precision (PostgreSQL keeps microseconds). */
   createdAt: Date;
+  /** Digest of the first request's payload (null for claims made before it was kept). */
+  fingerprint: string | null;
 }
 
 export interface IdempotencyTable {
   /** Takes the claim unless one exists; one older than `expiredBefore` is dropped first. The claim's time, or undefined when it was taken already. */
-  claim(scope: string, key: string, expiredBefore: Date): Promise<Date | undefined>;
+  claim(scope: string, key: string, expiredBefore: Date, fingerprint: string): Promise<Date | undefined>;
   read(scope: string, key: string): Promise<ClaimRow | undefined>;
   /** Stores the answer; with `onlyUnanswered`, only if no answer is stored yet. */
   answer(scope: string, key: string, status: number, body: string, onlyUnanswered?: boolean): Promise<void>;
@@ -24,14 +26,14 @@ export interface IdempotencyTable {
 
 export function sqlIdempotencyTable(db: Pick<SqlClient, "query">): IdempotencyTable {
   return {
-    async claim(scope, key, expiredBefore) {
+    async claim(scope, key, expiredBefore, fingerprint) {
       await db.query("delete from idempotency where scope = $1 and key = $2 and created_at < $3", [scope, key, expiredBefore]);
-      const [row] = await db.query<{ created_at: Date }>("insert into idempotency (scope, key) values ($1, $2) on conflict do nothing returning created_at", [scope, key]);
+      const [row] = await db.query<{ created_at: Date }>("insert into idempotency (scope, key, fingerprint) values ($1, $2, $3) on conflict do nothing returning created_at", [scope, key, fingerprint]);
       return row?.created_at;
     },
     async read(scope, key) {
-      const [row] = await db.query<{ status: number | null; body: string | null; created_at: Date }>("select status, body, created_at from idempotency where scope = $1 and key = $2", [scope, key]);
-      return row ? { status: row.status, body: row.body, createdAt: row.created_at } : undefined;
+      const [row] = await db.query<{ status: number | null; body: string | null; created_at: Date; fingerprint: string | null }>("select status, body, created_at, fingerprint from idempotency where scope = $1 and key = $2", [scope, key]);
+      return row ? { status: row.status, body: row.body, createdAt: row.created_at, fingerprint: row.fingerprint } : undefined;
     },
     async answer(scope, key, status, body, onlyUnanswered = false) {
       await db.query(`update idempotency set status = $3, body = $4 where scope = $1 and key = $2${onlyUnanswered ? " and status is null" : ""}`, [scope, key, status, body]);
@@ -47,8 +49,8 @@ export function sqlIdempotencyTable(db: Pick<SqlClient, "query">): IdempotencyTa
 export function sqliteIdempotencyTable(db: Database.Database): IdempotencyTable {
   const sql = {
     expire: db.prepare<[string, string, number], never>("delete from idempotency where scope = ? and key = ? and created_at < ?"),
-    claim: db.prepare<[string, string, number], { created_at: number }>("insert into idempotency (scope, key, created_at) values (?, ?, ?) on conflict do nothing returning created_at"),
-    read: db.prepare<[string, string], { status: number | null; body: string | null; created_at: number }>("select status, body, created_at from idempotency where scope = ? and key = ?"),
+    claim: db.prepare<[string, string, number, string], { created_at: number }>("insert into idempotency (scope, key, created_at, fingerprint) values (?, ?, ?, ?) on conflict do nothing returning created_at"),
+    read: db.prepare<[string, string], { status: number | null; body: string | null; created_at: number; fingerprint: string | null }>("select status, body, created_at, fingerprint from idempotency where scope = ? and key = ?"),
     answer: db.prepare<[number, string, string, string], never>("update idempotency set status = ?, body = ? where scope = ? and key = ?"),
     answerUnanswered: db.prepare<[number, string, string, string], never>("update idempotency set status = ?, body = ? where scope = ? and key = ? and status is null"),
     release: db.prepare<[string, string], never>("delete from idempotency where scope = ? and key = ?"),
@@ -56,18 +58,18 @@ export function sqliteIdempotencyTable(db: Database.Database): IdempotencyTable 
     prune: db.prepare<[number], never>("delete from idempotency where created_at < ?"),
   };
   // Expiry and claim in one transaction, as PostgreSQL's two statements are atomic enough there (a unique key).
-  const claim = db.transaction((scope: string, key: string, expiredBefore: number): number | undefined => {
+  const claim = db.transaction((scope: string, key: string, expiredBefore: number, fingerprint: string): number | undefined => {
     sql.expire.run(scope, key, expiredBefore);
-    return sql.claim.get(scope, key, Date.now())?.created_at;
+    return sql.claim.get(scope, key, Date.now(), fingerprint)?.created_at;
   });
   return {
-    async claim(scope, key, expiredBefore) {
-      const at = claim(scope, key, expiredBefore.getTime());
+    async claim(scope, key, expiredBefore, fingerprint) {
+      const at = claim(scope, key, expiredBefore.getTime(), fingerprint);
       return at === undefined ? undefined : new Date(at);
     },
     async read(scope, key) {
       const row = sql.read.get(scope, key);
-      return row ? { status: row.status, body: row.body, createdAt: new Date(row.created_at) } : undefined;
+      return row ? { status: row.status, body: row.body, createdAt: new Date(row.created_at), fingerprint: row.fingerprint } : undefined;
     },
     async answer(scope, key, status, body, onlyUnanswered = false) {
       (onlyUnanswered ? sql.answerUnanswered : sql.answer).run(status, body, scope, key);

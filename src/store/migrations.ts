@@ -84,6 +84,12 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     sql: `drop index if exists submissions_hash;
           create index submissions_raw_hash on submissions (network, hash) where kind = 'raw'`,
   },
+  {
+    version: 6,
+    name: "idempotency payload fingerprint",
+    // What the first request carried, so a reuse of its key with another payload is refused (422), not replayed.
+    sql: `alter table idempotency add column fingerprint text`,
+  },
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {

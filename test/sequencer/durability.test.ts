@@ -227,9 +227,14 @@ describe("sequencer durability", () => {
       const hashes = [one, two, three].map((r) => (r.json as { hash: string }).hash);
       expect(new Set(hashes).size).toBe(1);
       expect(three.headers.get("idempotent-replayed")).toBe("true");
+      // The same key with another body is a client bug: 422, nothing sent, not the first answer (#28.7).
+      const reused = await postJson(url, { arguments: "something else" }, headers);
+      expect(reused.status).toBe(422);
+      expect(reused.json).toMatchObject({ success: false, errorCode: "VALIDATION_ERROR", error: expect.stringMatching(/different request payload/) });
       await settle(provider, gw.publicSignerAddress);
       const mined = await minedFrom(provider, gw.publicSignerAddress);
       expect(mined.filter((t) => t.message === "exactly once")).toHaveLength(1);
+      expect(mined.filter((t) => t.message === "something else")).toHaveLength(0);
       // Another key is another request.
       const other = await postJson(url, { arguments: "exactly once" }, { "idempotency-key": "order-43" });
       expect((other.json as { hash: string }).hash).not.toBe(hashes[0]);

@@ -86,7 +86,7 @@ describe("taking over an earlier version's PGlite store", () => {
       revokedKey = revoked.apiKey;
       await keys.revoke(revoked.info.id);
       const answers = sqlIdempotencyTable(db);
-      await answers.claim("zkt:key", "k1", new Date(0));
+      await answers.claim("zkt:key", "k1", new Date(0), "fingerprint");
       await answers.answer("zkt:key", "k1", 200, '{"success":true}');
     });
     const { stores, tookOver } = await open(dataDir);

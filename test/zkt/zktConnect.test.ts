@@ -81,6 +81,9 @@ describe("ZKT over Connect", () => {
       const nonceAfterFirst = await provider.getTransactionCount(gw.publicSignerAddress, "pending");
       const [again, concurrent] = await Promise.all([client.writeMessage({ message: "once", idempotencyKey: key }), client.writeMessage({ message: "once", idempotencyKey: key })]);
       expect([again.hash, again.queueId, concurrent.hash]).toEqual([first.hash, first.queueId, first.hash]);
+      const reused = await client.writeMessage({ message: "another", idempotencyKey: key }).catch((e: unknown) => e as ConnectError);
+      expect((reused as ConnectError).code).toBe(Code.FailedPrecondition);
+      expect((reused as ConnectError).rawMessage).toMatch(/different request payload/);
       const otherMethod = await client.writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x000000000000000000000000000000000000dEaD", "1"]), idempotencyKey: key });
       expect(otherMethod.hash).not.toBe(first.hash);
       await provider.waitForTransaction(otherMethod.hash, 1, 10_000);

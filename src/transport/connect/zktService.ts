@@ -63,11 +63,12 @@ export function zktServiceImpl(core: ZktCore, options: ZktServiceOptions): Servi
    * and method (an answer replays only as its own type). An error raised once the write was journaled (a
    * receipt wait that timed out, a revert) is kept too, and replays as the same error.
    */
-  const once = async <S extends DescMessage>(schema: S, key: string, ctx: HandlerContext, write: (hooks: WriteHooks) => Promise<MessageShape<S>>): Promise<MessageShape<S>> => {
+  const once = async <S extends DescMessage>(schema: S, req: { idempotencyKey: string }, ctx: HandlerContext, write: (hooks: WriteHooks) => Promise<MessageShape<S>>): Promise<MessageShape<S>> => {
     const run = async (hooks: WriteHooks): Promise<MessageShape<S>> => {
       await options.chargeTransaction(access(ctx));
       return write(hooks);
     };
+    const key = req.idempotencyKey;
     if (key === "") return run({});
     if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new GatewayError("validation", `idempotency_key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
     const who = access(ctx);
@@ -76,6 +77,8 @@ export function zktServiceImpl(core: ZktCore, options: ZktServiceOptions): Servi
     const stored = await options.idempotency.once(
       scope,
       key,
+      // The request as sent, but for the key itself: the same key with another payload is refused (422).
+      JSON.stringify({ ...req, idempotencyKey: undefined }, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)),
       async ({ journaled, journalKey }) => ({ status: 200, body: toJsonString(schema, await run({ journaled, idempotencyKey: journalKey })) }),
       kept,
     );
@@ -87,21 +90,21 @@ export function zktServiceImpl(core: ZktCore, options: ZktServiceOptions): Servi
   };
   return {
     async writeMessage(req, ctx) {
-      return once(WriteMessageResponseSchema, req.idempotencyKey, ctx, async (hooks) => create(WriteMessageResponseSchema, await core.writeMessage(access(ctx), req.message, hooks)));
+      return once(WriteMessageResponseSchema, req, ctx, async (hooks) => create(WriteMessageResponseSchema, await core.writeMessage(access(ctx), req.message, hooks)));
     },
     async readContract(req, ctx) {
       const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { forceRead: true });
       return { output: toList(r.kind === "read" ? r.output : []) };
     },
     async writeContract(req, ctx) {
-      return once(WriteContractResponseSchema, req.idempotencyKey, ctx, async (hooks) => {
+      return once(WriteContractResponseSchema, req, ctx, async (hooks) => {
         const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { ...hooks, forceWrite: true, wait: req.wait });
         if (r.kind !== "write") return create(WriteContractResponseSchema);
         return create(WriteContractResponseSchema, { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) });
       });
     },
     async deployContract(req, ctx) {
-      return once(DeployContractResponseSchema, req.idempotencyKey, ctx, async (hooks) => {
+      return once(DeployContractResponseSchema, req, ctx, async (hooks) => {
         const r = await core.deployContract(access(ctx), req.code, list(req.arguments), { ...hooks, ...(req.contractName ? { contractName: req.contractName } : {}), wait: req.wait ?? true });
         return create(DeployContractResponseSchema, { contractAddress: r.contractAddress, abi: toList(r.abi), hash: r.hash, queueId: r.queueId });
       });

@@ -177,7 +177,8 @@ export function createRestRouter(
         headers: input.headers,
         clientIp: clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies),
         requestId,
-        body: input.body,
+        // Read once, whoever asks (the route, and Idempotency-Key's payload check).
+        body: input.text !== undefined ? input.body : once(input.body),
         text: input.text,
       });
     } catch (err) {
@@ -213,4 +214,9 @@ function write(req: NodeServerRequest, res: NodeServerResponse, answer: HttpAnsw
   (res as import("node:http").ServerResponse).writeHead(answer.status, headers);
   if (answer.body === undefined) res.end();
   else res.end(answer.body);
+}
+
+function once(read: () => Promise<string>): () => Promise<string> {
+  let body: Promise<string> | undefined;
+  return () => (body ??= read());
 }

@@ -12,7 +12,8 @@ export async function withIdempotency(store: IdempotencyStore, scope: string, re
   if (key === undefined) return run({});
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new GatewayError("validation", `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
   let fresh: HttpAnswer | undefined;
-  const stored = await store.once(scope, key, async ({ journaled, journalKey }) => {
+  // The payload is what the route acts on: its method, path (the key's scope is already in `scope`) and body.
+  const stored = await store.once(scope, key, `${req.method} ${req.path}\n${await req.body()}`, async ({ journaled, journalKey }) => {
     fresh = await run({ journaled, idempotencyKey: journalKey });
     return { status: fresh.status, body: fresh.body ?? "" };
   }, (err) => {
