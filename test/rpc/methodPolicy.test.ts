@@ -29,6 +29,15 @@ describe("method policy", () => {
     ["platform_validators", PUBLIC, true, "allowed"],
     ["platform_validators", PUBLIC, false, /^Method not found/],
     ["no_such_method", PUBLIC, false, /^Method not found: no_such_method$/],
+    // An allow-list of exact names (#28.7): near misses a node might accept are never forwarded.
+    ["eth_sendtransaction", KEY, false, /^Method not found: eth_sendtransaction$/],
+    ["ETH_CHAINID", PUBLIC, false, /^Method not found/],
+    ["eth_chainId\u0000", PUBLIC, false, /^Method not found/],
+    ["eth_chainId ", PUBLIC, false, /^Method not found/],
+    ["eth_madeUpMethod", PUBLIC, false, /^Method not found: eth_madeUpMethod$/],
+    ["net_bogus", PUBLIC, false, /^Method not found/],
+    ["eth_getBlockReceipts", PUBLIC, false, "allowed"],
+    ["web3_clientVersion", PUBLIC, false, "allowed"],
   ];
 
   it("gives each method its verdict, the first time and every time after, in either order", () => {
@@ -43,7 +52,8 @@ describe("method policy", () => {
 
   it("judges a long, unremembered method name the same way", () => {
     const long = "eth_" + "x".repeat(500);
-    expect(verdict(long, PUBLIC)).toBe("allowed");
+    expect(verdict(long, PUBLIC)).toMatch(/^Method not found/);
+    expect(verdict(long, PUBLIC)).toMatch(/^Method not found/);
     expect(verdict("debug_" + "x".repeat(500), KEY)).toMatch(/not available/);
   });
 });
