@@ -4,7 +4,7 @@
 // bench/RESULTS.md). Bundled and run as plain JavaScript, like the gateway.
 import { RpcCore } from "../src/rpc/rpcCore.js";
 import { UpstreamPool } from "../src/chain/upstreamPool.js";
-import { RateLimits, rateLimitHeaders } from "../src/limits/rateLimits.js";
+import { RateLimits } from "../src/limits/rateLimits.js";
 import { jsonRpcRoutes } from "../src/transport/jsonrpc/jsonRpcRoutes.js";
 import { createRestRouter, type HttpAnswer } from "../src/transport/http/restRouter.js";
 import { healthRoutes } from "../src/transport/http/healthRoutes.js";
@@ -14,7 +14,9 @@ import { ImmutableCache } from "../src/rpc/immutableCache.js";
 import { InflightReads } from "../src/rpc/inflightReads.js";
 import { createLogger } from "../src/log/logger.js";
 import type { IdempotencyStore } from "../src/store/idempotencyStore.js";
-import type { Sponsorship } from "../src/platform/sponsorship.js";
+import { Policy } from "../src/policy/policy.js";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { RpcService } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
 
 const CALLS = 2_000_000;
 const ROUNDS = 5;
@@ -33,14 +35,8 @@ const router = createRestRouter(
     ...jsonRpcRoutes({
       dispatcher: core,
       maxBatchSize: 40,
-      authenticate: unused,
-      idempotency: undefined as unknown as IdempotencyStore,
-      network: "testnet",
-      sponsorship: undefined as unknown as Sponsorship,
-      admit: (access, ip, weight) => {
-        const d = limits.checkRequests("testnet", access, ip, weight);
-        return d instanceof Promise ? d.then(rateLimitHeaders) : rateLimitHeaders(d);
-      },
+      policy: new Policy({ network: "testnet", authenticate: unused, limits, idempotency: undefined as unknown as IdempotencyStore }),
+      rpc: undefined as unknown as ServiceImpl<typeof RpcService>,
     }),
   ],
   1 << 20,

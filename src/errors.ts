@@ -18,7 +18,8 @@ export type ErrorKind =
   | "compilation"
   | "upstream_unavailable"
   | "not_found"
-  | "idempotency_mismatch";
+  | "idempotency_mismatch"
+  | "idempotency_in_progress";
 
 interface KindInfo {
   jsonRpcCode: number;
@@ -44,6 +45,7 @@ export const errorKinds: Record<ErrorKind, KindInfo> = {
   upstream_unavailable: { jsonRpcCode: -32603, httpStatus: 503, connectCode: Code.Unavailable, zktCode: "UPSTREAM_UNAVAILABLE" },
   not_found: { jsonRpcCode: -32601, httpStatus: 404, connectCode: Code.NotFound, zktCode: "NOT_FOUND" },
   idempotency_mismatch: { jsonRpcCode: -32602, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "VALIDATION_ERROR" },
+  idempotency_in_progress: { jsonRpcCode: -32603, httpStatus: 409, connectCode: Code.Aborted, zktCode: "VALIDATION_ERROR" },
 };
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -56,12 +58,15 @@ export interface GatewayErrorOptions {
   /** Seconds a rate-limited caller should wait. */
   retryAfterSeconds?: number;
   cause?: unknown;
+  /** A first request's error replayed to a retry with the same idempotency key. */
+  replayed?: boolean;
 }
 
 export class GatewayError extends Error {
   override readonly name = "GatewayError";
   readonly details: JsonValue | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly replayed: boolean;
   private readonly codeOverride: number | undefined;
 
   constructor(
@@ -73,6 +78,7 @@ export class GatewayError extends Error {
     this.details = options.details;
     this.codeOverride = options.jsonRpcCode;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.replayed = options.replayed ?? false;
   }
 
   get jsonRpcCode(): number {

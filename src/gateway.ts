@@ -9,6 +9,7 @@ import { ApiKeys } from "./keys/apiKeys.js";
 import { openStores, type Stores } from "./store/openStores.js";
 import { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { WindowLimiter } from "./limits/windowLimiter.js";
+import { KeyIssuer } from "./keys/keyIssuer.js";
 import { portalRoutes } from "./transport/portal/portalRoutes.js";
 import { RateLimits } from "./limits/rateLimits.js";
 import { IdempotencyStore } from "./store/idempotencyStore.js";
@@ -64,7 +65,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     };
     prune();
     pruneTimer = setInterval(prune, 3_600_000).unref();
-    const sharedRoutes = portalRoutes({ keys, issueLimiter, baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
+    const sharedRoutes = portalRoutes({ issuer: new KeyIssuer(keys, issueLimiter), baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     // Together, and every port opens only once all networks are ready: one after the other, one network
     // answered while another's port still refused. A network that fails before that stops the others' starts;

@@ -24,16 +24,21 @@ import { listenDual, type DualServer } from "./transport/http/listen.js";
 import { withCors } from "./transport/http/cors.js";
 import { createRestRouter, type RestRoute } from "./transport/http/restRouter.js";
 import { healthRoutes } from "./transport/http/healthRoutes.js";
-import { jsonRpcRoutes, type Authenticate } from "./transport/jsonrpc/jsonRpcRoutes.js";
+import { jsonRpcRoutes } from "./transport/jsonrpc/jsonRpcRoutes.js";
 import { zktRoutes } from "./transport/zkt/zktRoutes.js";
 import { connectRoutes } from "./transport/connect/routes.js";
 import { errorMappingInterceptor } from "./transport/connect/errorMap.js";
-import { authInterceptor } from "./transport/connect/authInterceptor.js";
-import { limitInterceptor } from "./transport/connect/limitInterceptor.js";
-import { clientIpKey } from "./transport/connect/context.js";
+import { callerInterceptor } from "./transport/connect/callerInterceptor.js";
+import { callerKey } from "./handlers/context.js";
 import { createContextValues } from "@connectrpc/connect";
-import { rateLimitHeaders, type RateLimits } from "./limits/rateLimits.js";
-import { clientIp } from "./limits/clientIp.js";
+import type { RateLimits } from "./limits/rateLimits.js";
+import { Policy, type Authenticate } from "./policy/policy.js";
+import { guard } from "./handlers/guard.js";
+import { rpcHandlers } from "./handlers/rpcHandlers.js";
+import { zktHandlers } from "./handlers/zktHandlers.js";
+import { RpcService, type BatchRequest } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { ZktService } from "../gen/chaingateway/zkt/v1/zkt_pb.js";
+import { clientIp } from "./transport/http/clientIp.js";
 import type { IdempotencyStore } from "./store/idempotencyStore.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { HDNodeWallet } from "ethers";
@@ -151,38 +156,20 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const sponsorship = new Sponsorship({ pool, sequencer, seed: deps.seed, chainId: net.chainId });
     registerPlatformMethods(core, { validators, tokens, sponsorship });
     const zkt = new ZktCore({ network: net, journalNetwork, pool, sequencer, store: deps.store, seed: deps.seed, compiler: deps.compiler, waitTimeoutMs: gw.receiptWaitMs });
+    // One policy for every transport (policy/operations.ts), applied around the handlers by the guard; the
+    // REST adapters call the same guarded handlers (JSON-RPC: the same policy entries, then RpcCore directly).
+    const policy = new Policy({ network: net.name, authenticate: deps.authenticate, limits, idempotency: deps.idempotency });
+    const handlers = {
+      rpc: guard(RpcService, rpcHandlers(core, gw.maxBatchSize, sponsorship), policy, (method, req) => (method === "Batch" ? Math.max(1, (req as BatchRequest).calls.length) : 1)),
+      zkt: guard(ZktService, zktHandlers(zkt), policy),
+    };
     let draining = false;
     const rest = createRestRouter(
       [
         ...healthRoutes(pool, () => draining),
         { method: "GET", pattern: /^\/metrics$/, renderError: () => ({ status: 500 }), handle: async () => ({ status: 200, body: await m.text(), contentType: "text/plain; version=0.0.4" }) },
-        ...jsonRpcRoutes({
-          dispatcher: core,
-          maxBatchSize: gw.maxBatchSize,
-          authenticate: deps.authenticate,
-          idempotency: deps.idempotency,
-          network: net.name,
-          sponsorship,
-          admit: (access, ip, weight) => {
-            const decision = limits.checkRequests(net.name, access, ip, weight);
-            return decision instanceof Promise ? decision.then(rateLimitHeaders) : rateLimitHeaders(decision);
-          },
-        }),
-        ...zktRoutes({
-          core: zkt,
-          authenticate: deps.authenticate,
-          idempotency: deps.idempotency,
-          network: net.name,
-          log,
-          limits: {
-            async request(access, ip, tryItOut) {
-              const d = await limits.checkRequests(net.name, access, ip, 1);
-              if (tryItOut) await limits.checkTryItOut(net.name, ip);
-              return rateLimitHeaders(d);
-            },
-            transaction: (access) => limits.checkTransaction(net.name, access),
-          },
-        }),
+        ...jsonRpcRoutes({ dispatcher: core, maxBatchSize: gw.maxBatchSize, policy, rpc: handlers.rpc }),
+        ...zktRoutes({ zkt: handlers.zkt, log }),
         ...deps.sharedRoutes,
       ],
       gw.bodyLimitBytes,
@@ -191,12 +178,12 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       (route, status) => m.countHttp(net.name, route, status),
     );
     const handler = connectNodeAdapter({
-      routes: connectRoutes({ core, zkt, sponsorship, maxBatchSize: gw.maxBatchSize, idempotency: deps.idempotency, network: net.name, chargeTransaction: (access) => limits.checkTransaction(net.name, access) }),
+      routes: connectRoutes(handlers),
       fallback: rest.nodeHandler,
       readMaxBytes: gw.bodyLimitBytes,
       // Error mapping outermost, so errors raised while authenticating are mapped too.
-      interceptors: [errorMappingInterceptor, authInterceptor(deps.authenticate), limitInterceptor(limits, net.name)],
-      contextValues: (req) => createContextValues().set(clientIpKey, clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted)),
+      interceptors: [errorMappingInterceptor, callerInterceptor],
+      contextValues: (req) => createContextValues().set(callerKey, { clientIp: clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted) }),
     });
     // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
     await deps.beforeListen?.();

@@ -56,6 +56,8 @@ function classify(method: string): MethodClass {
 
 /** Throws the error a caller gets for a method it may not call; returns normally when allowed. */
 export function checkMethodAllowed(method: string, access: Access, isCustom: boolean): void {
+  // One rule for every transport (JSON-RPC answered -32600 here, Connect's Call -32601).
+  if (method === "") throw new GatewayError("invalid_request", 'Invalid Request: "method" must not be empty');
   const c = classify(method);
   if (c === "read") return;
   if (c === "unsupported") throw new GatewayError("method_not_found", UNSUPPORTED_METHODS.get(method)!);

@@ -1,15 +1,10 @@
-// Idempotency-Key: a retried write returns the first one's answer for 24 h, across replicas (the answer is
-// kept in the store). Concurrent duplicates wait for the first. A first attempt that failed before its
+// Idempotency keys: a retried write gets the first one's outcome for 24 h, across replicas and transports (the
+// outcome is kept in the store, transport-neutral). Concurrent duplicates wait for the first. A first attempt that failed before its
 // transaction was journaled leaves no trace (a retry runs); once journaled, its answer is kept, whatever it
 // is (a receipt wait that timed out, a revert): a retry that ran again would send a second transaction.
 import { createHash } from "node:crypto";
 import type { IdempotencyTable } from "./idempotencyTable.js";
-import { GatewayError } from "../errors.js";
-
-export interface StoredAnswer {
-  status: number;
-  body: string;
-}
+import { GatewayError, errorKinds, type ErrorKind, type JsonValue } from "../errors.js";
 
 const TTL_MS = 24 * 3_600_000;
 /**
@@ -19,6 +14,8 @@ const TTL_MS = 24 * 3_600_000;
 export const DEFAULT_STALE_CLAIM_MS = 10 * 60_000;
 /** Longest key accepted (REST header and Connect field alike). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
+/** Status column of a kept success; anything else is a kept error's HTTP status (for operators reading rows). */
+const OK = 200;
 
 /** What a write run under a claim is given: where to say it was journaled, and the key to journal it under. */
 export interface ClaimHooks {
@@ -33,11 +30,14 @@ export interface IdempotencyOptions {
   findJournaled?: (journalKey: string) => Promise<{ queueId: string; hash: string } | undefined>;
   /** A claim this old without an answer was left by a process that stopped mid-request. */
   staleAfterMs?: number;
+  /** How long a concurrent duplicate waits for the first request's outcome before it is told to retry. */
+  waitMs?: number;
 }
 
-/** An answer in the caller's transport format, for an error (see once's `render`). */
-export type RenderError = (err: GatewayError) => StoredAnswer;
-
+/**
+ * Outcomes are kept transport-neutral: a success is the operation's value as text (its transport encodes and
+ * decodes it), an error is a GatewayError's kind, message and details; each transport renders both its own way.
+ */
 export class IdempotencyStore {
   constructor(
     private readonly table: IdempotencyTable,
@@ -45,34 +45,13 @@ export class IdempotencyStore {
   ) {}
 
   /**
-   * Runs fn once per (scope, key). fn calls `journaled` once its transaction is journaled: from then on its
-   * answer is kept whatever its status; before, only a 2xx answer is (a refusal can be retried). fn may
-   * answer its own errors or throw them: one thrown after `journaled` is kept (a GatewayError as itself,
-   * anything else as an internal error) rather than let a retry send again. `render` shapes the errors this store answers itself (that one, and a stale claim's: see
-   * settleStale) in the caller's transport format.
+   * Runs fn once per (scope, key) and payload; its value, or its error, is the outcome every retry gets. fn
+   * calls `journaled` once its transaction is journaled: from then on an error is kept too (a retry that ran
+   * again would send a second transaction); before, an error leaves no trace and a retry runs. A retry with
+   * another payload is refused (idempotency_mismatch). Kept errors, and the store's own, are thrown.
    */
-  async once(scope: string, key: string, payload: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
-    return this.run(scope, key, fingerprintOf(payload), fn, render);
-  }
-
-  private async run(scope: string, key: string, fingerprint: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
-    const claimedAt = await this.table.claim(scope, key, new Date(Date.now() - TTL_MS), fingerprint);
-    if (!claimedAt) return this.waitForAnswer(scope, key, fingerprint, fn, render);
-    let sent = false;
-    let answer: StoredAnswer;
-    try {
-      answer = await fn({ journaled: () => void (sent = true), journalKey: journalKey(scope, key, claimedAt) });
-    } catch (err) {
-      if (!sent) {
-        await this.table.release(scope, key);
-        throw err;
-      }
-      // Kept as the error it is (a revert, a receipt wait that timed out), so a retry hears the same.
-      answer = render(err instanceof GatewayError ? err : new GatewayError("internal", "the write was journaled and will be sent, but its answer failed", { cause: err }));
-    }
-    if (sent || (answer.status >= 200 && answer.status < 300)) await this.table.answer(scope, key, answer.status, answer.body);
-    else await this.table.release(scope, key);
-    return { ...answer, replayed: false };
+  async once(scope: string, key: string, payload: string, fn: (hooks: ClaimHooks) => Promise<string>): Promise<{ value: string; replayed: boolean }> {
+    return this.run(scope, key, fingerprintOf(payload), fn);
   }
 
   /** Forgets answers past their 24 h (a key is otherwise only cleared when it is used again). */
@@ -80,19 +59,40 @@ export class IdempotencyStore {
     return this.table.prune(new Date(now.getTime() - TTL_MS));
   }
 
-  private async waitForAnswer(scope: string, key: string, fingerprint: string, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
-    const deadline = Date.now() + 120_000;
+  private async run(scope: string, key: string, fingerprint: string, fn: (hooks: ClaimHooks) => Promise<string>): Promise<{ value: string; replayed: boolean }> {
+    const claimedAt = await this.table.claim(scope, key, new Date(Date.now() - TTL_MS), fingerprint);
+    if (!claimedAt) return this.waitForAnswer(scope, key, fingerprint, fn);
+    let sent = false;
+    let value: string;
+    try {
+      value = await fn({ journaled: () => void (sent = true), journalKey: journalKey(scope, key, claimedAt) });
+    } catch (err) {
+      if (!sent) {
+        await this.table.release(scope, key);
+        throw err;
+      }
+      // Kept as the error it is (a revert, a receipt wait that timed out), so a retry hears the same.
+      const kept = err instanceof GatewayError ? err : new GatewayError("internal", "the write was journaled and will be sent, but its answer failed", { cause: err });
+      await this.table.answer(scope, key, kept.httpStatus, encodeError(kept));
+      throw kept;
+    }
+    await this.table.answer(scope, key, OK, value);
+    return { value, replayed: false };
+  }
+
+  private async waitForAnswer(scope: string, key: string, fingerprint: string, fn: (hooks: ClaimHooks) => Promise<string>): Promise<{ value: string; replayed: boolean }> {
+    const deadline = Date.now() + (this.options.waitMs ?? 120_000);
     for (;;) {
       const row = await this.table.read(scope, key);
-      if (!row) return this.run(scope, key, fingerprint, fn, render); // the first attempt failed: this one runs
+      if (!row) return this.run(scope, key, fingerprint, fn); // the first attempt failed: this one runs
       // The same key with another payload is a client bug, not a retry: replaying the first answer would
       // tell it a write happened that it never asked for (IETF idempotency-key draft: 422).
       if (row.fingerprint !== null && row.fingerprint !== fingerprint) {
-        return { ...render(new GatewayError("idempotency_mismatch", "this Idempotency-Key was used with a different request payload; use a new key for a new request")), replayed: true };
+        throw new GatewayError("idempotency_mismatch", "this idempotency key was used with a different request payload; use a new key for a new request");
       }
-      if (row.status !== null && row.body !== null) return { status: row.status, body: row.body, replayed: true };
-      if (Date.now() - row.createdAt.getTime() > (this.options.staleAfterMs ?? DEFAULT_STALE_CLAIM_MS)) return this.settleStale(scope, key, fingerprint, row.createdAt, fn, render);
-      if (Date.now() > deadline) return { status: 409, body: JSON.stringify({ success: false, error: "a request with this Idempotency-Key is still in progress", errorCode: "VALIDATION_ERROR" }), replayed: true };
+      if (row.status !== null && row.body !== null) return replay(row.status, row.body);
+      if (Date.now() - row.createdAt.getTime() > (this.options.staleAfterMs ?? DEFAULT_STALE_CLAIM_MS)) return this.settleStale(scope, key, fingerprint, row.createdAt, fn);
+      if (Date.now() > deadline) throw new GatewayError("idempotency_in_progress", "a request with this idempotency key is still in progress; retry later");
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -103,21 +103,32 @@ export class IdempotencyStore {
    * follow it; if not, nothing was sent and the retry runs. Either way the claim is settled once, whichever
    * replica gets there first (the statements only act on the same unanswered claim).
    */
-  private async settleStale(scope: string, key: string, fingerprint: string, createdAt: Date, fn: (hooks: ClaimHooks) => Promise<StoredAnswer>, render: RenderError): Promise<StoredAnswer & { replayed: boolean }> {
+  private async settleStale(scope: string, key: string, fingerprint: string, createdAt: Date, fn: (hooks: ClaimHooks) => Promise<string>): Promise<{ value: string; replayed: boolean }> {
     const found = await this.options.findJournaled?.(journalKey(scope, key, createdAt));
     if (!found) {
       await this.table.release(scope, key, createdAt);
-      return this.run(scope, key, fingerprint, fn, render);
+      return this.run(scope, key, fingerprint, fn);
     }
-    const answer = render(
-      new GatewayError("upstream_unavailable", `the first request with this Idempotency-Key was accepted, but its answer was lost when the gateway stopped; follow it with GET /zkt/transactions/${found.queueId}`, {
-        details: { queueId: found.queueId, hash: found.hash },
-      }),
-    );
-    await this.table.answer(scope, key, answer.status, answer.body, true);
+    const lost = new GatewayError("upstream_unavailable", `the first request with this idempotency key was accepted, but its answer was lost when the gateway stopped; follow its queueId ${found.queueId}`, {
+      details: { queueId: found.queueId, hash: found.hash },
+    });
+    await this.table.answer(scope, key, lost.httpStatus, encodeError(lost), true);
     const row = await this.table.read(scope, key);
-    return { status: row?.status ?? answer.status, body: row?.body ?? answer.body, replayed: true };
+    return replay(row?.status ?? lost.httpStatus, row?.body ?? encodeError(lost));
   }
+}
+
+function encodeError(err: GatewayError): string {
+  return JSON.stringify({ kind: err.kind, message: err.message, details: err.details ?? null, ...(err.jsonRpcCode !== errorKinds[err.kind].jsonRpcCode ? { jsonRpcCode: err.jsonRpcCode } : {}) });
+}
+
+/** A kept outcome: the value, or its error thrown again as the GatewayError it was. */
+function replay(status: number, body: string): { value: string; replayed: boolean } {
+  if (status === OK) return { value: body, replayed: true };
+  const e = JSON.parse(body) as { kind?: ErrorKind; message?: string; details?: JsonValue | null; jsonRpcCode?: number };
+  // A row kept by a version before outcomes were neutral holds a transport's rendering: an internal error then.
+  if (e.kind === undefined || !(e.kind in errorKinds)) throw new GatewayError("internal", "the first request's outcome cannot be replayed; use a new idempotency key");
+  throw new GatewayError(e.kind, e.message ?? "", { replayed: true, ...(e.details != null ? { details: e.details } : {}), ...(e.jsonRpcCode !== undefined ? { jsonRpcCode: e.jsonRpcCode } : {}) });
 }
 
 /** What a claim keeps of its request's payload: a digest (the payload may be a 1 MB contract source). */

@@ -59,3 +59,8 @@ function shortReason(err: unknown): string {
   const e = err as { shortMessage?: string; message?: string };
   return (e.shortMessage ?? e.message ?? String(err)).split("\n")[0]!;
 }
+
+/** Whether calling `method` of `abi` with `argCount` arguments is a read (view/pure); throws what a call would. */
+export function isReadOnlyCall(abi: JsonValue, method: string, argCount: number): boolean {
+  return isReadOnly(resolveFunction(parseAbi(abi), method, argCount));
+}

@@ -8,12 +8,10 @@ import { openSqlClient } from "../../src/store/sqlClient.js";
 import { migrate } from "../../src/store/migrations.js";
 import { openEmbeddedDatabase } from "../../src/store/embeddedDatabase.js";
 import { sqlIdempotencyTable, sqliteIdempotencyTable, type IdempotencyTable } from "../../src/store/idempotencyTable.js";
-import { IdempotencyStore, fingerprintOf, type ClaimHooks, type RenderError } from "../../src/store/idempotencyStore.js";
+import { IdempotencyStore, fingerprintOf, type ClaimHooks } from "../../src/store/idempotencyStore.js";
 import { freshSchemaUrl } from "../helpers/postgres.js";
 import { GatewayError } from "../../src/errors.js";
 
-/** Errors as a transport would answer them. */
-const render: RenderError = (err) => ({ status: err.httpStatus, body: JSON.stringify({ error: err.message, details: err.details }) });
 
 /** A backend's table, and a way to age a claim as time passing would (no clock is faked). */
 interface Backend {
@@ -54,47 +52,48 @@ describe.each(Object.keys(backends))("IdempotencyStore (%s)", (kind) => {
   });
   afterAll(() => backend?.close());
 
-  it("runs once per scope and key; a failed first attempt can be retried; non-2xx answers are not kept", async () => {
+  it("runs once per scope and key; a failed first attempt can be retried", async () => {
     let runs = 0;
-    const ok = async () => ({ status: 200, body: `answer ${++runs}` });
-    expect(await store.once("s", "k", "payload", ok, render)).toEqual({ status: 200, body: "answer 1", replayed: false });
-    expect(await store.once("s", "k", "payload", ok, render)).toEqual({ status: 200, body: "answer 1", replayed: true });
-    expect((await store.once("other scope", "k", "payload", ok, render)).body).toBe("answer 2");
-    await expect(store.once("s", "f", "payload", async () => Promise.reject(new Error("boom")), render)).rejects.toThrow("boom");
-    expect((await store.once("s", "f", "payload", ok, render)).body).toBe("answer 3");
-    expect(await store.once("s", "e", "payload", async () => ({ status: 503, body: "busy" }), render)).toMatchObject({ replayed: false, status: 503 });
-    expect((await store.once("s", "e", "payload", ok, render)).body).toBe("answer 4");
+    const ok = async () => `answer ${++runs}`;
+    expect(await store.once("s", "k", "payload", ok)).toEqual({ value: "answer 1", replayed: false });
+    expect(await store.once("s", "k", "payload", ok)).toEqual({ value: "answer 1", replayed: true });
+    expect((await store.once("other scope", "k", "payload", ok)).value).toBe("answer 2");
+    await expect(store.once("s", "f", "payload", async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect((await store.once("s", "f", "payload", ok)).value).toBe("answer 3");
+    // An error before the write was journaled (a refusal) leaves no trace: the retry runs.
+    await expect(store.once("s", "e", "payload", async () => Promise.reject(new GatewayError("upstream_unavailable", "busy")))).rejects.toThrow("busy");
+    expect((await store.once("s", "e", "payload", ok)).value).toBe("answer 4");
   });
 
-  it("once the write is journaled its answer is kept whatever it is, and a retry runs nothing", async () => {
+  it("once the write is journaled its error is kept as the error it is (kind, message, details), and a retry runs nothing", async () => {
     let runs = 0;
-    const timedOut = async ({ journaled }: ClaimHooks) => {
+    const timedOut = async ({ journaled }: ClaimHooks): Promise<string> => {
       runs++;
       journaled();
-      return { status: 503, body: "accepted but not mined in time" };
+      throw new GatewayError("upstream_unavailable", "accepted but not mined in time", { details: { queueId: "q-7" } });
     };
-    expect(await store.once("j", "wait", "payload", timedOut, render)).toEqual({ status: 503, body: "accepted but not mined in time", replayed: false });
-    expect(await store.once("j", "wait", "payload", timedOut, render)).toEqual({ status: 503, body: "accepted but not mined in time", replayed: true });
+    for (let i = 0; i < 2; i++) {
+      const err = await store.once("j", "wait", "payload", timedOut).catch((e: unknown) => e as GatewayError);
+      expect(err).toBeInstanceOf(GatewayError);
+      const e = err as GatewayError;
+      expect([e.kind, e.message, e.details]).toEqual(["upstream_unavailable", "accepted but not mined in time", { queueId: "q-7" }]);
+    }
     expect(runs).toBe(1);
-    // A throw after journaling is kept as a 500, not cleared for a retry that would send again.
-    const broken = async ({ journaled }: ClaimHooks): Promise<{ status: number; body: string }> => {
+    // Anything else thrown after journaling is kept as an internal error, not cleared for a retry that would send again.
+    const broken = async ({ journaled }: ClaimHooks): Promise<string> => {
       runs++;
       journaled();
       throw new Error("answer lost");
     };
-    expect((await store.once("j", "throw", "payload", broken, render)).status).toBe(500);
-    expect(await store.once("j", "throw", "payload", broken, render)).toMatchObject({ status: 500, replayed: true });
+    for (let i = 0; i < 2; i++) await expect(store.once("j", "throw", "payload", broken)).rejects.toMatchObject({ kind: "internal" });
     expect(runs).toBe(2);
-    // A GatewayError thrown then (a revert, say) is kept as itself, so the retry hears the same error.
-    const reverted = async ({ journaled }: ClaimHooks): Promise<{ status: number; body: string }> => {
+    // A revert keeps the node's own JSON-RPC code.
+    const reverted = async ({ journaled }: ClaimHooks): Promise<string> => {
       runs++;
       journaled();
-      throw new GatewayError("execution_reverted", "execution reverted: sold out");
+      throw new GatewayError("execution_reverted", "execution reverted: sold out", { jsonRpcCode: 3 });
     };
-    const first = await store.once("j", "revert", "payload", reverted, render);
-    expect(first).toMatchObject({ status: new GatewayError("execution_reverted", "x").httpStatus, replayed: false });
-    expect(JSON.parse(first.body)).toMatchObject({ error: "execution reverted: sold out" });
-    expect(await store.once("j", "revert", "payload", reverted, render)).toEqual({ ...first, replayed: true });
+    for (let i = 0; i < 2; i++) await expect(store.once("j", "revert", "payload", reverted)).rejects.toMatchObject({ kind: "execution_reverted", message: "execution reverted: sold out", jsonRpcCode: 3 });
     expect(runs).toBe(3);
   });
 
@@ -109,38 +108,43 @@ describe.each(Object.keys(backends))("IdempotencyStore (%s)", (kind) => {
     const claim = await table.read("crash", "after");
     journal.set(`crash\nafter\n${claim!.createdAt.getTime()}`, { queueId: "q-1", hash: "0xabc" });
     let runs = 0;
-    const write = async ({ journalKey }: ClaimHooks) => ({ status: 200, body: `ran ${++runs} under ${journalKey.split("\n").slice(0, 2).join("/")}` });
-    expect(await settling.once("crash", "before", "payload", write, render)).toMatchObject({ status: 200, body: "ran 1 under crash/before" });
-    expect(await settling.once("crash", "before", "payload", write, render)).toMatchObject({ status: 200, body: "ran 1 under crash/before", replayed: true });
-    const told = await settling.once("crash", "after", "payload", write, render);
-    expect(told).toMatchObject({ status: 503, replayed: true });
-    expect(JSON.parse(told.body)).toEqual({ error: expect.stringContaining("GET /zkt/transactions/q-1"), details: { queueId: "q-1", hash: "0xabc" } });
-    expect((await settling.once("crash", "after", "payload", write, render)).body).toBe(told.body);
+    const write = async ({ journalKey }: ClaimHooks) => `ran ${++runs} under ${journalKey.split("\n").slice(0, 2).join("/")}`;
+    expect(await settling.once("crash", "before", "payload", write)).toEqual({ value: "ran 1 under crash/before", replayed: false });
+    expect(await settling.once("crash", "before", "payload", write)).toEqual({ value: "ran 1 under crash/before", replayed: true });
+    for (let i = 0; i < 2; i++) {
+      const told = await settling.once("crash", "after", "payload", write).catch((e: unknown) => e as GatewayError);
+      expect(told).toMatchObject({ kind: "upstream_unavailable", details: { queueId: "q-1", hash: "0xabc" } });
+      expect((told as GatewayError).message).toContain("q-1");
+    }
     expect(runs).toBe(1);
     // A fresh claim is not stale: its request may still be running.
     await table.claim("crash", "running", new Date(0), fingerprintOf("payload"));
-    const waiting = settling.once("crash", "running", "payload", write, render);
+    const waiting = settling.once("crash", "running", "payload", write);
     await new Promise((r) => setTimeout(r, 200));
     await table.answer("crash", "running", 200, "the first answer");
-    expect(await waiting).toMatchObject({ body: "the first answer", replayed: true });
+    expect(await waiting).toEqual({ value: "the first answer", replayed: true });
     expect(runs).toBe(1);
+  });
+
+  it("a duplicate that waits past its limit is told the first is still in progress (409), as a typed error", async () => {
+    const impatient = new IdempotencyStore(table, { waitMs: 100 });
+    await table.claim("slow", "k", new Date(0), fingerprintOf("payload"));
+    await expect(impatient.once("slow", "k", "payload", async () => "never")).rejects.toMatchObject({ kind: "idempotency_in_progress", httpStatus: 409 });
   });
 
   it("the same key with another payload is refused with 422, not given the first answer; the first stays", async () => {
     let runs = 0;
-    const write = async ({ journaled }: ClaimHooks) => (journaled(), { status: 200, body: `sent ${++runs}` });
-    expect(await store.once("m", "k", '{"arguments":"a"}', write, render)).toEqual({ status: 200, body: "sent 1", replayed: false });
-    const other = await store.once("m", "k", '{"arguments":"b"}', write, render);
-    expect(other).toMatchObject({ status: 422, replayed: true });
-    expect(JSON.parse(other.body).error).toMatch(/different request payload/);
-    expect(await store.once("m", "k", '{"arguments":"a"}', write, render)).toEqual({ status: 200, body: "sent 1", replayed: true });
+    const write = async ({ journaled }: ClaimHooks) => (journaled(), `sent ${++runs}`);
+    expect(await store.once("m", "k", '{"arguments":"a"}', write)).toEqual({ value: "sent 1", replayed: false });
+    await expect(store.once("m", "k", '{"arguments":"b"}', write)).rejects.toMatchObject({ kind: "idempotency_mismatch", httpStatus: 422 });
+    expect(await store.once("m", "k", '{"arguments":"a"}', write)).toEqual({ value: "sent 1", replayed: true });
     expect(runs).toBe(1);
   });
 
   it("prune forgets answers older than 24 h and keeps the rest", async () => {
-    await store.once("p", "old", "payload", async () => ({ status: 200, body: "old" }), render);
+    await store.once("p", "old", "payload", async () => "old");
     await backend.age("p", "old", 25 * 3_600_000);
-    await store.once("p", "new", "payload", async () => ({ status: 200, body: "new" }), render);
+    await store.once("p", "new", "payload", async () => "new");
     expect(await store.prune()).toBe(1);
     expect(await table.read("p", "old")).toBeUndefined();
     expect(await table.read("p", "new")).toMatchObject({ status: 200, body: "new" });

@@ -42,7 +42,7 @@ for (const kind of ["pglite", "postgres", "sqlite"] as const) {
         db = await openSqlClient({ dataDir: mkdtempSync(join(tmpdir(), "store-")), databaseUrl: s.url });
       } else db = await openSqlClient({ dataDir: pgliteDataDir("store-") });
       expect(db.kind).toBe(kind);
-      expect(await migrate(db)).toEqual([1, 2, 3, 4, 5]);
+      expect(await migrate(db)).toEqual([1, 2, 3, 4, 5, 6]);
       expect(await migrate(db)).toEqual([]);
     });
 

@@ -92,10 +92,10 @@ describe("JSON-RPC bad input", () => {
     expect((await fetch(url, { method: "GET" })).status).toBe(405);
   });
 
-  it("/zgt/<unknown key> is 401 with a JSON-RPC error that does not echo the key", async () => {
+  it("/zgt/<unknown key> is 401 with a JSON-RPC error for the request (its id) that does not echo the key", async () => {
     const res = await postJson(url + "zgt/cgw_not-a-real-key", req("eth_chainId"));
     expect(res.status).toBe(401);
-    expect(res.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32001, message: expect.stringMatching(/unknown API key/) } });
+    expect(res.json).toMatchObject({ jsonrpc: "2.0", id: 1, error: { code: -32001, message: expect.stringMatching(/unknown API key/) } });
     expect(res.text).not.toContain("not-a-real-key");
   });
 });

@@ -62,7 +62,7 @@ const examples: [string, string, unknown][] = [
 describe("JSON-RPC 2.0 specification examples (envelope with the spec's methods)", () => {
   for (const [name, request, expected] of examples) {
     it(name, async () => {
-      const answer = await handleJsonRpc(request, { access: { kind: "public" } }, specDispatcher, { maxBatchSize: 40 });
+      const answer = await handleJsonRpc(request, specDispatcher, { maxBatchSize: 40 });
       if (expected === undefined) {
         expect(answer.body).toBeUndefined();
         expect(answer.status).toBe(204);

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { toGatewayError } from "../../errors.js";
 import { redactPath, type Logger } from "../../log/logger.js";
 import { readBody } from "./readBody.js";
-import { clientIp } from "../../limits/clientIp.js";
+import { clientIp } from "./clientIp.js";
 import { corsHeaders } from "./cors.js";
 import type { MaybePromise } from "../../maybePromise.js";
 

@@ -18,6 +18,8 @@ export function httpStatusForJsonRpc(err: GatewayError): number {
     case "payload_too_large":
     case "rate_limited":
     case "upstream_unavailable":
+    case "idempotency_mismatch":
+    case "idempotency_in_progress":
       return err.httpStatus;
     default:
       return 200;

@@ -1,15 +1,13 @@
-// Self-service API keys: POST /portal/keys issues a free key (shown once) with its wallet address.
-// Rate-limited per client IP so the free tier cannot be farmed.
+// Self-service API keys: POST /portal/keys issues a free key (shown once) with its wallet address; how many
+// an address may have is KeyIssuer's to decide.
 import { GatewayError } from "../../errors.js";
-import type { ApiKeys } from "../../keys/apiKeys.js";
-import type { WindowLimiter } from "../../limits/windowLimiter.js";
+import type { KeyIssuer } from "../../keys/keyIssuer.js";
 import { json, type HttpAnswer, type RestRoute } from "../http/restRouter.js";
 import { portalPage } from "./portalPage.js";
 import { zktErrorAnswer } from "../zkt/errorMap.js";
 
 export interface PortalRouteOptions {
-  keys: ApiKeys;
-  issueLimiter: WindowLimiter;
+  issuer: KeyIssuer;
   /** Base addresses of every network, shown with the new key. */
   baseUrls: () => Record<string, string>;
 }
@@ -25,10 +23,6 @@ export function portalRoutes(options: PortalRouteOptions): RestRoute[] {
       pattern: /^\/portal\/keys$/,
       renderError,
       async handle(req) {
-        const decision = await options.issueLimiter.take(req.clientIp);
-        if (!decision.allowed) {
-          throw new GatewayError("rate_limited", `too many keys issued from this address; try again in ${decision.resetSeconds} s`, { retryAfterSeconds: decision.resetSeconds });
-        }
         const text = await req.body();
         let body: unknown = {};
         if (text.trim() !== "") {
@@ -42,7 +36,7 @@ export function portalRoutes(options: PortalRouteOptions): RestRoute[] {
         const { label, ...rest } = body as { label?: unknown };
         if (Object.keys(rest).length > 0) throw new GatewayError("validation", `unknown field "${Object.keys(rest)[0]}" (only label is accepted)`);
         if (label !== undefined && typeof label !== "string") throw new GatewayError("validation", "label must be a string");
-        const { apiKey, info } = await options.keys.create(label === undefined ? {} : { label });
+        const { apiKey, info } = await options.issuer.issue(req.clientIp, label);
         const urls = options.baseUrls();
         return json(201, {
           success: true,

@@ -1,41 +1,76 @@
 // ZKT over REST: POST /zkt/try-it-out (shared signer), POST /zkt/<API_KEY> (the key's wallet),
-// GET /zkt/transactions/<queueId>, GET /zkt/openapi.json. Parses, calls ZktCore, renders; decides nothing.
-import { GatewayError, toGatewayError } from "../../errors.js";
-import type { Access } from "../../rpc/methodPolicy.js";
-import type { WriteHooks, ZktCore } from "../../zkt/zktCore.js";
-import type { SubmissionRecord } from "../../store/submissionStore.js";
-import type { Authenticate } from "../jsonrpc/jsonRpcRoutes.js";
+// GET /zkt/transactions/<queueId>, GET /zkt/openapi.json and /zkt/docs. Translation only: a body becomes the
+// ZktService request it asks for, the guarded ZktService handler runs it in process (the same handler, and
+// so the same policy, as over Connect), and its response or error becomes the Stability-shaped JSON.
+import { create, fromJson, toJson, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { ListValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { GatewayError, toGatewayError, type JsonValue } from "../../errors.js";
+import {
+  ZktService,
+  TransactionStatus,
+  DeployContractRequestSchema,
+  GetTransactionStatusRequestSchema,
+  ReadContractRequestSchema,
+  WriteContractRequestSchema,
+  WriteMessageRequestSchema,
+  type Receipt as ReceiptMsg,
+} from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import { isReadOnlyCall } from "../../zkt/contractAbi.js";
+import type { Logger } from "../../log/logger.js";
+import type { Caller } from "../../policy/policy.js";
 import { json, type HttpAnswer, type RestRequest, type RestRoute } from "../http/restRouter.js";
+import { callInProcess } from "../http/callInProcess.js";
 import { zktErrorAnswer } from "./errorMap.js";
 import { idOf, parseZktBody, type ZktId } from "./parseZktBody.js";
 import { openApiDocument } from "./openapi.js";
 import { docsPage } from "./docsPage.js";
-import type { IdempotencyStore } from "../../store/idempotencyStore.js";
-import type { Logger } from "../../log/logger.js";
-import { withIdempotency } from "../http/withIdempotency.js";
-
-export interface ZktLimits {
-  /** Admits one ZKT request (try-it-out has its own stricter limit); returns X-RateLimit-* headers. */
-  request(access: Access, clientIp: string, tryItOut: boolean): Promise<Record<string, string>>;
-  /** Counts one transaction against the key's daily quota. */
-  transaction(access: Access): Promise<void>;
-}
 
 export interface ZktRouteOptions {
-  core: ZktCore;
-  authenticate: Authenticate;
-  limits: ZktLimits;
-  idempotency: IdempotencyStore;
-  /** Names this network in idempotency scopes. */
-  network: string;
+  /** The guarded ZktService handlers. */
+  zkt: ServiceImpl<typeof ZktService>;
   log: Logger;
 }
 
 const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
+/** Plain JSON as the contract's ListValue: the wire form both transports share. */
+const fromJsonList = (v: JsonValue[]): ListValue => fromJson(ListValueSchema, v);
+const list = (l: ListValue | undefined): JsonValue[] => (l ? (toJson(ListValueSchema, l) as JsonValue[]) : []);
+
+const statusName: Record<TransactionStatus, string> = {
+  [TransactionStatus.UNSPECIFIED]: "pending",
+  [TransactionStatus.PENDING]: "pending",
+  [TransactionStatus.PROCESSING]: "processing",
+  [TransactionStatus.COMPLETED]: "completed",
+  [TransactionStatus.ERROR]: "error",
+};
+
+function receiptBody(r: ReceiptMsg): Record<string, JsonValue> {
+  return {
+    status: r.status,
+    blockNumber: Number(r.blockNumber),
+    blockHash: r.blockHash,
+    gasUsed: r.gasUsed,
+    contractAddress: r.contractAddress === "" ? null : r.contractAddress,
+    logs: r.logs.map((l) => ({ address: l.address, event: l.event === "" ? null : l.event, args: (l.args as JsonValue | undefined) ?? null, topics: l.topics, data: l.data, logIndex: l.logIndex })),
+  };
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
 
 export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
-  const { core } = options;
-  const submit = async (req: RestRequest, access: () => Promise<Access>, tryItOut: boolean, hooks: WriteHooks): Promise<HttpAnswer> => {
+  const { zkt } = options;
+  const run = <I extends DescMessage, O extends DescMessage>(
+    req: RestRequest,
+    caller: Caller,
+    method: DescMethodUnary<I, O>,
+    handler: (req: MessageShape<I>, ctx: HandlerContext) => Promise<MessageInitShape<O>> | MessageInitShape<O>,
+    message: MessageShape<I>,
+  ) => callInProcess(method, handler, message, caller, req.path);
+
+  const submit = async (req: RestRequest, apiKey: string | undefined): Promise<HttpAnswer> => {
     let body: unknown;
     try {
       body = JSON.parse(await req.body());
@@ -44,34 +79,44 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       return zktErrorAnswer(new GatewayError("validation", "the body is not valid JSON"));
     }
     const id = idOf(body);
-    let headers: Record<string, string> = {};
+    const caller: Caller = { apiKey, clientIp: req.clientIp, idempotencyKey: headerValue(req.headers["idempotency-key"]) };
+    let headers: () => Record<string, string> = () => ({});
     try {
-      const who = await access();
-      headers = await options.limits.request(who, req.clientIp, tryItOut);
       const op = parseZktBody(body);
-      const quota = () => options.limits.transaction(who);
       switch (op.op) {
         case "message": {
-          await quota();
-          const r = await core.writeMessage(who, op.message, hooks);
-          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, headers);
+          const call = run(req, caller, ZktService.method.writeMessage, zkt.writeMessage, create(WriteMessageRequestSchema, { message: op.message }));
+          headers = call.headers;
+          const r = await call.result;
+          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, call.headers());
         }
         case "call": {
-          const r = await core.callContract(who, op, { ...hooks, wait: op.wait, beforeWrite: quota });
-          if (r.kind === "read") return ok({ output: r.output }, id, headers);
-          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: r.receipt } : {}) }, id, headers);
+          const fields = { to: op.to, abi: fromJsonList(op.abi as JsonValue[]), method: op.method, arguments: fromJsonList(op.arguments) };
+          // REST has one call style; the ABI says whether it is a read or a write.
+          if (isReadOnlyCall(op.abi, op.method, op.arguments.length)) {
+            const call = run(req, caller, ZktService.method.readContract, zkt.readContract, create(ReadContractRequestSchema, fields));
+            headers = call.headers;
+            const r = await call.result;
+            return ok({ output: list(r.output) }, id, call.headers());
+          }
+          const call = run(req, caller, ZktService.method.writeContract, zkt.writeContract, create(WriteContractRequestSchema, { ...fields, wait: op.wait }));
+          headers = call.headers;
+          const r = await call.result;
+          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}) }, id, call.headers());
         }
         case "deploy": {
-          await quota();
-          const r = await core.deployContract(who, op.code, op.arguments, { ...hooks, ...(op.contractName ? { contractName: op.contractName } : {}), wait: op.wait });
-          return ok({ contractAddress: r.contractAddress, abi: r.abi, hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, headers);
+          const message = create(DeployContractRequestSchema, { code: op.code, arguments: fromJsonList(op.arguments), contractName: op.contractName ?? "", wait: op.wait });
+          const call = run(req, caller, ZktService.method.deployContract, zkt.deployContract, message);
+          headers = call.headers;
+          const r = await call.result;
+          return ok({ contractAddress: r.contractAddress, abi: list(r.abi), hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, call.headers());
         }
       }
     } catch (err) {
       const gw = toGatewayError(err);
       if (gw.kind === "internal") options.log.error("ZKT request failed", { requestId: req.requestId, error: String(gw.cause ?? gw) });
       const answer = zktErrorAnswer(gw, id);
-      answer.headers = { ...headers, ...answer.headers };
+      answer.headers = { ...headers(), ...answer.headers };
       return answer;
     }
   };
@@ -82,48 +127,23 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       method: "GET",
       pattern: /^\/zkt\/transactions\/([^/]+)$/,
       renderError,
-      handle: async (req) => json(200, statusBody(await core.transactionStatus(decodeURIComponent(req.params[0]!)))),
-    },
-    {
-      method: "POST",
-      pattern: /^\/zkt\/try-it-out$/,
-      renderError,
-      handle: (req) => withIdempotency(options.idempotency, `zkt:${options.network}:public:${req.clientIp}`, req, (hooks) => submit(req, async () => ({ kind: "public" }), true, hooks)),
-    },
-    {
-      method: "POST",
-      pattern: /^\/zkt\/([^/]+)$/,
-      renderError,
       async handle(req) {
-        const access = await options.authenticate(decodeURIComponent(req.params[0]!)).catch((err: unknown) => err as GatewayError);
-        if (access instanceof GatewayError) return zktErrorAnswer(access, await bodyId(req));
-        const scope = `zkt:${options.network}:${access.kind === "key" ? access.keyId : "public"}`;
-        return withIdempotency(options.idempotency, scope, req, (hooks) => submit(req, async () => access, false, hooks));
+        const call = run(req, { clientIp: req.clientIp }, ZktService.method.getTransactionStatus, zkt.getTransactionStatus, create(GetTransactionStatusRequestSchema, { queueId: decodeURIComponent(req.params[0]!) }));
+        try {
+          const r = await call.result;
+          return json(200, { queueId: r.queueId, status: statusName[r.status], transactionHash: r.transactionHash, errorMessage: r.errorMessage || null, createdAt: r.createdAt, processedAt: r.processedAt || null }, call.headers());
+        } catch (err) {
+          const answer = zktErrorAnswer(toGatewayError(err));
+          answer.headers = { ...call.headers(), ...answer.headers };
+          return answer;
+        }
       },
     },
+    { method: "POST", pattern: /^\/zkt\/try-it-out$/, renderError, handle: (req) => submit(req, undefined) },
+    { method: "POST", pattern: /^\/zkt\/([^/]+)$/, renderError, handle: (req) => submit(req, decodeURIComponent(req.params[0]!)) },
   ];
-}
-
-/** The request's id, for echoing on errors raised before the body is otherwise read. */
-async function bodyId(req: RestRequest): Promise<ZktId | undefined> {
-  try {
-    return idOf(JSON.parse(await req.body()));
-  } catch {
-    return undefined;
-  }
 }
 
 function ok(fields: Record<string, unknown>, id: ZktId | undefined, headers: Record<string, string>): HttpAnswer {
   return json(200, { success: true, ...fields, ...(id !== undefined ? { id } : {}) }, headers);
-}
-
-export function statusBody(r: SubmissionRecord): Record<string, unknown> {
-  return {
-    queueId: r.queueId,
-    status: r.status,
-    transactionHash: r.hash,
-    errorMessage: r.errorMessage ?? null,
-    createdAt: r.createdAt.toISOString(),
-    processedAt: r.processedAt?.toISOString() ?? null,
-  };
 }

@@ -55,7 +55,7 @@ describe("REST router", () => {
 
   it("JSON-RPC: a call the dispatcher answers at once, admitted at once, is answered without a promise", () => {
     const dispatcher: RpcDispatcher = { callMany: (_ctx, calls) => calls.map(() => ({ ok: true as const, result: "0x1" })) };
-    const answer = handleJsonRpc('{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}', { access: { kind: "public" } }, dispatcher, { maxBatchSize: 40, admit: () => ({ "x-ratelimit-remaining": "9" }) });
+    const answer = handleJsonRpc('{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}', dispatcher, { maxBatchSize: 40, admit: () => ({ access: { kind: "public" }, headers: { "x-ratelimit-remaining": "9" } }) });
     expect(answer).not.toBeInstanceOf(Promise);
     expect(answer).toEqual({ status: 200, body: '{"jsonrpc":"2.0","id":7,"result":"0x1"}', headers: { "x-ratelimit-remaining": "9" } });
   });

@@ -1,14 +1,15 @@
-// RpcService over Connect/gRPC/gRPC-Web: translates messages to RpcCore calls and back. Decides nothing.
+// RpcService handlers: messages to RpcCore calls and back, for every transport (Connect, gRPC, gRPC-Web
+// directly; the REST adapters in process). Policy is applied around them (guard.ts); they decide nothing.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema, ValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
-import { RpcService, BatchItemSchema, type CallRequest } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
-import { GatewayError, type JsonValue } from "../../errors.js";
-import type { CallContext, CoreCall, RpcCore } from "../../rpc/rpcCore.js";
-import { requireAddress, requireBlockTag, requireData } from "../../rpc/hex.js";
-import { toRpcError } from "./errorMap.js";
+import { RpcService, BatchItemSchema, type CallRequest } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { GatewayError, type JsonValue } from "../errors.js";
+import type { CallContext, CoreCall, RpcCore } from "../rpc/rpcCore.js";
+import { requireAddress, requireBlockTag, requireData } from "../rpc/hex.js";
+import { toRpcError } from "./rpcError.js";
 import { accessKey } from "./context.js";
-import type { Sponsorship } from "../../platform/sponsorship.js";
+import type { Sponsorship } from "../platform/sponsorship.js";
 
 function callContext(ctx: HandlerContext): CallContext {
   return { access: ctx.values.get(accessKey) };
@@ -33,7 +34,7 @@ async function platformList(core: RpcCore, ctx: HandlerContext, method: string, 
   return { code: result.code, value: result.value };
 }
 
-export function rpcServiceImpl(core: RpcCore, maxBatchSize: number, sponsorship: Sponsorship): ServiceImpl<typeof RpcService> {
+export function rpcHandlers(core: RpcCore, maxBatchSize: number, sponsorship: Sponsorship): ServiceImpl<typeof RpcService> {
   return {
     async call(req, ctx) {
       const result = await core.call(callContext(ctx), req.method, paramsOf(req.params));

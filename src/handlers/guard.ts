@@ -1,0 +1,44 @@
+// Puts every method of a service implementation under Policy, by its entry in OPERATIONS: the one place
+// authentication, limits, quota and idempotency are applied, for Connect, gRPC, gRPC-Web and the REST
+// adapters alike (they call these guarded methods in process).
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { create, fromJsonString, toJsonString, type DescMessage, type DescMethodUnary, type DescService, type MessageShape } from "@bufbuild/protobuf";
+import { GatewayError } from "../errors.js";
+import type { Policy } from "../policy/policy.js";
+import { OPERATIONS, operationOf } from "../policy/operations.js";
+import { accessKey, callerKey, claimHooksKey } from "./context.js";
+
+type Unary = (req: MessageShape<DescMessage>, ctx: HandlerContext) => Promise<unknown>;
+
+export function guard<S extends DescService>(service: S, impl: ServiceImpl<S>, policy: Policy, weightOf: (method: string, req: unknown) => number = () => 1): ServiceImpl<S> {
+  const guarded: Record<string, Unary> = {};
+  for (const method of service.methods) {
+    const op = operationOf(method);
+    if (op === undefined) throw new Error(`${service.typeName}.${method.name} has no entry in OPERATIONS`);
+    if (method.methodKind !== "unary") throw new Error(`${service.typeName}.${method.name}: only unary methods are guarded`);
+    const m = method as DescMethodUnary;
+    const fn = (impl as unknown as Record<string, Unary>)[method.localName]!;
+    const codec = {
+      encode: (v: unknown) => toJsonString(m.output, create(m.output, v as never)),
+      decode: (t: string) => fromJsonString(m.output, t),
+    };
+    guarded[method.localName] = async (req, ctx) => {
+      const caller = ctx.values.get(callerKey);
+      const admission = await policy.admit(op, caller, weightOf(method.name, req));
+      ctx.values.set(accessKey, admission.access);
+      for (const [k, v] of Object.entries(admission.headers)) ctx.responseHeader.set(k, v);
+      // A write request may carry its own idempotency key (the ZKT messages' idempotency_key field).
+      const own = (req as { idempotencyKey?: unknown }).idempotencyKey;
+      const withKey = typeof own === "string" && own !== "" ? { ...caller, idempotencyKey: own } : caller;
+      if (!OPERATIONS[op].idempotent || !withKey.idempotencyKey) return policy.run(op, admission, withKey, () => "", codec, () => fn(req, ctx)).then((r) => r.value);
+      const payload = () => toJsonString(m.input, ("idempotencyKey" in req ? { ...req, idempotencyKey: "" } : req) as never);
+      const outcome = await policy.run(op, admission, withKey, payload, codec, (hooks) => (ctx.values.set(claimHooksKey, hooks), fn(req, ctx))).catch((err: unknown) => {
+        if (err instanceof GatewayError && err.replayed) ctx.responseHeader.set("idempotent-replayed", "true");
+        throw err;
+      });
+      if (outcome.replayed) ctx.responseHeader.set("idempotent-replayed", "true");
+      return outcome.value;
+    };
+  }
+  return guarded as unknown as ServiceImpl<S>;
+}

@@ -1,0 +1,85 @@
+// ZktService handlers: messages to ZktCore calls and back, for every transport (Connect, gRPC, gRPC-Web
+// directly; ZKT REST in process). Policy, idempotency included, is applied around them (guard.ts).
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { create, fromJson, toJson } from "@bufbuild/protobuf";
+import { ListValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
+import {
+  ZktService,
+  TransactionStatus,
+  DeployContractResponseSchema,
+  WriteContractResponseSchema,
+  WriteMessageResponseSchema,
+  type Receipt as ReceiptMsg,
+} from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import type { JsonValue } from "../errors.js";
+import type { Receipt, WriteHooks, ZktCore } from "../zkt/zktCore.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ReceiptSchema } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import { accessKey, claimHooksKey } from "./context.js";
+
+const list = (l: ListValue | undefined): JsonValue[] => (l ? (toJson(ListValueSchema, l) as JsonValue[]) : []);
+const toList = (v: JsonValue[]): ListValue => fromJson(ListValueSchema, v);
+const access = (ctx: HandlerContext) => ctx.values.get(accessKey);
+
+const statusEnum = {
+  pending: TransactionStatus.PENDING,
+  processing: TransactionStatus.PROCESSING,
+  completed: TransactionStatus.COMPLETED,
+  error: TransactionStatus.ERROR,
+} as const;
+
+function receiptMsg(r: Receipt): MessageInitShape<typeof ReceiptSchema> {
+  return {
+    status: r.status,
+    blockNumber: BigInt(r.blockNumber),
+    blockHash: r.blockHash,
+    gasUsed: r.gasUsed,
+    contractAddress: r.contractAddress ?? "",
+    logs: r.logs.map((l) => ({
+      address: l.address,
+      event: l.event ?? "",
+      ...(l.args ? { args: l.args } : {}),
+      topics: l.topics,
+      data: l.data,
+      logIndex: l.logIndex,
+    })),
+  };
+}
+
+/** The write hooks of the idempotency claim the guard runs this call under, if any. */
+function hooksOf(ctx: HandlerContext): WriteHooks {
+  const h = ctx.values.get(claimHooksKey);
+  return { ...(h.journaled ? { journaled: h.journaled } : {}), ...(h.journalKey ? { idempotencyKey: h.journalKey } : {}) };
+}
+
+export function zktHandlers(core: ZktCore): ServiceImpl<typeof ZktService> {
+  return {
+    async writeMessage(req, ctx) {
+      return create(WriteMessageResponseSchema, await core.writeMessage(access(ctx), req.message, hooksOf(ctx)));
+    },
+    async readContract(req, ctx) {
+      const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { forceRead: true });
+      return { output: toList(r.kind === "read" ? r.output : []) };
+    },
+    async writeContract(req, ctx) {
+      const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { ...hooksOf(ctx), forceWrite: true, wait: req.wait });
+      if (r.kind !== "write") return create(WriteContractResponseSchema);
+      return create(WriteContractResponseSchema, { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) });
+    },
+    async deployContract(req, ctx) {
+      const r = await core.deployContract(access(ctx), req.code, list(req.arguments), { ...hooksOf(ctx), ...(req.contractName ? { contractName: req.contractName } : {}), wait: req.wait ?? true });
+      return create(DeployContractResponseSchema, { contractAddress: r.contractAddress, abi: toList(r.abi), hash: r.hash, queueId: r.queueId });
+    },
+    async getTransactionStatus(req) {
+      const r = await core.transactionStatus(req.queueId);
+      return {
+        queueId: r.queueId,
+        status: statusEnum[r.status],
+        transactionHash: r.hash,
+        errorMessage: r.errorMessage ?? "",
+        createdAt: r.createdAt.toISOString(),
+        processedAt: r.processedAt?.toISOString() ?? "",
+      };
+    },
+  };
+}

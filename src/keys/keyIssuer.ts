@@ -1,0 +1,20 @@
+// Self-service issuing of free keys, limited per client IP so the free tier cannot be farmed. The policy
+// lives here; the portal route only translates HTTP to it.
+import { GatewayError } from "../errors.js";
+import type { ApiKeys } from "./apiKeys.js";
+import type { WindowLimiter } from "../limits/windowLimiter.js";
+
+export class KeyIssuer {
+  constructor(
+    readonly keys: ApiKeys,
+    private readonly perIp: WindowLimiter,
+  ) {}
+
+  async issue(clientIp: string, label: string | undefined): ReturnType<ApiKeys["create"]> {
+    const decision = await this.perIp.take(clientIp);
+    if (!decision.allowed) {
+      throw new GatewayError("rate_limited", `too many keys issued from this address; try again in ${decision.resetSeconds} s`, { retryAfterSeconds: decision.resetSeconds });
+    }
+    return this.keys.create(label === undefined ? {} : { label });
+  }
+}

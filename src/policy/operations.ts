@@ -1,0 +1,50 @@
+// Every operation the gateway offers, with its policy, in one table: who may call it, which limits it
+// counts against, whether a caller's idempotency key makes it run once, and whether it spends the daily
+// transaction quota. Every transport runs an operation through Policy (policy.ts) under this entry, so a rule
+// is written here once and holds the same over JSON-RPC, ZKT REST, Connect, gRPC and gRPC-Web.
+import type { DescMethod } from "@bufbuild/protobuf";
+
+export interface OperationPolicy {
+  /** "optional": a key gives its rights, none means public access; "required": no key, no call. */
+  auth: "optional" | "required";
+  /** "requests": the per-caller request limit; "requests+tryItOut": public callers also spend try-it-out. */
+  limit: "requests" | "requests+tryItOut";
+  /** A caller's idempotency key makes a retry replay the first outcome instead of running again. */
+  idempotent: boolean;
+  /** Spends one transaction of the key's daily quota (charged once, not on a replay). */
+  quota: boolean;
+}
+
+const read: OperationPolicy = { auth: "optional", limit: "requests", idempotent: false, quota: false };
+const zktRead: OperationPolicy = { auth: "optional", limit: "requests+tryItOut", idempotent: false, quota: false };
+const zktWrite: OperationPolicy = { auth: "optional", limit: "requests+tryItOut", idempotent: true, quota: true };
+
+/** Keyed "<Service>.<Method>" as in the proto contracts (the service's short name). */
+export const OPERATIONS = {
+  // JSON-RPC: Call and Batch carry any method; the method policy (rpc/methodPolicy.ts) and each method's own
+  // quota (eth_sendRawTransaction) are the core's, per call. A batch of n counts n (weight).
+  "RpcService.Call": { ...read, idempotent: true },
+  "RpcService.Batch": { ...read, idempotent: true },
+  "RpcService.GetChainId": read,
+  "RpcService.GetBlockNumber": read,
+  "RpcService.GetBalance": read,
+  "RpcService.SendRawTransaction": { ...read, idempotent: true },
+  "RpcService.GetValidatorList": read,
+  "RpcService.GetActiveValidatorList": read,
+  "RpcService.GetSupportedTokens": read,
+  "RpcService.SignSponsorConsent": { ...read, auth: "required" },
+  "RpcService.SendSponsoredTransaction": { ...read, idempotent: true },
+  "ZktService.WriteMessage": zktWrite,
+  "ZktService.ReadContract": zktRead,
+  "ZktService.WriteContract": zktWrite,
+  "ZktService.DeployContract": zktWrite,
+  "ZktService.GetTransactionStatus": read,
+} as const satisfies Record<string, OperationPolicy>;
+
+export type OperationName = keyof typeof OPERATIONS;
+
+/** The operation a Connect method is; every method of the contracts has one (checked by a test). */
+export function operationOf(method: DescMethod): OperationName | undefined {
+  const name = `${method.parent.name}.${method.name}`;
+  return name in OPERATIONS ? (name as OperationName) : undefined;
+}

@@ -1,0 +1,91 @@
+// The policy every operation runs under, whatever transport carried it: authentication, rate limits, the
+// daily quota and idempotency, as the operation's entry in OPERATIONS says. Transports only say who called
+// (the key as presented, the client IP, an idempotency key) and render what comes back.
+import { GatewayError } from "../errors.js";
+import type { Access } from "../rpc/methodPolicy.js";
+import { rateLimitHeaders, type RateLimits } from "../limits/rateLimits.js";
+import { MAX_IDEMPOTENCY_KEY_LENGTH, type ClaimHooks, type IdempotencyStore } from "../store/idempotencyStore.js";
+import { andThen, type MaybePromise } from "../maybePromise.js";
+import { OPERATIONS, type OperationName } from "./operations.js";
+
+/** Resolves an API key to access rights; throws an unauthorized GatewayError for unknown or revoked keys. */
+export type Authenticate = (apiKey: string) => Promise<Access>;
+
+/** Who called, as the transport saw it. */
+export interface Caller {
+  /** The API key as presented (a path segment, a Bearer token); undefined for public access. */
+  apiKey?: string | undefined;
+  clientIp: string;
+  /** The caller's idempotency key (a header or a request field), if any. */
+  idempotencyKey?: string | undefined;
+}
+
+export interface Admission {
+  access: Access;
+  /** X-RateLimit-* headers for the answer. */
+  headers: Record<string, string>;
+}
+
+/** How an operation's value is kept for replays (text in the store) and read back. */
+export interface Codec<T> {
+  encode(value: T): string;
+  decode(text: string): T;
+}
+
+export interface PolicyDeps {
+  network: string;
+  authenticate: Authenticate;
+  limits: RateLimits;
+  idempotency: IdempotencyStore;
+}
+
+const PUBLIC: Access = { kind: "public" };
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+export class Policy {
+  constructor(private readonly deps: PolicyDeps) {}
+
+  /**
+   * Authentication and rate limits for `weight` requests of an operation. At once (no promise) when nothing
+   * waits: a public caller and a local limiter, the hot path of POST /.
+   */
+  admit(op: OperationName, caller: Caller, weight = 1): MaybePromise<Admission> {
+    const rule = OPERATIONS[op];
+    if (caller.apiKey === undefined) {
+      if (rule.auth === "required") throw new GatewayError("unauthorized", "this operation needs an API key");
+      return this.limit(op, PUBLIC, caller.clientIp, weight);
+    }
+    return this.deps.authenticate(caller.apiKey).then((access) => this.limit(op, access, caller.clientIp, weight));
+  }
+
+  /**
+   * Runs an admitted operation: once per idempotency key when the operation is idempotent and the caller gave
+   * one (a retry gets the first outcome, replayed), charging the daily quota once when the operation spends it.
+   * `payload` is what the request asks for, without its idempotency key (a reused key with another payload is
+   * refused).
+   */
+  async run<T>(op: OperationName, admission: Admission, caller: Caller, payload: () => string, codec: Codec<T>, fn: (hooks: Partial<ClaimHooks>) => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+    const rule = OPERATIONS[op];
+    const charged = async (hooks: Partial<ClaimHooks>): Promise<T> => {
+      if (rule.quota) await this.deps.limits.checkTransaction(this.deps.network, admission.access);
+      return fn(hooks);
+    };
+    const key = caller.idempotencyKey;
+    if (!rule.idempotent || key === undefined || key === "") return { value: await charged({}), replayed: false };
+    if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new GatewayError("validation", `the idempotency key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+    const who = admission.access.kind === "key" ? `key:${admission.access.keyId}` : `ip:${caller.clientIp}`;
+    let fresh: { value: T } | undefined;
+    const kept = await this.deps.idempotency.once(`${this.deps.network}:${op}:${who}`, key, payload(), async (hooks) => {
+      fresh = { value: await charged(hooks) };
+      return codec.encode(fresh.value);
+    });
+    return !kept.replayed && fresh ? { value: fresh.value, replayed: false } : { value: codec.decode(kept.value), replayed: true };
+  }
+
+  private limit(op: OperationName, access: Access, ip: string, weight: number): MaybePromise<Admission> {
+    const { limits, network } = this.deps;
+    const decided = andThen(limits.checkRequests(network, access, ip, weight), (d) => ({ access, headers: d ? rateLimitHeaders(d) : NO_HEADERS }));
+    if (OPERATIONS[op].limit !== "requests+tryItOut" || access.kind !== "public") return decided;
+    return andThen(decided, async (a) => (await limits.checkTryItOut(network, ip), a));
+  }
+}

@@ -1,0 +1,185 @@
+// Walks the policy table (src/policy/operations.ts) over every transport that carries each operation — REST
+// (JSON-RPC and ZKT paths), Connect JSON, gRPC and gRPC-Web — and checks each rule holds the same on all of
+// them (#29): the request limit, the try-it-out limit for public ZKT, authentication, idempotency.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient, ConnectError, Code, type Interceptor, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { fromJson } from "@bufbuild/protobuf";
+import { ListValueSchema } from "@bufbuild/protobuf/wkt";
+import type { Gateway } from "../../src/gateway.js";
+import { OPERATIONS, operationOf, type OperationName } from "../../src/policy/operations.js";
+import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { ZktService } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+
+const LIMIT = 3;
+const TRY_IT_OUT = 2;
+const VIEW_ABI = [{ type: "function", name: "n", inputs: [], outputs: [{ name: "", type: "uint256" }], stateMutability: "view" }];
+const WRITE_ABI = [{ type: "function", name: "inc", inputs: [], outputs: [], stateMutability: "nonpayable" }];
+const SOMEWHERE = "0x000000000000000000000000000000000000dEaD";
+const QUEUE_ID = "019ab2c3-4d5e-7f60-8123-456789abcdef";
+const SOURCE = "pragma solidity ^0.8.0; contract P { uint256 public n; }";
+
+type Verdict = "ok" | "rate_limited" | "unauthenticated" | "other";
+interface Creds {
+  apiKey?: string;
+  ip: string;
+}
+type Wire = "rest" | "connect" | "grpc" | "grpc-web";
+
+const list = (v: unknown[]) => fromJson(ListValueSchema, v as never);
+
+describe("the policy table holds the same over every transport", () => {
+  let gw: Gateway;
+  let url: string;
+  let ipCounter = 0;
+  const nextIp = () => `10.9.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`;
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.rateLimit.requestsPerWindow = LIMIT;
+        c.rateLimit.tryItOutRequestsPerWindow = TRY_IT_OUT;
+        c.portalKeysPerHour = 100_000;
+        c.trustedProxies = ["127.0.0.1", "::1", "::ffff:127.0.0.1"];
+      },
+    });
+    url = gw.network("testnet").url;
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const newKey = async (): Promise<string> => ((await postJson(url + "/portal/keys", {}, { "x-forwarded-for": nextIp() })).json as { apiKey: string }).apiKey;
+
+  function transport(wire: Exclude<Wire, "rest">, creds: Creds, idempotencyKey?: string): Transport {
+    const headers: Interceptor = (next) => async (req) => {
+      req.header.set("x-forwarded-for", creds.ip);
+      if (creds.apiKey) req.header.set("authorization", `Bearer ${creds.apiKey}`);
+      if (idempotencyKey) req.header.set("idempotency-key", idempotencyKey);
+      return next(req);
+    };
+    if (wire === "connect") return createConnectTransport({ baseUrl: url, httpVersion: "1.1", interceptors: [headers] });
+    if (wire === "grpc-web") return createGrpcWebTransport({ baseUrl: url, httpVersion: "1.1", interceptors: [headers] });
+    return createGrpcTransport({ baseUrl: url, interceptors: [headers] });
+  }
+
+  /** Each operation as each wire carries it; REST carries those it has a path for. */
+  const calls: Record<OperationName, { rest?: (c: Creds) => Promise<number>; connect: (t: Transport) => Promise<unknown> }> = {
+    "RpcService.Call": { rest: (c) => rest(`/zgt/${c.apiKey}`, c, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }), connect: (t) => createClient(RpcService, t).call({ method: "eth_blockNumber" }) },
+    "RpcService.Batch": { rest: (c) => rest(`/zgt/${c.apiKey}`, c, [{ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }]), connect: (t) => createClient(RpcService, t).batch({ calls: [{ method: "eth_chainId" }] }) },
+    "RpcService.GetChainId": { connect: (t) => createClient(RpcService, t).getChainId({}) },
+    "RpcService.GetBlockNumber": { connect: (t) => createClient(RpcService, t).getBlockNumber({}) },
+    "RpcService.GetBalance": { connect: (t) => createClient(RpcService, t).getBalance({ address: SOMEWHERE, block: "latest" }) },
+    "RpcService.SendRawTransaction": { connect: (t) => createClient(RpcService, t).sendRawTransaction({ rawTransaction: "0x00" }) },
+    "RpcService.GetValidatorList": { connect: (t) => createClient(RpcService, t).getValidatorList({}) },
+    "RpcService.GetActiveValidatorList": { connect: (t) => createClient(RpcService, t).getActiveValidatorList({}) },
+    "RpcService.GetSupportedTokens": { connect: (t) => createClient(RpcService, t).getSupportedTokens({}) },
+    "RpcService.SignSponsorConsent": { rest: (c) => rest(`/zgt/${c.apiKey ?? "none"}/sponsor-consent`, c, { rawTransaction: "0x00" }), connect: (t) => createClient(RpcService, t).signSponsorConsent({ rawTransaction: "0x00" }) },
+    "RpcService.SendSponsoredTransaction": { connect: (t) => createClient(RpcService, t).sendSponsoredTransaction({ rawTransaction: "0x00" }) },
+    "ZktService.WriteMessage": { rest: (c) => rest(zktPath(c), c, { arguments: "policy walk" }), connect: (t) => createClient(ZktService, t).writeMessage({ message: "policy walk" }) },
+    "ZktService.ReadContract": { rest: (c) => rest(zktPath(c), c, { to: SOMEWHERE, abi: VIEW_ABI, method: "n", arguments: [] }), connect: (t) => createClient(ZktService, t).readContract({ to: SOMEWHERE, abi: list(VIEW_ABI), method: "n", arguments: list([]) }) },
+    "ZktService.WriteContract": { rest: (c) => rest(zktPath(c), c, { to: SOMEWHERE, abi: WRITE_ABI, method: "inc", arguments: [] }), connect: (t) => createClient(ZktService, t).writeContract({ to: SOMEWHERE, abi: list(WRITE_ABI), method: "inc", arguments: list([]) }) },
+    "ZktService.DeployContract": { rest: (c) => rest(zktPath(c), c, { code: SOURCE, wait: false }), connect: (t) => createClient(ZktService, t).deployContract({ code: SOURCE, wait: false }) },
+    "ZktService.GetTransactionStatus": { rest: (c) => restGet(`/zkt/transactions/${QUEUE_ID}`, c), connect: (t) => createClient(ZktService, t).getTransactionStatus({ queueId: QUEUE_ID }) },
+  };
+  const zktPath = (c: Creds) => (c.apiKey ? `/zkt/${c.apiKey}` : "/zkt/try-it-out");
+  const rest = async (path: string, c: Creds, body: unknown) => (await postJson(url + path, body, { "x-forwarded-for": c.ip })).status;
+  const restGet = async (path: string, c: Creds) => (await fetch(url + path, { headers: { "x-forwarded-for": c.ip } })).status;
+
+  async function invoke(wire: Wire, op: OperationName, creds: Creds): Promise<Verdict | undefined> {
+    const entry = calls[op];
+    if (wire === "rest") {
+      if (!entry.rest) return undefined;
+      // GET /zkt/transactions has no key in its path: it is public over REST.
+      if (op === "ZktService.GetTransactionStatus" && creds.apiKey) return undefined;
+      if ((op === "RpcService.Call" || op === "RpcService.Batch") && !creds.apiKey) return undefined; // POST / is the public twin, covered below
+      const status = await entry.rest(creds);
+      return status === 429 ? "rate_limited" : status === 401 ? "unauthenticated" : status < 300 ? "ok" : "other";
+    }
+    try {
+      await entry.connect(transport(wire, creds));
+      return "ok";
+    } catch (e) {
+      const code = (e as ConnectError).code;
+      return code === Code.ResourceExhausted ? "rate_limited" : code === Code.Unauthenticated ? "unauthenticated" : "other";
+    }
+  }
+
+  it("has an entry for every method of the contracts, and no other", () => {
+    const methods = [...RpcService.methods, ...ZktService.methods].map((m) => operationOf(m));
+    expect(methods.every((m) => m !== undefined)).toBe(true);
+    expect(new Set(methods)).toEqual(new Set(Object.keys(OPERATIONS)));
+  });
+
+  const wires: Wire[] = ["rest", "connect", "grpc", "grpc-web"];
+
+  it("with a key: the request limit counts every operation, on every wire; a bad key is refused everywhere", { timeout: 120_000 }, async () => {
+    const seen: string[] = [];
+    for (const op of Object.keys(OPERATIONS) as OperationName[]) {
+      for (const wire of wires) {
+        const creds = { apiKey: await newKey(), ip: nextIp() };
+        const verdicts: (Verdict | undefined)[] = [];
+        for (let i = 0; i <= LIMIT; i++) verdicts.push(await invoke(wire, op, creds));
+        if (verdicts[0] === undefined) continue;
+        seen.push(`${wire} ${op}`);
+        expect(verdicts.slice(0, LIMIT), `${wire} ${op}`).not.toContain("rate_limited");
+        expect(verdicts[LIMIT], `${wire} ${op}`).toBe("rate_limited");
+        expect(await invoke(wire, op, { apiKey: "cgw_not-a-real-key", ip: nextIp() }), `${wire} ${op} bad key`).toBe("unauthenticated");
+      }
+    }
+    // Every operation was walked on the three Connect wires, and REST's paths on REST.
+    expect(seen.filter((s) => s.startsWith("rest ")).length).toBe(7);
+    expect(seen.length).toBe(7 + 3 * Object.keys(OPERATIONS).length);
+  });
+
+  it("without a key: public ZKT spends the try-it-out limit on every wire, status lookups only the request limit, and a key-only operation is refused", { timeout: 120_000 }, async () => {
+    for (const op of Object.keys(OPERATIONS) as OperationName[]) {
+      const rule = OPERATIONS[op];
+      for (const wire of wires) {
+        const creds = { ip: nextIp() };
+        const first = await invoke(wire, op, creds);
+        if (first === undefined) continue;
+        if (rule.auth === "required") {
+          expect(first, `${wire} ${op}`).toBe("unauthenticated");
+          continue;
+        }
+        const verdicts: (Verdict | undefined)[] = [first];
+        for (let i = 0; i < LIMIT; i++) verdicts.push(await invoke(wire, op, creds));
+        const allowed = rule.limit === "requests+tryItOut" ? TRY_IT_OUT : LIMIT;
+        expect(verdicts.slice(0, allowed), `${wire} ${op}`).not.toContain("rate_limited");
+        expect(verdicts[allowed], `${wire} ${op}`).toBe("rate_limited");
+      }
+    }
+    // POST / is JSON-RPC's public twin of Call and Batch: the same request limit (a batch of n counts n).
+    const ip = nextIp();
+    const statuses: number[] = [];
+    for (let i = 0; i <= LIMIT; i++) statuses.push(await rest("/", { ip }, { jsonrpc: "2.0", id: i, method: "eth_chainId", params: [] }));
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+
+  it("an idempotency key replays a write on every wire, and the same key with another payload is refused (422 / FailedPrecondition)", { timeout: 60_000 }, async () => {
+    const apiKey = await newKey();
+    const ip = nextIp();
+    const first = await postJson(url + `/zkt/${apiKey}`, { arguments: "once" }, { "idempotency-key": "walk-1", "x-forwarded-for": ip });
+    const again = await postJson(url + `/zkt/${apiKey}`, { arguments: "once" }, { "idempotency-key": "walk-1", "x-forwarded-for": ip });
+    expect((again.json as { hash: string }).hash).toBe((first.json as { hash: string }).hash);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    const other = await postJson(url + `/zkt/${apiKey}`, { arguments: "other" }, { "idempotency-key": "walk-1", "x-forwarded-for": ip });
+    expect(other.status, other.text).toBe(422);
+    for (const wire of ["connect", "grpc", "grpc-web"] as const) {
+      const client = createClient(ZktService, transport(wire, { apiKey: await newKey(), ip: nextIp() }));
+      const a = await client.writeMessage({ message: "once", idempotencyKey: `walk-${wire}` });
+      const b = await client.writeMessage({ message: "once", idempotencyKey: `walk-${wire}` });
+      expect(b.hash, wire).toBe(a.hash);
+      const mismatch = await client.writeMessage({ message: "other", idempotencyKey: `walk-${wire}` }).catch((e: unknown) => e as ConnectError);
+      expect((mismatch as ConnectError).code, wire).toBe(Code.FailedPrecondition);
+    }
+    // JSON-RPC over REST renders the store's refusal as a JSON-RPC error, not a ZKT body.
+    const k = await newKey();
+    const call = (id: number) => postJson(url + `/zgt/${k}`, { jsonrpc: "2.0", id, method: "eth_chainId", params: [] }, { "idempotency-key": "rpc-1", "x-forwarded-for": nextIp() });
+    await call(1);
+    const reused = await call(2);
+    expect(reused.status).toBe(422);
+    expect(reused.json).toMatchObject({ jsonrpc: "2.0", id: 2, error: { code: -32602, message: expect.stringMatching(/different request payload/) } });
+  });
+});
