@@ -1,7 +1,7 @@
 // A REST route's way onto a Connect handler: the handler is called in process, with a HandlerContext that
 // carries the caller as the Connect transport would, so the same guard applies the same policy.
-import { createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
-import { create, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { createContextValues, type HandlerContext } from "@connectrpc/connect";
+import { create, isMessage, type DescMessage, type DescMethod, type DescMethodUnary, type DescService, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { callerKey } from "../../handlers/context.js";
 import type { Caller } from "../../policy/policy.js";
 
@@ -11,6 +11,35 @@ export interface InProcessCall<O extends DescMessage> {
   headers(): Record<string, string>;
 }
 
+/**
+ * The HandlerContext of an in-process call: what a handler reads (values) and the guard writes (response
+ * headers). Built by hand because createHandlerContext's AbortController and three Headers cost ~6 µs per
+ * call, a tenth of a ZKT write's CPU; an in-process call has no deadline and nothing to abort (the REST
+ * request's own timeouts apply), so its signal never fires.
+ */
+class InProcessContext implements HandlerContext {
+  readonly requestMethod = "POST";
+  readonly protocolName = "rest";
+  readonly signal = NEVER;
+  readonly requestHeader = new Headers();
+  readonly responseHeader = new Headers();
+  readonly responseTrailer = new Headers();
+  readonly values: HandlerContext["values"];
+  constructor(
+    readonly service: DescService,
+    readonly method: DescMethod,
+    readonly url: string,
+    caller: Caller,
+  ) {
+    this.values = createContextValues().set(callerKey, caller);
+  }
+  timeoutMs(): undefined {
+    return undefined;
+  }
+}
+
+const NEVER = new AbortController().signal;
+
 export function callInProcess<I extends DescMessage, O extends DescMessage>(
   method: DescMethodUnary<I, O>,
   handler: (req: MessageShape<I>, ctx: HandlerContext) => Promise<MessageInitShape<O>> | MessageInitShape<O>,
@@ -18,17 +47,13 @@ export function callInProcess<I extends DescMessage, O extends DescMessage>(
   caller: Caller,
   path: string,
 ): InProcessCall<O> {
-  const ctx = createHandlerContext({
-    service: method.parent,
-    method,
-    protocolName: "rest",
-    requestMethod: "POST",
-    url: path,
-    contextValues: createContextValues().set(callerKey, caller),
-  });
-  const result = Promise.resolve()
-    .then(() => handler(req, ctx))
-    .then((m) => create(method.output, m as MessageInitShape<O>) as MessageShape<O>);
+  const ctx = new InProcessContext(method.parent, method, path, caller);
+  let result: Promise<MessageShape<O>>;
+  try {
+    result = Promise.resolve(handler(req, ctx)).then((m) => (isMessage(m, method.output) ? m : create(method.output, m)));
+  } catch (err) {
+    result = Promise.reject(err as Error);
+  }
   return {
     result,
     headers() {
