@@ -127,6 +127,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       ...(genesis?.hash ? { genesisHash: genesis.hash } : {}),
       devFunding: embedded !== undefined && net.feeMode === "market",
       stuckAfterMs: gw.stuckTransactionMs,
+      maxIdleLanes: gw.maxIdleLanes,
       observer: {
         queueDepth: (n) => m.sequencerQueueDepth.set({ network: net.name }, n),
         retry: () => m.broadcastRetries.inc({ network: net.name }),

@@ -61,6 +61,8 @@ export interface GatewayConfig {
     /** Namespace of the limiters' Redis keys. */
     keyPrefix?: string;
   };
+  /** Signers' nonce lanes (and their wallets) kept while idle, per network; past it the least recently used go. */
+  maxIdleLanes: number;
   /** Bounds on every client connection (see transport/http/listen.ts). */
   http: {
     /** The request head must arrive within this (node:http's headersTimeout); 408 or close after. */
@@ -133,6 +135,7 @@ export function defaultConfig(): GatewayConfig {
     portalKeysPerHour: 10,
     rateLimit: { requestsPerWindow: 1500, windowMs: 60_000, tryItOutRequestsPerWindow: 100, failMode: "open", decisionTimeoutMs: 250 },
     trustedProxies: [],
+    maxIdleLanes: 10_000,
     http: { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 65_000, maxConnections: 10_000 },
     stuckTransactionMs: 30_000,
     receiptWaitMs: 60_000,
@@ -175,7 +178,7 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
     return;
   }
   const obj = raw as Record<string, unknown>;
-  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "http", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "receiptWaitMs", "idempotencyStaleMs", "journalRetentionDays", "networks"]);
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "http", "maxIdleLanes", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "receiptWaitMs", "idempotencyStaleMs", "journalRetentionDays", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
   const http = config.http;
@@ -231,6 +234,7 @@ function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
     failMode: (env.RATE_LIMIT_FAIL_MODE as "open" | "closed" | undefined) ?? config.rateLimit.failMode,
   };
   config.bodyLimitBytes = num("BODY_LIMIT_BYTES") ?? config.bodyLimitBytes;
+  config.maxIdleLanes = num("MAX_IDLE_LANES") ?? config.maxIdleLanes;
   config.http = {
     headersTimeoutMs: num("HTTP_HEADERS_TIMEOUT_MS") ?? config.http.headersTimeoutMs,
     requestTimeoutMs: num("HTTP_REQUEST_TIMEOUT_MS") ?? config.http.requestTimeoutMs,
@@ -285,6 +289,7 @@ export function validateConfig(config: GatewayConfig): string[] {
   positiveInt("rateLimit.windowMs", config.rateLimit.windowMs);
   positiveInt("rateLimit.tryItOutRequestsPerWindow", config.rateLimit.tryItOutRequestsPerWindow);
   positiveInt("rateLimit.decisionTimeoutMs", config.rateLimit.decisionTimeoutMs);
+  positiveInt("maxIdleLanes", config.maxIdleLanes);
   for (const k of ["headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "maxConnections"] as const) positiveInt(`http.${k}`, config.http?.[k]);
   if (config.rateLimit.failMode !== "open" && config.rateLimit.failMode !== "closed") problems.push(`rateLimit.failMode: must be "open" or "closed", got "${config.rateLimit.failMode}"`);
   if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) problems.push("redisUrl: must be a redis:// or rediss:// URL");

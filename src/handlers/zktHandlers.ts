@@ -55,7 +55,8 @@ function hooksOf(ctx: HandlerContext): WriteHooks {
 export function zktHandlers(core: ZktCore): ServiceImpl<typeof ZktService> {
   return {
     async writeMessage(req, ctx) {
-      return create(WriteMessageResponseSchema, await core.writeMessage(access(ctx), req.message, hooksOf(ctx)));
+      const r = await core.writeMessage(access(ctx), req.message, { ...hooksOf(ctx), wait: req.wait });
+      return create(WriteMessageResponseSchema, { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) });
     },
     async readContract(req, ctx) {
       const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { forceRead: true });

@@ -1,5 +1,6 @@
 // The custom platform_* JSON-RPC methods (Stability-compatible shapes), registered on the RPC core so JSON-RPC
-// and Connect share them. Results are {code: 200, value: [...]}; the sponsored method returns a hash.
+// and Connect share them, each also under the stability_* name Stability's guide and clients call (the same
+// handler). Results are {code: 200, value: [...]}; the sponsored method returns a hash.
 import { GatewayError, type JsonValue } from "../errors.js";
 import type { RpcCore } from "../rpc/rpcCore.js";
 import type { Validators } from "./validators.js";
@@ -19,19 +20,25 @@ export function optionalBlockHash(method: string, params: JsonValue[]): string |
   throw new GatewayError("invalid_params", `Invalid params: ${method} takes [] or [blockHash] (a 0x-prefixed 32-byte hash)`);
 }
 
+/** Every custom method is served under both prefixes: ours and Stability's. */
+export const METHOD_PREFIXES = ["platform_", "stability_"] as const;
+
 export function registerPlatformMethods(core: RpcCore, s: PlatformServices): void {
   const ok = (value: string[]): JsonValue => ({ code: 200, value });
-  core.register("platform_getValidatorList", async (_ctx, params) => ok(await s.validators.list(optionalBlockHash("platform_getValidatorList", params))));
-  core.register("platform_getActiveValidatorList", async (_ctx, params) => ok(await s.validators.active(optionalBlockHash("platform_getActiveValidatorList", params))));
-  core.register("platform_getSupportedTokens", async (_ctx, params) => {
-    optionalBlockHash("platform_getSupportedTokens", params);
-    return ok(s.tokens.list());
-  });
-  core.register("platform_sendSponsoredTransaction", async (ctx, params) => {
-    if (params.length !== 3 || !params.every((p) => typeof p === "string")) {
-      throw new GatewayError("invalid_params", "Invalid params: platform_sendSponsoredTransaction takes [rawSignedTx, sponsorAddress, sponsorSignature]");
-    }
-    const [raw, sponsor, signature] = params as [string, string, string];
-    return s.sponsorship.send(ctx.access, raw, sponsor, signature);
-  });
+  for (const prefix of METHOD_PREFIXES) {
+    const name = (m: string) => prefix + m;
+    core.register(name("getValidatorList"), async (_ctx, params) => ok(await s.validators.list(optionalBlockHash(name("getValidatorList"), params))));
+    core.register(name("getActiveValidatorList"), async (_ctx, params) => ok(await s.validators.active(optionalBlockHash(name("getActiveValidatorList"), params))));
+    core.register(name("getSupportedTokens"), async (_ctx, params) => {
+      optionalBlockHash(name("getSupportedTokens"), params);
+      return ok(s.tokens.list());
+    });
+    core.register(name("sendSponsoredTransaction"), async (ctx, params) => {
+      if (params.length !== 3 || !params.every((p) => typeof p === "string")) {
+        throw new GatewayError("invalid_params", `Invalid params: ${name("sendSponsoredTransaction")} takes [rawSignedTx, sponsorAddress, sponsorSignature]`);
+      }
+      const [raw, sponsor, signature] = params as [string, string, string];
+      return s.sponsorship.send(ctx.access, raw, sponsor, signature);
+    });
+  }
 }

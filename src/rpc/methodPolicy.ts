@@ -25,7 +25,7 @@ const FORWARDED_METHODS = new Set([
   "web3_clientVersion", "web3_sha3",
 ]);
 /** Reachable only through a key; the public endpoints are read-only. */
-export const WRITE_METHODS = new Set(["eth_sendRawTransaction", "platform_sendSponsoredTransaction"]);
+export const WRITE_METHODS = new Set(["eth_sendRawTransaction", "platform_sendSponsoredTransaction", "stability_sendSponsoredTransaction"]);
 /** Named in the refusal so a caller knows it is deliberate: node-operator and dev-node surfaces, the node's own accounts. */
 const BLOCKED_PREFIXES = ["admin_", "debug_", "personal_", "miner_", "txpool_", "engine_", "anvil_", "hardhat_", "evm_", "ganache_"];
 const BLOCKED_METHODS = new Set(["eth_sendTransaction", "eth_sign", "eth_signTransaction", "eth_signTypedData", "eth_signTypedData_v3", "eth_signTypedData_v4", "eth_accounts", "eth_coinbase", "eth_submitWork", "eth_submitHashrate", "eth_subscribe", "eth_unsubscribe"]);

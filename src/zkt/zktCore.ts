@@ -1,6 +1,6 @@
 // The ZKT operations of one network, shared by the REST adapter and the Connect service: write a message,
 // read or write a contract function, deploy from Solidity source, and report a submission's status.
-import { getCreateAddress, hexlify, toUtf8Bytes, type Interface, type HDNodeWallet } from "ethers";
+import { getCreateAddress, hexlify, toUtf8Bytes, Interface, type HDNodeWallet } from "ethers";
 import { GatewayError, type JsonValue } from "../errors.js";
 import type { NetworkConfig } from "../config/config.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
@@ -62,6 +62,9 @@ export interface WriteHooks {
   idempotencyKey?: string;
 }
 
+/** Decodes no logs: a message runs no code. */
+const NO_ABI = new Interface([]);
+
 export class ZktCore {
   constructor(private readonly deps: ZktCoreDeps) {}
 
@@ -70,10 +73,12 @@ export class ZktCore {
     return this.deps.seed.wallet(access.kind === "key" ? access.walletIndex : PUBLIC_SIGNER_INDEX);
   }
 
-  async writeMessage(access: Access, message: string, options: WriteHooks = {}): Promise<Submitted> {
+  /** Writes a message; with `wait`, answers once it is mined, with its receipt. */
+  async writeMessage(access: Access, message: string, options: WriteHooks & { wait?: boolean } = {}): Promise<Submitted & { receipt?: Receipt }> {
     if (message.length === 0) throw new GatewayError("validation", "arguments must be a non-empty string (the message to write)");
     const rec = await this.submit(access, { to: this.deps.network.messageRecipient, data: hexlify(toUtf8Bytes(message)), kind: "message" }, undefined, "the message", options);
-    return { hash: rec.hash, queueId: rec.queueId };
+    if (!options.wait) return { hash: rec.hash, queueId: rec.queueId };
+    return { hash: rec.hash, queueId: rec.queueId, receipt: await this.receiptOf(rec, NO_ABI) };
   }
 
   /** Reads with eth_call when the function is view/pure, else signs and submits (optionally waiting). */

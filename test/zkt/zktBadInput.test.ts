@@ -44,8 +44,8 @@ describe("ZKT bad input", () => {
     ["unknown contractName", { code: TOKEN_SOURCE, contractName: "Nope", arguments: [], id: 77 }, 400, "VALIDATION_ERROR", /contractName "Nope" is not a deployable contract/],
     ["wrong constructor arguments", { code: TOKEN_SOURCE, arguments: ["only one"], id: 77 }, 400, "VALIDATION_ERROR", /constructor of DemoToken takes 3 arguments/],
     ["fields mixed from two styles", { code: TOKEN_SOURCE, to: "0x000000000000000000000000000000000000dEaD", method: "x", arguments: [], id: 77 }, 400, "VALIDATION_ERROR", /fields from two request styles/],
-    ["unknown field", { arguments: "hi", colour: "red", id: 77 }, 400, "VALIDATION_ERROR", /unknown field "colour" for a message/],
-    ["deploy field in a message", { arguments: "hi", contractName: "X", id: 77 }, 400, "VALIDATION_ERROR", /unknown field "contractName" for a message \(V1\) \(they belong to a deploy/],
+    ["deploy field in a message", { arguments: "hi", contractName: "X", id: 77 }, 400, "VALIDATION_ERROR", /fields of another operation in a message \(V1\): "contractName" \(deploy \(V2\)\)/],
+    ["call field in a deploy", { code: TOKEN_SOURCE, abi: [], id: 77 }, 400, "VALIDATION_ERROR", /fields from two request styles/],
     ["a body that is not an object", [1, 2], 400, "VALIDATION_ERROR", /must be a JSON object/],
     ["invalid JSON", "{oops", 400, "VALIDATION_ERROR", /not valid JSON/],
   ];

@@ -68,9 +68,12 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
   };
   return [
     { method: "POST", pattern: /^\/$/, renderError, handle: (req) => serve(req, { clientIp: req.clientIp }) },
+    // /zgt and /zgt/ without a key are the public endpoint, as / is (Stability's keyless clients call them).
+    { method: "POST", pattern: /^\/zgt\/?$/, renderError, handle: (req) => serve(req, { clientIp: req.clientIp }) },
     {
+      // A trailing slash after the key is the same keyed endpoint.
       method: "POST",
-      pattern: /^\/zgt\/([^/]+)$/,
+      pattern: /^\/zgt\/([^/]+)\/?$/,
       renderError,
       async handle(req) {
         const text = req.text ?? (await req.body());

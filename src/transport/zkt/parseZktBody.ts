@@ -1,18 +1,24 @@
-// Picks the ZKT operation from the body's shape (Stability-compatible): V1 message `{arguments: string}`,
+// Picks the ZKT operation from the body's shape (Stability-compatible): V1 message `{arguments: string, wait?}`,
 // V2 call `{to, abi, method, arguments: [], wait?}`, V2 deploy `{code, arguments?, contractName?, wait?}`.
-// A body that fits no style is refused naming what is missing or wrong.
+// Stability's OpenAPI leaves request objects open, so fields no operation knows are ignored (and named in the
+// answer); a body that mixes two operations' fields, or fits none, is refused naming what is wrong.
 import { GatewayError, type JsonValue } from "../../errors.js";
 
 export type ZktId = string | number;
 
-export type ZktOperation =
-  | { op: "message"; message: string }
+type Operation =
+  | { op: "message"; message: string; wait: boolean }
   | { op: "call"; to: string; abi: JsonValue; method: string; arguments: JsonValue[]; wait: boolean }
   | { op: "deploy"; code: string; arguments: JsonValue[]; contractName?: string; wait: boolean };
 
+export type ZktOperation = Operation & {
+  /** Fields of the body no operation knows: ignored. */
+  ignored: string[];
+};
+
 const COMMON = ["id"];
 const FIELDS: Record<ZktOperation["op"], string[]> = {
-  message: ["arguments"],
+  message: ["arguments", "wait"],
   call: ["to", "abi", "method", "arguments", "wait"],
   deploy: ["code", "arguments", "contractName", "wait"],
 };
@@ -30,21 +36,29 @@ export function parseZktBody(body: unknown): ZktOperation {
   if ("id" in b && idOf(b) === undefined) throw invalid("id must be a string or a number");
   const has = (k: string): boolean => k in b && b[k] !== undefined;
   const callFields = ["to", "abi", "method"].filter(has);
-  const op: ZktOperation["op"] = has("code") ? "deploy" : callFields.length > 0 || has("wait") ? "call" : "message";
+  const op: ZktOperation["op"] = has("code") ? "deploy" : callFields.length > 0 ? "call" : "message";
   if (op === "deploy" && callFields.length > 0) {
     throw invalid(`fields from two request styles: code (deploy) cannot be combined with ${callFields.join(", ")} (contract call)`);
   }
-  const unknown = Object.keys(b).filter((k) => !COMMON.includes(k) && !FIELDS[op].includes(k));
-  if (unknown.length > 0) {
-    const other = (Object.keys(FIELDS) as ZktOperation["op"][]).filter((o) => o !== op && unknown.every((k) => FIELDS[o].includes(k)));
-    throw invalid(`unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} for a ${describe(op)}${other.length ? ` (they belong to a ${describe(other[0]!)})` : ""}`);
+  const known = new Set(Object.values(FIELDS).flat());
+  const ignored = Object.keys(b).filter((k) => !COMMON.includes(k) && !known.has(k));
+  const foreign = Object.keys(b).filter((k) => known.has(k) && !FIELDS[op].includes(k));
+  if (foreign.length > 0) {
+    const owners = foreign.map((k) => `"${k}" (${(Object.keys(FIELDS) as ZktOperation["op"][]).filter((o) => FIELDS[o].includes(k)).map(describe).join(" or ")})`);
+    throw invalid(`fields of another operation in a ${describe(op)}: ${owners.join(", ")}`);
   }
+  const parsed = parse(op, b, has);
+  return { ...parsed, ignored };
+}
+
+function parse(op: ZktOperation["op"], b: Record<string, JsonValue>, has: (k: string) => boolean): Operation {
   switch (op) {
     case "message": {
       if (!has("arguments")) throw invalid("arguments is required: a string to write a message, or an array with to, abi and method for a contract call (or code for a deploy)");
       if (Array.isArray(b.arguments)) throw invalid("arguments is an array, but to, abi and method are missing: a contract call needs all of them (a plain message takes a string)");
       if (typeof b.arguments !== "string") throw invalid(`arguments must be a string (the message), got ${typeName(b.arguments)}`);
-      return { op, message: b.arguments };
+      if (has("wait") && typeof b.wait !== "boolean") throw invalid(`wait must be true or false, got ${typeName(b.wait)}`);
+      return { op, message: b.arguments, wait: b.wait === true };
     }
     case "call": {
       const missing = ["to", "abi", "method", "arguments"].filter((k) => !has(k));

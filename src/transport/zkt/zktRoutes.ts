@@ -85,10 +85,10 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       const op = parseZktBody(body);
       switch (op.op) {
         case "message": {
-          const call = run(req, caller, ZktService.method.writeMessage, zkt.writeMessage, create(WriteMessageRequestSchema, { message: op.message }));
+          const call = run(req, caller, ZktService.method.writeMessage, zkt.writeMessage, create(WriteMessageRequestSchema, { message: op.message, wait: op.wait }));
           headers = call.headers;
           const r = await call.result;
-          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, call.headers());
+          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}) }, id, call.headers(), op.ignored);
         }
         case "call": {
           const fields = { to: op.to, abi: fromJsonList(op.abi as JsonValue[]), method: op.method, arguments: fromJsonList(op.arguments) };
@@ -97,19 +97,19 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
             const call = run(req, caller, ZktService.method.readContract, zkt.readContract, create(ReadContractRequestSchema, fields));
             headers = call.headers;
             const r = await call.result;
-            return ok({ output: list(r.output) }, id, call.headers());
+            return ok({ output: list(r.output) }, id, call.headers(), op.ignored);
           }
           const call = run(req, caller, ZktService.method.writeContract, zkt.writeContract, create(WriteContractRequestSchema, { ...fields, wait: op.wait }));
           headers = call.headers;
           const r = await call.result;
-          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}) }, id, call.headers());
+          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}) }, id, call.headers(), op.ignored);
         }
         case "deploy": {
           const message = create(DeployContractRequestSchema, { code: op.code, arguments: fromJsonList(op.arguments), contractName: op.contractName ?? "", wait: op.wait });
           const call = run(req, caller, ZktService.method.deployContract, zkt.deployContract, message);
           headers = call.headers;
           const r = await call.result;
-          return ok({ contractAddress: r.contractAddress, abi: list(r.abi), hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, call.headers());
+          return ok({ contractAddress: r.contractAddress, abi: list(r.abi), hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, call.headers(), op.ignored);
         }
       }
     } catch (err) {
@@ -144,6 +144,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
   ];
 }
 
-function ok(fields: Record<string, unknown>, id: ZktId | undefined, headers: Record<string, string>): HttpAnswer {
-  return json(200, { success: true, ...fields, ...(id !== undefined ? { id } : {}) }, headers);
+/** A success; fields the body carried that no operation knows are named, so a typo does not pass unseen. */
+function ok(fields: Record<string, unknown>, id: ZktId | undefined, headers: Record<string, string>, ignored: string[]): HttpAnswer {
+  return json(200, { success: true, ...fields, ...(ignored.length > 0 ? { ignoredFields: ignored } : {}), ...(id !== undefined ? { id } : {}) }, headers);
 }

@@ -1,0 +1,70 @@
+// Requests shaped as Stability's own clients send them (#34; their shapes written here, not their code):
+// stability_* method names on every transport, keyless reads on /zgt/, a keyed path with a trailing slash,
+// a V1 message with wait, and fields a client may add that no operation knows.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { Gateway } from "../../src/gateway.js";
+import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+
+describe("Stability's clients, by their request shapes", () => {
+  let gw: Gateway;
+  let url: string;
+  let apiKey: string;
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    url = gw.network("testnet").url;
+    apiKey = ((await postJson(url + "/portal/keys", { label: "stability" })).json as { apiKey: string }).apiKey;
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const rpc = (method: string, params: unknown[] = []) => ({ jsonrpc: "2.0", id: 1, method, params });
+
+  it("the stability_* methods answer as the platform_* ones on /, /zgt/<key> and Connect's Call", async () => {
+    const client = createClient(RpcService, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
+    for (const m of ["getValidatorList", "getActiveValidatorList", "getSupportedTokens"]) {
+      const platform = (await postJson(url + "/", rpc(`platform_${m}`))).json as { result: unknown };
+      expect(platform.result).toMatchObject({ code: 200, value: expect.any(Array) });
+      for (const path of ["/", `/zgt/${apiKey}`]) {
+        const stability = (await postJson(url + path, rpc(`stability_${m}`))).json as { result: unknown };
+        expect(stability.result, `${path} stability_${m}`).toEqual(platform.result);
+      }
+      const viaConnect = await client.call({ method: `stability_${m}` });
+      expect(toJson(ValueSchema, viaConnect.result!)).toEqual(platform.result);
+    }
+    // The sponsored write: public callers are refused as for platform_, keyed ones reach it (and its checks).
+    const pub = (await postJson(url + "/", rpc("stability_sendSponsoredTransaction", ["0x00", "0x00", "0x00"]))).json as { error: { code: number; message: string } };
+    expect(pub.error.message).toMatch(/needs an API key/);
+    const keyed = (await postJson(url + `/zgt/${apiKey}`, rpc("stability_sendSponsoredTransaction", [1]))).json as { error: { message: string } };
+    expect(keyed.error.message).toMatch(/stability_sendSponsoredTransaction takes \[rawSignedTx, sponsorAddress, sponsorSignature\]/);
+  });
+
+  it("/zgt and /zgt/ are the public read-only endpoint; /zgt/<key>/ is the keyed one", async () => {
+    for (const path of ["/zgt", "/zgt/"]) {
+      const res = await postJson(url + path, rpc("eth_chainId"));
+      expect(res.status, path).toBe(200);
+      expect(res.json).toEqual({ jsonrpc: "2.0", id: 1, result: "0x133edcb" });
+      const write = (await postJson(url + path, rpc("eth_sendRawTransaction", ["0x00"]))).json as { error: { message: string } };
+      expect(write.error.message, path).toMatch(/needs an API key/);
+    }
+    const keyed = (await postJson(url + `/zgt/${apiKey}/`, rpc("eth_sendRawTransaction", ["0x00"]))).json as { error: { message: string } };
+    expect(keyed.error.message).not.toMatch(/needs an API key/);
+  });
+
+  it("a V1 message with wait: true answers once mined, with its receipt", async () => {
+    const res = await postJson(url + "/zkt/try-it-out", { arguments: "waited for", wait: true });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ success: true, hash: expect.stringMatching(/^0x/), receipt: { status: "success", blockNumber: expect.any(Number) } });
+  });
+
+  it("fields no operation knows are ignored and named in the answer", async () => {
+    const res = await postJson(url + "/zkt/try-it-out", { arguments: "hi", network: "testnet", colour: "red" });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ success: true, ignoredFields: ["network", "colour"] });
+  });
+});
