@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { JsonRpcProvider, HDNodeWallet, Mnemonic } from "ethers";
+import { startFaultyUpstream } from "../test/helpers/faultyUpstream.js";
 import { startEmbeddedNode, anvilBinaryPath, type EmbeddedNode } from "../src/chain/embeddedNode.js";
 import { SolidityCompiler } from "../src/zkt/solc/compileSolidity.js";
 import { build } from "esbuild";
@@ -695,7 +696,81 @@ async function main(): Promise<void> {
     lines.push("| compile step alone | ms |", "|---|---|", `| first compile (solc in a worker) | ${Math.round(compileFirst)} |`, `| identical source again (mean of 100) | ${compileCached.toFixed(3)} |`, `| ratio | ${Math.round(compileFirst / compileCached)}× |`, "");
 
     }
-    lines.push("## 5. Memory", "", `| gateway RSS | MB |`, "|---|---|", `| idle (after start) | ${idleRss} |`, `| peak under the loads above | ${peakRss} |`, "");
+    if (only("keys")) {
+    lines.push("## 5. Cost per signer: 10, 1,000 and 10,000 keys", "");
+    // Each key writes one ZKT message through its own gateway (a fresh one per size, behind a proxy that counts
+    // the JSON-RPC calls it forwards to anvil); then the gateway idles. Cost must follow work, not signers.
+    const rows: { keys: number; cpuMs: number; callsPerWrite: number; idle: number }[] = [];
+    lines.push("| keys (signers) | writes | acknowledged in (s) | gateway CPU per write (ms) | upstream calls per write | idle upstream calls/s | gateway RSS after (MB) |", "|---|---|---|---|---|---|---|");
+    for (const n of [10, 1_000, 10_000]) {
+      const counter = await startFaultyUpstream(node.url);
+      const keysDir = mkdtempSync(join(tmpdir(), "bench-gw-keys-"));
+      const gw = await startGateway(counter.url, keysDir, { PORTAL_KEYS_PER_HOUR: "1000000" });
+      procs.push(gw.proc);
+      try {
+        const keys: string[] = [];
+        const issue = async (): Promise<void> => {
+          while (keys.length < n) {
+            keys.push("");
+            const i = keys.length - 1;
+            keys[i] = ((await (await fetch(gw.url + "/portal/keys", { method: "POST", body: "{}" })).json()) as { apiKey: string }).apiKey;
+          }
+        };
+        await Promise.all(Array.from({ length: 16 }, issue));
+        const cpu0 = cpuMicros(gw.proc.pid!);
+        const calls0 = counter.calls;
+        const t0 = performance.now();
+        let next = 0;
+        const write = async (): Promise<void> => {
+          while (next < n) {
+            const key = keys[next++]!;
+            const res = await fetch(`${gw.url}/zkt/${key}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"arguments":"one per key"}' });
+            if (res.status !== 200) throw new Error(`write answered ${res.status}: ${await res.text()}`);
+          }
+        };
+        await Promise.all(Array.from({ length: 32 }, write));
+        const acknowledged = (performance.now() - t0) / 1000;
+        // Until the gateway has confirmed every write (its own gauge), then idle.
+        for (let i = 0; i < 600; i++) {
+          const text = await (await fetch(gw.url + "/metrics")).text();
+          if (/^gateway_unconfirmed_writes\{[^}]*\} 0$/m.test(text)) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const busySeconds = (performance.now() - t0) / 1000;
+        const busyCpuMs = (cpuMicros(gw.proc.pid!).all - cpu0.all) / 1000;
+        const busyCalls = counter.calls - calls0;
+        await new Promise((r) => setTimeout(r, 2_000));
+        const idle0 = counter.calls;
+        const idleCpu0 = cpuMicros(gw.proc.pid!).all;
+        await new Promise((r) => setTimeout(r, 10_000));
+        const idle = (counter.calls - idle0) / 10;
+        const idleCpuMsPerSecond = (cpuMicros(gw.proc.pid!).all - idleCpu0) / 1000 / 10;
+        // What the writes cost beyond what the gateway spends anyway each second (probes, the block walk): with
+        // 10 writes that fixed cost over the confirmation wait would otherwise dominate the figure.
+        const cpuMs = Math.max(0, busyCpuMs - idleCpuMsPerSecond * busySeconds) / n;
+        const callsPerWrite = Math.max(0, busyCalls - idle * busySeconds) / n;
+        rows.push({ keys: n, cpuMs, callsPerWrite, idle });
+        lines.push(`| ${n.toLocaleString("en")} | ${n.toLocaleString("en")} | ${acknowledged.toFixed(2)} | ${cpuMs.toFixed(3)} | ${callsPerWrite.toFixed(2)} | ${idle.toFixed(1)} | ${rssMb(gw.proc.pid!)} |`);
+      } finally {
+        gw.proc.kill("SIGTERM");
+        counter.close();
+      }
+    }
+    const first = rows[0]!;
+    const last = rows[rows.length - 1]!;
+    target("CPU per write, 10 → 10,000 keys", "flat within 20 %", `${first.cpuMs.toFixed(3)} → ${last.cpuMs.toFixed(3)} ms (${(last.cpuMs / first.cpuMs).toFixed(2)}×)`, last.cpuMs <= first.cpuMs * 1.2);
+    target("upstream calls per write, 10 → 10,000 keys", "flat within 20 %", `${first.callsPerWrite.toFixed(2)} → ${last.callsPerWrite.toFixed(2)}`, last.callsPerWrite <= first.callsPerWrite * 1.2);
+    target("idle upstream calls/s, 10 → 10,000 keys", "flat", `${first.idle.toFixed(1)} → ${last.idle.toFixed(1)}`, last.idle <= Math.max(first.idle * 1.2, first.idle + 1));
+    lines.push(
+      "",
+      "Each size runs on a fresh gateway behind a proxy that counts the JSON-RPC calls it forwards (a batch counts its calls). Keys are issued through " +
+        "POST /portal/keys, then each key writes one message (32 at a time); CPU and calls per write run from the first write until the gateway's " +
+        "gateway_unconfirmed_writes gauge is 0 (every write confirmed), less what the idle gateway spends in as long (CPU and calls per second, " +
+        "measured over the next 10 s after a 2 s pause: probes and the block walk); idle calls/s is that idle count.",
+      "",
+    );
+    }
+    lines.push("## 6. Memory", "", `| gateway RSS | MB |`, "|---|---|", `| idle (after start) | ${idleRss} |`, `| peak under the loads above | ${peakRss} |`, "");
     provider.destroy();
   } finally {
     for (const p of procs) p.kill("SIGTERM");

@@ -67,4 +67,31 @@ describe("Stability's clients, by their request shapes", () => {
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ success: true, ignoredFields: ["network", "colour"] });
   });
+
+  it("the docs' V2 examples: deploy a greeting contract with constructor arguments, read it, write it, with pragma 0.8.24 and ^0.8.20", { timeout: 120_000 }, async () => {
+    const abi = [
+      { type: "function", name: "greeting", inputs: [], outputs: [{ name: "", type: "string" }], stateMutability: "view" },
+      { type: "function", name: "setGreeting", inputs: [{ name: "g", type: "string" }], outputs: [], stateMutability: "nonpayable" },
+    ];
+    for (const pragma of ["0.8.24", "^0.8.20"]) {
+      const code = `// SPDX-License-Identifier: MIT\npragma solidity ${pragma};\ncontract Greeting {\n  string public greeting;\n  constructor(string memory g) { greeting = g; }\n  function setGreeting(string memory g) public { greeting = g; }\n}`;
+      const deployed = await postJson(url + `/zkt/${apiKey}`, { code, arguments: ["hello"] });
+      expect(deployed.status, `${pragma}: ${deployed.text}`).toBe(200);
+      const to = (deployed.json as { contractAddress: string }).contractAddress;
+      const read = async () => ((await postJson(url + `/zkt/${apiKey}`, { to, abi, method: "greeting", arguments: [] })).json as { output: unknown[] }).output;
+      expect(await read()).toEqual(["hello"]);
+      const write = await postJson(url + `/zkt/${apiKey}`, { to, abi, method: "setGreeting", arguments: ["bonjour"], wait: true });
+      expect(write.json).toMatchObject({ success: true, receipt: { status: "success" } });
+      expect(await read()).toEqual(["bonjour"]);
+    }
+  });
+
+  it("the OpenAPI document keeps the official path parameter (api_key) and documents what this gateway adds", async () => {
+    const doc = (await (await fetch(url + "/zkt/openapi.json")).json()) as { paths: Record<string, { post?: { parameters?: { name: string }[]; responses: Record<string, unknown> } }>; components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+    expect(doc.paths["/zkt/{api_key}"]?.post?.parameters?.[0]?.name).toBe("api_key");
+    expect(Object.keys(doc.paths["/zkt/{api_key}"]!.post!.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "409", "413", "422", "429", "503"]));
+    expect(Object.keys(doc.components.schemas.MessageRequest!.properties)).toContain("wait");
+    expect(Object.keys(doc.components.schemas.MessageResponse!.properties)).toEqual(expect.arrayContaining(["queueId", "transactionHash", "receipt", "ignoredFields"]));
+    expect(Object.keys(doc.components.schemas.DeployRequest!.properties)).toEqual(expect.arrayContaining(["wait", "contractName"]));
+  });
 });

@@ -48,7 +48,11 @@ const receipt = {
   },
 };
 
-const okBase = { success: { type: "boolean", enum: [true] }, id };
+const okBase = {
+  success: { type: "boolean", enum: [true] },
+  id,
+  ignoredFields: { type: "array", items: { type: "string" }, description: "This gateway: request fields no operation knows, ignored (named so a typo does not pass unseen)." },
+};
 
 export const openApiDocument = {
   openapi: "3.0.3",
@@ -56,7 +60,8 @@ export const openApiDocument = {
     title: "chain-gateway ZKT API (beta)",
     version: "1.0.0",
     description:
-      "Write messages, read and write contract functions, and deploy contracts with plain HTTP POSTs. The body's shape selects the operation: V1 message {arguments: string}; V2 call {to, abi, method, arguments: [], wait?}; V2 deploy {code, arguments?, contractName?, wait?}. Experimental.",
+      "Write messages, read and write contract functions, and deploy contracts with plain HTTP POSTs. The body's shape selects the operation: V1 message {arguments: string, wait?}; V2 call {to, abi, method, arguments: [], wait?}; V2 deploy {code, arguments?, contractName?, wait?}. Experimental. " +
+      "Stability's official shapes, plus what this gateway adds: queueId and transactionHash in every write answer, receipt when waiting, wait on messages and deploys, contractName, ignoredFields, GET /zkt/transactions/{queueId}, an Idempotency-Key header, and an HTTP status per error (the hosted service answers 200 with success: false).",
   },
   paths: {
     "/zkt/try-it-out": {
@@ -67,11 +72,11 @@ export const openApiDocument = {
         responses: { $ref: "#/components/x-submitResponses" },
       },
     },
-    "/zkt/{apiKey}": {
+    "/zkt/{api_key}": {
       post: {
         summary: "Submit signed by the API key's own wallet",
         operationId: "submitWithKey",
-        parameters: [{ name: "apiKey", in: "path", required: true, schema: { type: "string" } }],
+        parameters: [{ name: "api_key", in: "path", required: true, schema: { type: "string" } }],
         requestBody: { $ref: "#/components/requestBodies/ZktRequest" },
         responses: { $ref: "#/components/x-submitResponses" },
       },
@@ -105,14 +110,12 @@ export const openApiDocument = {
         type: "object",
         description: "V1: write a message. A transaction to the network's message recipient whose data is the message's UTF-8 bytes.",
         required: ["arguments"],
-        additionalProperties: false,
-        properties: { arguments: { type: "string", minLength: 1 }, id },
+        properties: { arguments: { type: "string", minLength: 1 }, wait: { type: "boolean", description: "This gateway: return after mining, with the receipt." }, id },
       },
       ContractCallRequest: {
         type: "object",
         description: "V2: call a contract function. view/pure functions are read with eth_call; others are signed and submitted.",
         required: ["to", "abi", "method", "arguments"],
-        additionalProperties: false,
         properties: {
           to: address,
           abi: { type: "array", minItems: 1, items: abiEntry },
@@ -124,9 +127,8 @@ export const openApiDocument = {
       },
       DeployRequest: {
         type: "object",
-        description: "V2: compile Solidity source (pinned solc; @openzeppelin/contracts imports resolve) and deploy; returns once mined, or with wait: false once signed and journaled.",
+        description: "V2: compile Solidity source (the newest shipped solc its pragma allows: 0.8.37, 0.8.24, 0.8.19; @openzeppelin/contracts imports resolve) and deploy; returns once mined, or with wait: false once signed and journaled.",
         required: ["code"],
-        additionalProperties: false,
         properties: {
           code: { type: "string", minLength: 1 },
           arguments: { type: "array", items: jsonValue },
@@ -139,7 +141,7 @@ export const openApiDocument = {
         type: "object",
         required: ["success", "hash", "transactionHash", "queueId"],
         additionalProperties: false,
-        properties: { ...okBase, hash, transactionHash: hash, queueId: { type: "string" } },
+        properties: { ...okBase, hash, transactionHash: hash, queueId: { type: "string" }, receipt: { $ref: "#/components/schemas/Receipt" } },
       },
       ReadResponse: {
         type: "object",
@@ -199,8 +201,9 @@ const submitResponses = {
     [
       ["400", "VALIDATION_ERROR or COMPILATION_ERROR: the body is malformed, an argument is wrong, or the source does not compile"],
       ["401", "UNAUTHORIZED: unknown or revoked API key"],
+      ["409", "VALIDATION_ERROR: a request with this Idempotency-Key is still in progress"],
       ["413", "PAYLOAD_TOO_LARGE: body over 1 MB"],
-      ["422", "TXN_NOT_PROCESSED: the node rejected the transaction or it reverted"],
+      ["422", "TXN_NOT_PROCESSED: the node rejected the transaction or it reverted; VALIDATION_ERROR: an Idempotency-Key reused with another body"],
       ["429", "RATE_LIMITED: over the caller's limit; see Retry-After"],
       ["503", "UPSTREAM_UNAVAILABLE: no node reachable, or not mined in time"],
     ].map(([code, description]) => [code, { description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorResponse" } } } }]),
@@ -208,5 +211,5 @@ const submitResponses = {
 };
 
 // OpenAPI has no $ref for a whole responses map; inline the same map on both submit paths.
-for (const path of ["/zkt/try-it-out", "/zkt/{apiKey}"] as const) openApiDocument.paths[path].post.responses = submitResponses as never;
+for (const path of ["/zkt/try-it-out", "/zkt/{api_key}"] as const) openApiDocument.paths[path].post.responses = submitResponses as never;
 delete (openApiDocument.components as Record<string, unknown>)["x-submitResponses"];

@@ -1,8 +1,9 @@
-// Solidity source → ABI and bytecode with the pinned npm solc, in a worker thread, cached by content:
-// the same source and settings compile once.
+// Solidity source → ABI and bytecode, in a worker thread, cached by content: the same source and settings
+// compile once. The compiler is chosen by the source's pragma among the installed ones (compilerVersions.ts).
 import { Worker } from "node:worker_threads";
 import { createHash } from "node:crypto";
 import { GatewayError, type JsonValue } from "../../errors.js";
+import { compilerFor } from "./compilerVersions.js";
 
 export interface CompiledContract {
   name: string;
@@ -61,11 +62,12 @@ export class SolidityCompiler {
       sources: { [SOURCE_NAME]: { content: code } },
       settings: { evmVersion: options.evmVersion, optimizer: { enabled: true, runs: 200 }, outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"], "": ["ast"] } } },
     });
-    const key = createHash("sha256").update(input).digest("hex");
+    const pkg = compilerFor(code).pkg;
+    const key = createHash("sha256").update(pkg).update(input).digest("hex");
     let output = this.cache.get(key);
     if (!output) {
       this.compilations++;
-      output = this.run(input).then((text) => JSON.parse(text) as SolcOutput);
+      output = this.run(input, pkg).then((text) => JSON.parse(text) as SolcOutput);
       this.cache.set(key, output);
       if (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
       output.catch(() => this.cache.delete(key));
@@ -81,13 +83,13 @@ export class SolidityCompiler {
     await w?.terminate();
   }
 
-  private run(input: string): Promise<string> {
+  private run(input: string, pkg: string): Promise<string> {
     clearTimeout(this.idleTimer);
     const worker = this.ensureWorker();
     const id = this.nextId++;
     const done = new Promise<string>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      worker.postMessage({ id, input });
+      worker.postMessage({ id, input, pkg });
     });
     const idle = (): void => {
       if (this.waiting.size > 0 || this.worker !== worker) return;

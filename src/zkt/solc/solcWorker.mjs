@@ -3,9 +3,15 @@
 import { parentPort } from "node:worker_threads";
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
-import solc from "solc";
 
 const require = createRequire(import.meta.url);
+/** Each compiler (a package: "solc", or an alias such as "solc-0.8.24") is loaded on first use and kept. */
+const compilers = new Map();
+function compiler(pkg) {
+  let solc = compilers.get(pkg);
+  if (!solc) compilers.set(pkg, (solc = require(pkg)));
+  return solc;
+}
 
 // Only @openzeppelin/contracts imports resolve (from the package the gateway ships); nothing else on disk.
 function findImports(path) {
@@ -19,8 +25,9 @@ function findImports(path) {
   }
 }
 
-parentPort.on("message", ({ id, input }) => {
+parentPort.on("message", ({ id, input, pkg }) => {
   try {
+    const solc = compiler(pkg);
     parentPort.postMessage({ id, output: solc.compile(input, { import: findImports }), version: solc.version() });
   } catch (err) {
     parentPort.postMessage({ id, error: String(err && err.message ? err.message : err) });
