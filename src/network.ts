@@ -32,6 +32,7 @@ import { callerInterceptor } from "./transport/connect/callerInterceptor.js";
 import { callerKey } from "./handlers/context.js";
 import { createContextValues } from "@connectrpc/connect";
 import type { RateLimits } from "./limits/rateLimits.js";
+import { answerZeroFees } from "./rpc/zeroFees.js";
 import { Policy, type Authenticate } from "./policy/policy.js";
 import { guard } from "./handlers/guard.js";
 import { rpcHandlers } from "./handlers/rpcHandlers.js";
@@ -108,6 +109,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       m.countRpc(net.name, outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other", outcome.ok ? "ok" : String(outcome.error.jsonRpcCode)),
       gw.coalesceReads ? new InflightReads() : undefined,
     );
+    if (net.feeMode === "zero") answerZeroFees(core, pool);
     const trusted = new Set(gw.trustedProxies);
     // The journal is keyed by network *and* chain (its genesis): a fresh embedded anvil is a new chain, and
     // what was journaled for the old one must not be replayed onto it.

@@ -50,6 +50,11 @@ export class RpcCore implements RpcDispatcher {
     ]);
   }
 
+  /** Answers `method` with a constant, locally (a network-wide fact the node may state otherwise). */
+  answerLocally(method: string, value: JsonValue): void {
+    this.local.set(method, { value, raw: JSON.stringify(value) });
+  }
+
   /** Registers a gateway-implemented method (platform_*). */
   register(method: string, fn: CustomMethod): void {
     this.custom.set(method, fn);
