@@ -3,7 +3,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { SolidityCompiler } from "../src/zkt/solc/compileSolidity.js";
 
-export const CONTRACTS = [{ source: "contracts/DemoToken.sol", name: "DemoToken", artifact: "src/platform/demoToken.artifact.json" }];
+export const CONTRACTS = [
+  { source: "contracts/DemoToken.sol", name: "DemoToken", artifact: "src/platform/demoToken.artifact.json" },
+  { source: "contracts/Multicall3.sol", name: "Multicall3", artifact: "src/platform/multicall3.artifact.json" },
+];
 
 export async function compileAll(): Promise<Map<string, string>> {
   const compiler = new SolidityCompiler();

@@ -33,6 +33,7 @@ import { callerKey } from "./handlers/context.js";
 import { createContextValues } from "@connectrpc/connect";
 import type { RateLimits } from "./limits/rateLimits.js";
 import { answerZeroFees } from "./rpc/zeroFees.js";
+import { installMulticall3 } from "./platform/multicall3.js";
 import { Policy, type Authenticate } from "./policy/policy.js";
 import { guard } from "./handlers/guard.js";
 import { rpcHandlers } from "./handlers/rpcHandlers.js";
@@ -154,7 +155,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     if (embedded) {
       // A dev chain gets a real validator address and a real token out of the box.
       await pool.call("anvil_setCoinbase", [DEV_VALIDATOR]);
-      await tokens.deployDemoToken(embedded.url, net.chainId);
+      await Promise.all([tokens.deployDemoToken(embedded.url, net.chainId), installMulticall3(embedded.url, net.chainId)]);
     }
     const sponsorship = new Sponsorship({ pool, sequencer, seed: deps.seed, chainId: net.chainId });
     registerPlatformMethods(core, { validators, tokens, sponsorship });

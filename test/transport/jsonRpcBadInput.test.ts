@@ -34,7 +34,7 @@ describe("JSON-RPC bad input", () => {
     ["params an object", { jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: { address: PROBE } }, 200, -32602, /positional params/],
     ["id an object", { jsonrpc: "2.0", id: {}, method: "eth_chainId", params: [] }, 400, -32600, /"id" must be a string, a number or null/],
     ["empty batch", [], 400, -32600, /empty batch/],
-    ["batch of 41", Array.from({ length: 41 }, (_, i) => req("eth_chainId", [], i)), 400, -32600, /at most 40 requests, this one has 41/],
+    ["batch of 41", Array.from({ length: 41 }, (_, i) => req("eth_chainId", [], i)), 400, -32600, /at most 40 requests, this one has 41; set your client.s batch size to 40 \(viem: .*batchSize: 40.*ethers: .*batchMaxCount: 40/],
     ["unknown method", req("eth_doesNotExist"), 200, -32601, /Method not found/],
     ["unknown namespace", req("foo_bar"), 200, -32601, /Method not found: foo_bar/],
     ["eth_blobBaseFee", req("eth_blobBaseFee"), 200, -32601, /eth_blobBaseFee is not supported/],

@@ -67,7 +67,7 @@ export function handleJsonRpc(text: string, dispatcher: RpcDispatcher, options: 
 async function handleBatch(body: unknown[], text: string, dispatcher: RpcDispatcher, options: JsonRpcOptions): Promise<JsonRpcHttpAnswer> {
   if (body.length === 0) return errorAnswer(400, null, new GatewayError("invalid_request", "Invalid Request: empty batch"));
   if (body.length > options.maxBatchSize) {
-    return errorAnswer(400, null, new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}`));
+    return errorAnswer(400, null, new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}; set your client's batch size to ${options.maxBatchSize} (viem: http(url, { batch: { batchSize: ${options.maxBatchSize} } }); ethers: new JsonRpcProvider(url, network, { batchMaxCount: ${options.maxBatchSize} }))`));
   }
   let idTexts: (string | undefined)[] | undefined;
   const parsed = body.map((r, i) => parseRequest(r, () => (idTexts ??= numericIdTexts(text, true))[i]));
