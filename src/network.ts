@@ -1,4 +1,5 @@
 // One network's runtime: its upstreams (or embedded anvil), its cores, and its server on its own port.
+import { join } from "node:path";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { GatewayConfig, NetworkConfig } from "./config/config.js";
 import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
@@ -84,7 +85,13 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
   let sequencer: Sequencer | undefined;
   try {
     if (net.upstreams.length === 0) {
-      embedded = await startEmbeddedNode({ chainId: net.chainId, blockTimeSeconds: net.blockTimeSeconds, feeMode: net.feeMode });
+      embedded = await startEmbeddedNode({
+        chainId: net.chainId,
+        blockTimeSeconds: net.blockTimeSeconds,
+        feeMode: net.feeMode,
+        // The dev chain survives restarts (contracts, balances, queueIds); delete the file for a fresh one.
+        ...(gw.embeddedState ? { stateFile: join(gw.dataDir, `chain-${net.name}.json`) } : {}),
+      });
       log.info("embedded anvil started", { chainId: net.chainId, blockTime: net.blockTimeSeconds, pid: embedded.pid });
     }
     const upstreamUrls = embedded ? [embedded.url] : net.upstreams;

@@ -11,6 +11,12 @@ export interface EmbeddedNodeOptions {
   chainId: number;
   blockTimeSeconds: number;
   feeMode: FeeMode;
+  /**
+   * The chain survives restarts: anvil loads this file at start, dumps to it every `stateIntervalSeconds`
+   * (a kill -9 loses at most that much) and on exit.
+   */
+  stateFile?: string;
+  stateIntervalSeconds?: number;
   /** Extra anvil arguments (tests). */
   extraArgs?: string[];
   startTimeoutMs?: number;
@@ -62,6 +68,7 @@ async function launch(options: EmbeddedNodeOptions, port: number): Promise<Embed
     // and discard (~65 µs of our CPU per transaction at 1,000 writes/s; bench). Quiet also drops its
     // "Listening on" line, hence the port chosen here.
     "--quiet",
+    ...(options.stateFile ? ["--state", options.stateFile, "--state-interval", String(options.stateIntervalSeconds ?? 2)] : []),
     ...(options.extraArgs ?? []),
   ];
   const child = spawn("/bin/sh", ["-c", WATCHDOG, "sh", anvilBinaryPath(), ...args], { stdio: ["pipe", "pipe", "pipe"] });

@@ -61,6 +61,8 @@ export interface GatewayConfig {
     /** Namespace of the limiters' Redis keys. */
     keyPrefix?: string;
   };
+  /** Embedded dev chains keep their state in dataDir across restarts (false: a fresh chain each start). */
+  embeddedState: boolean;
   /** Signers' nonce lanes (and their wallets) kept while idle, per network; past it the least recently used go. */
   maxIdleLanes: number;
   /** Bounds on every client connection (see transport/http/listen.ts). */
@@ -136,6 +138,7 @@ export function defaultConfig(): GatewayConfig {
     rateLimit: { requestsPerWindow: 1500, windowMs: 60_000, tryItOutRequestsPerWindow: 100, failMode: "open", decisionTimeoutMs: 250 },
     trustedProxies: [],
     maxIdleLanes: 10_000,
+    embeddedState: true,
     http: { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 65_000, maxConnections: 10_000 },
     stuckTransactionMs: 30_000,
     receiptWaitMs: 60_000,
@@ -178,7 +181,7 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
     return;
   }
   const obj = raw as Record<string, unknown>;
-  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "http", "maxIdleLanes", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "receiptWaitMs", "idempotencyStaleMs", "journalRetentionDays", "networks"]);
+  const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "http", "maxIdleLanes", "embeddedState", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "receiptWaitMs", "idempotencyStaleMs", "journalRetentionDays", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
   const http = config.http;
@@ -235,6 +238,10 @@ function mergeEnv(config: GatewayConfig, env: Env, problems: string[]): void {
   };
   config.bodyLimitBytes = num("BODY_LIMIT_BYTES") ?? config.bodyLimitBytes;
   config.maxIdleLanes = num("MAX_IDLE_LANES") ?? config.maxIdleLanes;
+  const state = env.EMBEDDED_STATE;
+  if (state === "true" || state === "1") config.embeddedState = true;
+  else if (state === "false" || state === "0") config.embeddedState = false;
+  else if (state !== undefined && state !== "") problems.push(`EMBEDDED_STATE: "${state}" is not true or false`);
   config.http = {
     headersTimeoutMs: num("HTTP_HEADERS_TIMEOUT_MS") ?? config.http.headersTimeoutMs,
     requestTimeoutMs: num("HTTP_REQUEST_TIMEOUT_MS") ?? config.http.requestTimeoutMs,
@@ -290,6 +297,7 @@ export function validateConfig(config: GatewayConfig): string[] {
   positiveInt("rateLimit.tryItOutRequestsPerWindow", config.rateLimit.tryItOutRequestsPerWindow);
   positiveInt("rateLimit.decisionTimeoutMs", config.rateLimit.decisionTimeoutMs);
   positiveInt("maxIdleLanes", config.maxIdleLanes);
+  if (typeof config.embeddedState !== "boolean") problems.push(`embeddedState: must be true or false, got ${JSON.stringify(config.embeddedState)}`);
   for (const k of ["headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "maxConnections"] as const) positiveInt(`http.${k}`, config.http?.[k]);
   if (config.rateLimit.failMode !== "open" && config.rateLimit.failMode !== "closed") problems.push(`rateLimit.failMode: must be "open" or "closed", got "${config.rateLimit.failMode}"`);
   if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) problems.push("redisUrl: must be a redis:// or rediss:// URL");

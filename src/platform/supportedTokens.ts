@@ -1,6 +1,6 @@
 // The tokens a network supports (experimental: prepares paying fees in network-supported tokens). From config,
 // checked at start to hold code; on the embedded dev chain a demo ERC-20 is deployed and listed.
-import { ContractFactory, getAddress, Wallet, JsonRpcProvider } from "ethers";
+import { ContractFactory, getAddress, getCreateAddress, Wallet, JsonRpcProvider } from "ethers";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { Logger } from "../log/logger.js";
 import artifact from "./demoToken.artifact.json" with { type: "json" };
@@ -38,6 +38,12 @@ export class SupportedTokens {
   async deployDemoToken(nodeUrl: string, chainId: number): Promise<string> {
     const provider = new JsonRpcProvider(nodeUrl, chainId, { staticNetwork: true, pollingInterval: 50 });
     try {
+      // The dev account's first deployment: on a dev chain kept across restarts it is already there.
+      const first = getCreateAddress({ from: new Wallet(ANVIL_DEV_KEY).address, nonce: 0 });
+      if ((await provider.getCode(first)) !== "0x") {
+        this.tokens.push(getAddress(first));
+        return getAddress(first);
+      }
       const factory = new ContractFactory(artifact.abi, artifact.bytecode, new Wallet(ANVIL_DEV_KEY, provider));
       const contract = await factory.deploy(10n ** 27n);
       await contract.waitForDeployment();
