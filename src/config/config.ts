@@ -184,10 +184,8 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
   const known = new Set(["host", "dataDir", "bodyLimitBytes", "maxBatchSize", "coalesceReads", "upstreamTimeoutMs", "upstreamProbeIntervalMs", "logLevel", "databaseUrl", "portalKeysPerHour", "rateLimit", "http", "maxIdleLanes", "embeddedState", "redisUrl", "trustedProxies", "masterMnemonic", "stuckTransactionMs", "receiptWaitMs", "idempotencyStaleMs", "journalRetentionDays", "networks"]);
   for (const key of Object.keys(obj)) if (!known.has(key)) problems.push(`config file: unknown setting "${key}"`);
   const { networks, ...rest } = obj;
-  const http = config.http;
-  Object.assign(config, pick(rest, known));
-  // A file may set some of the http bounds; the rest keep their defaults.
-  if (typeof rest.http === "object" && rest.http !== null) config.http = { ...http, ...(rest.http as Partial<GatewayConfig["http"]>) };
+  // Merged deeply: a file setting one field of a group (rateLimit, http) keeps the group's other defaults.
+  Object.assign(config, deepMerge(config as unknown as Record<string, unknown>, pick(rest, known) as Record<string, unknown>));
   if (networks !== undefined) {
     if (typeof networks !== "object" || networks === null || Array.isArray(networks)) {
       problems.push('config file: "networks" must be an object keyed by "testnet"/"mainnet"');
@@ -199,10 +197,21 @@ function mergeFile(config: GatewayConfig, raw: unknown, problems: string[]): voi
         problems.push(`config file: unknown network "${name}" (expected testnet or mainnet)`);
         continue;
       }
-      selected.push({ ...structuredClone(defaultNetworks[name]), ...(value as Partial<NetworkConfig>), name });
+      selected.push({ ...(deepMerge(structuredClone(defaultNetworks[name]) as unknown as Record<string, unknown>, (value ?? {}) as Record<string, unknown>) as unknown as NetworkConfig), name });
     }
     config.networks = selected;
   }
+}
+
+/** `patch` over `base`: plain objects merged key by key, anything else (arrays included) replaced. */
+function deepMerge(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) {
+    const b = base[k];
+    const plain = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+    out[k] = plain(b) && plain(v) ? deepMerge(b, v) : v;
+  }
+  return out;
 }
 
 function pick(obj: Record<string, unknown>, keys: Set<string>): Partial<GatewayConfig> {

@@ -25,6 +25,15 @@ describe("config", () => {
     expect(c.networks[0]!.upstreams).toEqual(["http://x:1", "http://y:2"]);
   });
 
+  it("merges a config file deeply: one field of a group keeps the group's other defaults (#30)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    writeFileSync(join(dir, "chain-gateway.config.json"), JSON.stringify({ rateLimit: { requestsPerWindow: 10 }, http: { maxConnections: 50 }, networks: { testnet: { validators: { source: "clique" } } } }));
+    const c = loadConfig({}, dir);
+    expect(c.rateLimit).toMatchObject({ requestsPerWindow: 10, windowMs: 60_000, tryItOutRequestsPerWindow: 100, failMode: "open", decisionTimeoutMs: 250 });
+    expect(c.http).toMatchObject({ maxConnections: 50, headersTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000 });
+    expect(c.networks[0]).toMatchObject({ name: "testnet", chainId: 20180427, validators: { source: "clique" } });
+  });
+
   it("reports every problem at once, naming the setting", () => {
     const dir = mkdtempSync(join(tmpdir(), "cfg-"));
     writeFileSync(join(dir, "bad.json"), JSON.stringify({ maxBatchSize: -1, colour: "red", networks: { testnet: { port: 8546 }, mainnet: {}, devnet: {} } }));
