@@ -1,10 +1,8 @@
-// Around the whole suite: start each run with an empty server log (and a PGlite cluster to copy: see
-// helpers/pglite.ts), and after every file has run, fail the run if an API key, a master-seed phrase or a
+// Around the whole suite: start each run with an empty server log, and after every file has run, fail the run if an API key, a master-seed phrase or a
 // private key derived from one reached the log.
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { HDNodeWallet, Mnemonic } from "ethers";
 import { LOG_FILE, SECRETS_FILE } from "./helpers/gateway.js";
-import { ensurePgliteTemplate } from "./helpers/pglite.js";
 
 /** Wallet indexes checked per seed: the shared signer and the first keys' wallets. */
 const WALLETS_PER_SEED = 12;
@@ -13,7 +11,6 @@ export function setup(): () => void {
   mkdirSync("test-artifacts", { recursive: true });
   rmSync(LOG_FILE, { force: true });
   rmSync(SECRETS_FILE, { force: true });
-  ensurePgliteTemplate();
   return () => {
     if (!existsSync(LOG_FILE)) return;
     const log = readFileSync(LOG_FILE, "utf8");

@@ -1,6 +1,5 @@
 // `npm start` runs the esbuild bundle (`npm run build` → dist/main.mjs): it must do what the source does,
-// including the parts that load files next to it at run time (the PGlite worker that reads an earlier
-// version's store, the solc worker for deploys).
+// including the parts that load files next to it at run time (the solc worker for deploys).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,12 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGatewayProcess, type GatewayProcess } from "./helpers/gatewayProcess.js";
 import { postJson } from "./helpers/gateway.js";
 import { TOKEN_SOURCE } from "./fixtures/contracts.js";
-import { MasterSeed } from "../src/keys/masterSeed.js";
-import { ApiKeys } from "../src/keys/apiKeys.js";
-import { openSqlClient } from "../src/store/sqlClient.js";
-import { migrate } from "../src/store/migrations.js";
-import { sqlKeyTable } from "../src/store/keyTable.js";
-import { pgliteDataDir } from "./helpers/pglite.js";
 
 describe("the npm start bundle", () => {
   let gw: GatewayProcess;
@@ -41,25 +34,5 @@ describe("the npm start bundle", () => {
     expect(deploy.status).toBe(200);
     expect((deploy.json as { contractAddress: string }).contractAddress).toMatch(/^0x[0-9a-fA-F]{40}$/);
   }, 60_000);
-
-  it("takes over an earlier version's PGlite data directory (its worker loads from the bundle)", async () => {
-    // A data directory as the versions before the SQLite store left it: a key in PGlite.
-    const dataDir = pgliteDataDir("gw-bundle-old-");
-    const db = await openSqlClient({ dataDir });
-    await migrate(db);
-    const { apiKey, info } = await new ApiKeys(sqlKeyTable(db), MasterSeed.load(dataDir)).create({ label: "from before" });
-    await db.close();
-    const upgraded = await startGatewayProcess({ DATA_DIR: dataDir }, "bundle");
-    try {
-      expect(upgraded.log()).toMatch(/earlier embedded store taken over/);
-      const write = await postJson(`${upgraded.url}/zkt/${apiKey}`, { arguments: "after the upgrade" });
-      expect(write.json, JSON.stringify(write.json)).toMatchObject({ success: true });
-      const tx = await postJson(upgraded.url, { jsonrpc: "2.0", id: 1, method: "eth_getTransactionByHash", params: [(write.json as { hash: string }).hash] });
-      expect((tx.json as { result: { from: string } }).result.from.toLowerCase()).toBe(info.walletAddress.toLowerCase());
-    } finally {
-      upgraded.child.kill("SIGTERM");
-      await upgraded.exited;
-    }
-  }, 120_000);
 });
 

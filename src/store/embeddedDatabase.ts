@@ -26,14 +26,14 @@ const SCHEMA = [
    create index submissions_hash on submissions (network, hash);
    create unique index submissions_idempotency on submissions (idempotency_key) where idempotency_key is not null;
    create table nonce_lanes (network text not null, signer text not null, next_nonce integer not null, primary key (network, signer)) without rowid;`,
-  // What was done once to this journal (the PGlite take-over), so it is neither skipped when cut off nor redone.
+  // What was done once to this journal (an earlier version's take-over of its PGlite store; kept: a shipped schema).
   `create table journal_meta (key text primary key, value text not null) without rowid;`,
   // Only a caller-signed transaction is ever looked up by hash (getRawByHash). Indexing every record's hash,
   // random by nature, dirtied a random index page per record at each commit: ~40 % of the journal's CPU per
   // record and most of its WAL writes (bench).
   `drop index if exists submissions_hash;
    create index submissions_raw_hash on submissions (network, hash) where kind = 'raw';`,
-  // Keys and Idempotency-Key answers, which PGlite held until here (pgliteTakeover.ts copies them over).
+  // Keys and Idempotency-Key answers.
   // Times are milliseconds, as in the journal.
   `create table api_keys (
      id text primary key,

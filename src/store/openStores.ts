@@ -6,7 +6,6 @@ import { holdDataDir, openEmbeddedDatabase } from "./embeddedDatabase.js";
 import { sqlIdempotencyTable, sqliteIdempotencyTable, type IdempotencyTable } from "./idempotencyTable.js";
 import { sqlKeyTable, sqliteKeyTable, type KeyTable } from "./keyTable.js";
 import { migrate } from "./migrations.js";
-import { pgliteToTakeOver, takeOverPglite } from "./pgliteTakeover.js";
 import { openSqlClient } from "./sqlClient.js";
 import { SqliteSubmissionStore } from "./sqliteSubmissionStore.js";
 import { SqlSubmissionStore } from "./sqlSubmissionStore.js";
@@ -22,7 +21,7 @@ export interface Stores {
 export interface OpenStoresOptions {
   dataDir: string;
   databaseUrl?: string;
-  /** Told what opening changed: migrations applied, an earlier PGlite store taken over. */
+  /** Told what opening changed: migrations applied. */
   onChange?: (what: string, details: Record<string, unknown>) => void;
   /**
    * "gateway" (the default) holds an embedded data directory for as long as the stores are open: one gateway
@@ -33,7 +32,7 @@ export interface OpenStoresOptions {
 
 export async function openStores(options: OpenStoresOptions): Promise<Stores> {
   if (options.databaseUrl) {
-    const db = await openSqlClient({ dataDir: options.dataDir, databaseUrl: options.databaseUrl });
+    const db = await openSqlClient({ databaseUrl: options.databaseUrl });
     try {
       const applied = await migrate(db);
       if (applied.length > 0) options.onChange?.("store migrated", { store: "postgres", versions: applied });
@@ -53,17 +52,12 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
       },
     };
   }
-  let release = options.role === "tool" ? undefined : holdDataDir(options.dataDir);
+  const release = options.role === "tool" ? undefined : holdDataDir(options.dataDir);
   let journal: SqliteSubmissionStore | undefined;
   let db: Database.Database | undefined;
   try {
     db = openEmbeddedDatabase(options.dataDir);
     journal = new SqliteSubmissionStore(db);
-    // A tool upgrading an earlier data directory holds it too, so a gateway starting meanwhile waits its turn.
-    if (!release && pgliteToTakeOver(db, options.dataDir)) release = holdDataDir(options.dataDir);
-    if (await takeOverPglite(db, journal, options.dataDir)) {
-      options.onChange?.("earlier embedded store taken over", { from: "DATA_DIR/pglite", into: "DATA_DIR/journal.sqlite", note: "DATA_DIR/pglite is no longer used and can be removed" });
-    }
   } catch (err) {
     if (journal) await journal.close();
     else db?.close();

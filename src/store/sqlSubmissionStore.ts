@@ -1,5 +1,4 @@
-// The submission journal on PostgreSQL (DATABASE_URL). The same SQL runs on PGlite, where earlier versions kept
-// the embedded journal (pgliteTakeover.ts reads it; its tests write one).
+// The submission journal on PostgreSQL (DATABASE_URL), shared by replicas.
 import type { SqlClient } from "./sqlClient.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
 import { StatusBatcher } from "./statusBatcher.js";

@@ -94,33 +94,6 @@ export class SqliteSubmissionStore implements SubmissionStore {
     return new SqliteSubmissionStore(openEmbeddedDatabase(dataDir));
   }
 
-  /**
-   * Copies an earlier journal on SQL (an old version's PGlite: pgliteTakeover.ts) into this one: records in
-   * slices, skipping those already here (a copy cut off part way starts again), then nonce lanes, never
-   * lowering one. `inLastCommit` runs in the lanes' commit (the take-over notes the part done there).
-   */
-  async copyFrom(old: Pick<SqlClient, "query">, inLastCommit: () => void): Promise<void> {
-    const copy = this.db.prepare<Row, never>(
-      `insert or ignore into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
-       values (@queue_id, @network, @signer, @nonce, @hash, @raw, @kind, @status, @error_message, @created_at, @processed_at, @idempotency_key)`,
-    );
-    const insertAll = this.db.transaction((rows: Row[]) => {
-      for (const r of rows) copy.run(r);
-    });
-    let after = "";
-    for (;;) {
-      const rows = await old.query<SubmissionRow>("select * from submissions where queue_id > $1 order by queue_id limit 5000", [after]);
-      if (rows.length === 0) break;
-      insertAll(rows.map((r) => toRow(fromRow(r))));
-      after = rows[rows.length - 1]!.queue_id;
-    }
-    const lanes = await old.query<{ network: string; signer: string; next_nonce: string | number }>("select network, signer, next_nonce from nonce_lanes");
-    this.db.transaction(() => {
-      for (const l of lanes) this.sql.setLane.run(l.network, l.signer, Number(l.next_nonce));
-      inLastCommit();
-    })();
-  }
-
   reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
     const run = async (): Promise<SubmissionRecord[][]> => {
       const key = (signer: string): string => `${network}\n${signer}`;

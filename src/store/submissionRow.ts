@@ -1,4 +1,4 @@
-// A journal record as a row, the same columns in PostgreSQL/PGlite and in SQLite: how each database hands
+// A journal record as a row, the same columns in PostgreSQL and in SQLite: how each database hands
 // back its numbers and times differs (bigint as text or number; timestamptz as Date or text; SQLite's
 // milliseconds), so reading accepts any of them.
 import type { SubmissionRecord, SubmissionStatus } from "./submissionStore.js";

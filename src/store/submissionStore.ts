@@ -1,5 +1,5 @@
 // The submission journal: every accepted write, recorded before the reply and updated as it is broadcast,
-// mined or fails. The sequencer talks only to this interface (in-memory here; PostgreSQL/PGlite later).
+// mined or fails. The sequencer talks only to this interface (in-memory here; SQLite and PostgreSQL in their files).
 export type SubmissionStatus = "pending" | "processing" | "completed" | "error";
 
 export interface SubmissionRecord {

@@ -28,7 +28,7 @@ const backends: Record<string, () => Promise<Backend>> = {
   },
   async postgres() {
     const schema = await freshSchemaUrl();
-    const db = await openSqlClient({ dataDir: mkdtempSync(join(tmpdir(), "idem-pg-")), databaseUrl: schema.url });
+    const db = await openSqlClient({ databaseUrl: schema.url });
     await migrate(db);
     return {
       table: sqlIdempotencyTable(db),

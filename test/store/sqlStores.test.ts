@@ -12,10 +12,9 @@ import type { LaneReservation, SubmissionRecord, SubmissionStore } from "../../s
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import { freshSchemaUrl } from "../helpers/postgres.js";
-import { pgliteDataDir } from "../helpers/pglite.js";
 import { openStores } from "../../src/store/openStores.js";
 
-for (const kind of ["pglite", "postgres", "sqlite"] as const) {
+for (const kind of ["postgres", "sqlite"] as const) {
   describe(`SQL store (${kind})`, () => {
     let db: SqlClient;
     let sqlite: SqliteSubmissionStore | undefined;
@@ -39,8 +38,8 @@ for (const kind of ["pglite", "postgres", "sqlite"] as const) {
       if (kind === "postgres") {
         const s = await freshSchemaUrl();
         drop = s.drop;
-        db = await openSqlClient({ dataDir: mkdtempSync(join(tmpdir(), "store-")), databaseUrl: s.url });
-      } else db = await openSqlClient({ dataDir: pgliteDataDir("store-") });
+        db = await openSqlClient({ databaseUrl: s.url });
+      }
       expect(db.kind).toBe(kind);
       expect(await migrate(db)).toEqual([1, 2, 3, 4, 5, 6]);
       expect(await migrate(db)).toEqual([]);

@@ -43,6 +43,9 @@ describe("JSON-RPC ids and empty methods over the wire", () => {
   it("keeps two ids distinct in a batch even when JavaScript numbers would make them equal", async () => {
     const text = await post(url, '[{"jsonrpc":"2.0","id":9007199254740993,"method":"eth_chainId"},{"jsonrpc":"2.0","id":9007199254740992,"method":"eth_chainId"}]');
     expect(text).toBe('[{"jsonrpc":"2.0","id":9007199254740993,"result":"0x133edcb"},{"jsonrpc":"2.0","id":9007199254740992,"result":"0x133edcb"}]');
+    // "id" keys inside params, a notification between, an exponent id: each element keeps its own id's text.
+    const mixed = await post(url, '[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","method":"eth_chainId","params":[{"id":5}]},{"jsonrpc":"2.0","id":2,"method":"eth_chainId","params":[{"id":7}]},{"jsonrpc":"2.0","id":3e0,"method":"eth_chainId"}]');
+    expect(mixed).toBe('[{"jsonrpc":"2.0","id":1,"result":"0x133edcb"},{"jsonrpc":"2.0","id":2,"result":"0x133edcb"},{"jsonrpc":"2.0","id":3e0,"result":"0x133edcb"}]');
   });
 
   it("an empty method is -32600 Invalid Request over JSON-RPC and over Connect and gRPC alike", async () => {

@@ -70,7 +70,7 @@ async function handleBatch(body: unknown[], text: string, dispatcher: RpcDispatc
     return errorAnswer(400, null, new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}; set your client's batch size to ${options.maxBatchSize} (viem: http(url, { batch: { batchSize: ${options.maxBatchSize} } }); ethers: new JsonRpcProvider(url, network, { batchMaxCount: ${options.maxBatchSize} }))`));
   }
   let idTexts: (string | undefined)[] | undefined;
-  const parsed = body.map((r, i) => parseRequest(r, () => (idTexts ??= numericIdTexts(text, true))[i]));
+  const parsed = body.map((r, i) => parseRequest(r, () => (idTexts ??= batchIdTexts(text, body))[i]));
   const admitted = await admit(options, body.length, true, null);
   if ("refused" in admitted) return admitted.refused;
   const run = async (): Promise<JsonRpcHttpAnswer> => {
@@ -148,6 +148,30 @@ function singleIdText(text: string, body: unknown): string | undefined {
     if (text.startsWith(canonical, at + 5) && !((next >= 0x30 && next <= 0x39) || next === 0x2e || next === 0x65 || next === 0x45)) return canonical;
   }
   return numericIdTexts(text, false)[0];
+}
+
+/**
+ * The ids' texts of a batch. Compact JSON from the usual client holds one `"id":` per element, each followed by
+ * its id's canonical digits: checked with indexOf (native) instead of scanning every character; anything else
+ * (spaces, big or fractional ids, "id" keys in params) is scanned for.
+ */
+function batchIdTexts(text: string, body: unknown[]): (string | undefined)[] {
+  const out: (string | undefined)[] = new Array(body.length);
+  let at = -1;
+  for (let i = 0; i < body.length; i++) {
+    const el = body[i];
+    if (typeof el !== "object" || el === null || Array.isArray(el) || !("id" in el)) continue;
+    at = text.indexOf('"id":', at + 1);
+    if (at < 0) return numericIdTexts(text, true);
+    const id = (el as { id: unknown }).id;
+    if (typeof id !== "number") continue;
+    const canonical = String(id);
+    const next = text.charCodeAt(at + 5 + canonical.length);
+    if (!Number.isSafeInteger(id) || !text.startsWith(canonical, at + 5) || (next >= 0x30 && next <= 0x39) || next === 0x2e || next === 0x65 || next === 0x45) return numericIdTexts(text, true);
+    out[i] = canonical;
+  }
+  // More "id" keys than elements with one: some are inside params, so the pairing above may be wrong.
+  return text.indexOf('"id":', at + 1) < 0 ? out : numericIdTexts(text, true);
 }
 
 function parseRequest(req: unknown, numericIdText: () => string | undefined): Parsed {
