@@ -481,7 +481,8 @@ export class Sequencer {
         const repriced = await this.reprice(rec).catch(() => undefined);
         if (repriced) return this.broadcast(repriced, opts);
       }
-      log.error("broadcast rejected for good", { queueId: rec.queueId, nonce: rec.nonce, error: error.message });
+      // A caller's own signed transaction refused by the node is the caller's doing (warn); ours is a fault (error).
+      (rec.kind === "raw" ? log.warn : log.error)("broadcast rejected for good", { queueId: rec.queueId, nonce: rec.nonce, error: error.message });
       await store.update(rec.queueId, { status: "error", errorMessage: `the node rejected the transaction: ${error.message}`, processedAt: new Date() });
       if (opts.refill) await this.refillNonce(rec).catch((e: unknown) => log.error("nonce refill failed", { nonce: rec.nonce, error: (e as Error).message }));
       return { result: "rejected", error };
