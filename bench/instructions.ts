@@ -6,7 +6,8 @@
 //
 // Each bundle (default: a fresh `npm run build`'s dist/main.mjs) runs under callgrind against one anvil; a
 // fixed number of keep-alive requests warms it, the counters are zeroed, and a fixed number is counted, per
-// method. Bundles run side by side (valgrind runs a process on one core at a time).
+// method. Bundles run side by side (valgrind runs a process on one core at a time). The gateways inherit this
+// process's environment (COALESCE_READS=false measures the uncoalesced path).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import net from "node:net";
@@ -17,11 +18,17 @@ import { startEmbeddedNode } from "../src/chain/embeddedNode.js";
 const WARM = Number(process.env.WARM_REQUESTS ?? 20_000);
 const COUNTED = Number(process.env.COUNTED_REQUESTS ?? 10_000);
 const CONNECTIONS = 32;
-const METHODS = ["eth_chainId", "eth_blockNumber"];
+/** INSTR_METHODS: JSON-RPC methods, or "batch40" (40 eth_getBalance of distinct addresses in one batch). */
+const METHODS = (process.env.INSTR_METHODS ?? "eth_chainId,eth_blockNumber").split(",");
+
+function bodyOf(method: string): string {
+  if (method !== "batch40") return `{"jsonrpc":"2.0","id":1,"method":"${method}","params":[]}`;
+  return JSON.stringify(Array.from({ length: 40 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "eth_getBalance", params: ["0x" + (0xbeef00 + i).toString(16).padStart(40, "0"), "latest"] })));
+}
 
 /** Sends exactly `n` requests over keep-alive connections, each sending its next when an answer is complete. */
 function fixedLoad(port: number, method: string, n: number): Promise<void> {
-  const body = `{"jsonrpc":"2.0","id":1,"method":"${method}","params":[]}`;
+  const body = bodyOf(method);
   const request = `POST / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
   let sent = 0;
   let answered = 0;
