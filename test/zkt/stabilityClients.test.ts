@@ -86,6 +86,21 @@ describe("Stability's clients, by their request shapes", () => {
     }
   });
 
+  it("the docs' V2 file store example: store a file by name, read it back (pragma 0.8.24)", { timeout: 120_000 }, async () => {
+    const code = `// SPDX-License-Identifier: MIT\npragma solidity 0.8.24;\ncontract FileStore {\n  mapping(string => string) private files;\n  function storeFile(string memory name, string memory content) public { files[name] = content; }\n  function getFile(string memory name) public view returns (string memory) { return files[name]; }\n}`;
+    const deployed = await postJson(url + `/zkt/${apiKey}`, { code });
+    expect(deployed.status, deployed.text).toBe(200);
+    const to = (deployed.json as { contractAddress: string }).contractAddress;
+    const abi = [
+      { type: "function", name: "storeFile", inputs: [{ name: "name", type: "string" }, { name: "content", type: "string" }], outputs: [], stateMutability: "nonpayable" },
+      { type: "function", name: "getFile", inputs: [{ name: "name", type: "string" }], outputs: [{ name: "", type: "string" }], stateMutability: "view" },
+    ];
+    const write = await postJson(url + `/zkt/${apiKey}`, { to, abi, method: "storeFile", arguments: ["notes.txt", "hello, chain"], wait: true });
+    expect(write.json).toMatchObject({ success: true, receipt: { status: "success" } });
+    const read = await postJson(url + `/zkt/${apiKey}`, { to, abi, method: "getFile", arguments: ["notes.txt"] });
+    expect((read.json as { output: unknown[] }).output).toEqual(["hello, chain"]);
+  });
+
   it("the OpenAPI document keeps the official path parameter (api_key) and documents what this gateway adds", async () => {
     const doc = (await (await fetch(url + "/zkt/openapi.json")).json()) as { paths: Record<string, { post?: { parameters?: { name: string }[]; responses: Record<string, unknown> } }>; components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
     expect(doc.paths["/zkt/{api_key}"]?.post?.parameters?.[0]?.name).toBe("api_key");
