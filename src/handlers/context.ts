@@ -1,7 +1,7 @@
 // What a transport hands a handler: who called (set by the transport), and what the policy decided (set by
 // the guard) — per call, as Connect context values, so an in-process REST call carries them the same way.
 import { createContextKey } from "@connectrpc/connect";
-import type { Access } from "../rpc/methodPolicy.js";
+import type { Access } from "../keys/access.js";
 import type { Caller } from "../policy/policy.js";
 import type { ClaimHooks } from "../store/idempotencyStore.js";
 

@@ -3,7 +3,7 @@
 // revoked by another process (the keys CLI, or a replica on a shared PostgreSQL) within LOOKUP_CACHE_MS.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GatewayError } from "../errors.js";
-import type { Access } from "../rpc/methodPolicy.js";
+import type { Access } from "./access.js";
 import type { KeyRow, KeyTable } from "../store/keyTable.js";
 import type { MasterSeed } from "./masterSeed.js";
 

@@ -6,7 +6,7 @@ import Bottleneck from "bottleneck";
 import { Redis } from "ioredis";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
-import type { Access } from "../rpc/methodPolicy.js";
+import type { Access } from "../keys/access.js";
 import { WindowLimiter, type CallerLimiter, type LimitDecision } from "./windowLimiter.js";
 import { ClusteredWindowLimiter } from "./clusteredWindowLimiter.js";
 

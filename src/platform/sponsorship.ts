@@ -5,7 +5,7 @@
 import { getAddress, keccak256, Transaction, verifyMessage } from "ethers";
 import { GatewayError } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
-import type { Access } from "../rpc/methodPolicy.js";
+import type { Access } from "../keys/access.js";
 import type { MasterSeed } from "../keys/masterSeed.js";
 import type { Sequencer } from "../sequencer/sequencer.js";
 

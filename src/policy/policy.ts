@@ -2,14 +2,13 @@
 // daily quota and idempotency, as the operation's entry in OPERATIONS says. Transports only say who called
 // (the key as presented, the client IP, an idempotency key) and render what comes back.
 import { GatewayError } from "../errors.js";
-import type { Access } from "../rpc/methodPolicy.js";
+import type { Access, Authenticate } from "../keys/access.js";
 import { rateLimitHeaders, type RateLimits } from "../limits/rateLimits.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, type ClaimHooks, type IdempotencyStore } from "../store/idempotencyStore.js";
 import { andThen, type MaybePromise } from "../maybePromise.js";
 import { OPERATIONS, type OperationName } from "./operations.js";
 
-/** Resolves an API key to access rights; throws an unauthorized GatewayError for unknown or revoked keys. */
-export type Authenticate = (apiKey: string) => Promise<Access>;
+export type { Authenticate } from "../keys/access.js";
 
 /** Who called, as the transport saw it. */
 export interface Caller {

@@ -1,10 +1,7 @@
 // Which JSON-RPC methods a caller may reach. Policy sits in front of the upstream pool, never inside it.
 import { GatewayError } from "../errors.js";
 
-/** Who is calling: the public, or the holder of an API key (whose wallet is master-seed index walletIndex). */
-export type Access =
-  | { kind: "public" }
-  | { kind: "key"; keyId: string; walletIndex: number; requestsPerMinute?: number | null; transactionsPerDay?: number | null };
+import type { Access } from "../keys/access.js";
 
 /**
  * The node methods forwarded, by exact name: an allow-list, so a name the node might read differently

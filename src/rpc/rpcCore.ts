@@ -2,7 +2,8 @@
 // custom platform_ methods, and one upstream round trip for everything proxied in a call set.
 import { GatewayError, toGatewayError, type JsonValue } from "../errors.js";
 import type { RpcCall, RpcOutcome, UpstreamPool } from "../chain/upstreamPool.js";
-import { checkMethodAllowed, WRITE_METHODS, type Access } from "./methodPolicy.js";
+import type { Access } from "../keys/access.js";
+import { checkMethodAllowed, WRITE_METHODS } from "./methodPolicy.js";
 import type { ImmutableCache } from "./immutableCache.js";
 import type { InflightReads } from "./inflightReads.js";
 import type { MaybePromise } from "../maybePromise.js";

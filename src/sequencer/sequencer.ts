@@ -2,7 +2,7 @@
 // signs it and journals it (all before the caller gets the hash), then broadcasts it in nonce order with
 // retries on transient upstream failures, and follows it until mined. The journal makes it durable: what
 // was accepted is rebroadcast after an upstream outage or a restart until it is mined or rejected for good.
-import { keccak256, Transaction, type Wallet, type HDNodeWallet } from "ethers";
+import { keccak256, Transaction } from "ethers";
 import pRetry from "p-retry";
 import { GatewayError, type JsonValue } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
@@ -16,7 +16,8 @@ import { localGasLimit } from "./intrinsicGas.js";
 import { newQueueId } from "./queueId.js";
 import type { FeeMode } from "../config/config.js";
 
-export type SigningWallet = Wallet | HDNodeWallet;
+export type { SigningWallet } from "./signTransaction.js";
+import type { SigningWallet } from "./signTransaction.js";
 
 export interface TxIntent {
   wallet: SigningWallet;
@@ -139,7 +140,7 @@ export class Sequencer {
    * returns once the transaction is journaled, with its hash.
    */
   async submit(intent: TxIntent): Promise<SubmissionRecord> {
-    const { pool, chainId, network } = this.options;
+    const { chainId, network } = this.options;
     this.refuseOnOtherChain();
     const from = intent.wallet.address;
     this.lane(from).wallet = intent.wallet;

@@ -7,7 +7,7 @@
 import { createRequire } from "node:module";
 import { getAddress, getBytes, keccak256, Transaction } from "ethers";
 import { keccak256Bytes } from "./keccak.js";
-import type { SigningWallet } from "./sequencer.js";
+import type { HDNodeWallet, Wallet } from "ethers";
 import type { FeeFields } from "./feeOracle.js";
 import { rlpEncode, rlpInt, stripZeros, type RlpItem } from "./rlp.js";
 
@@ -36,6 +36,9 @@ export type UnsignedTx = {
   value: bigint;
   gasLimit: bigint;
 } & FeeFields;
+
+/** A gateway wallet: a key's HD-derived one, or a plain one (dev funding). */
+export type SigningWallet = Wallet | HDNodeWallet;
 
 const keyBytes = new WeakMap<SigningWallet, Uint8Array>();
 const HEX_DATA = /^0x(?:[0-9a-fA-F]{2})*$/;

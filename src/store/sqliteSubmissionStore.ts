@@ -6,7 +6,6 @@
 // The file (embeddedDatabase.ts) also holds API keys and Idempotency-Key answers; this holds only the journal's SQL.
 import type Database from "better-sqlite3";
 import { openEmbeddedDatabase } from "./embeddedDatabase.js";
-import type { SqlClient } from "./sqlClient.js";
 import { StatusBatcher } from "./statusBatcher.js";
 import { fromRow, type SubmissionRow } from "./submissionRow.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";

@@ -4,7 +4,7 @@ import { getCreateAddress, hexlify, toUtf8Bytes, Interface, type HDNodeWallet } 
 import { GatewayError, type JsonValue } from "../errors.js";
 import type { NetworkConfig } from "../config/config.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
-import type { Access } from "../rpc/methodPolicy.js";
+import type { Access } from "../keys/access.js";
 import type { MasterSeed } from "../keys/masterSeed.js";
 import { redactPath } from "../log/logger.js";
 import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";

@@ -17,7 +17,7 @@ const ABI = [
 describe("a dev chain kept across restarts", () => {
   it("keeps contracts, their state, queueIds and the demo token through SIGTERM and SIGKILL", { timeout: 180_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-persist-"));
-    const env = { DATA_DIR: dataDir, BLOCK_TIME: "0.5" };
+    const env = { DATA_DIR: dataDir, BLOCK_TIME: "0.5", EMBEDDED_STATE: "true" };
     const start = (): Promise<GatewayProcess> => startGatewayProcess(env);
     const tokenOf = async (url: string) => ((await postJson(url, { jsonrpc: "2.0", id: 1, method: "platform_getSupportedTokens", params: [] })).json as { result: { value: string[] } }).result.value;
     const count = async (url: string, to: string) => ((await postJson(url + "/zkt/try-it-out", { to, abi: ABI, method: "n", arguments: [] })).json as { output: string[] }).output[0];

@@ -33,6 +33,8 @@ export function testConfig(options: TestGatewayOptions = {}): GatewayConfig {
   config.networks = config.networks.filter((n) => names.includes(n.name));
   for (const n of config.networks) n.port = 0;
   config.logLevel = "debug";
+  // A fresh dev chain per gateway (test/chain/persistentDevChain.test.ts covers the kept one).
+  config.embeddedState = false;
   config.dataDir = mkdtempSync(join(tmpdir(), "gw-data-"));
   options.mutate?.(config);
   return config;

@@ -17,7 +17,8 @@ export interface GatewayProcess {
 export async function startGatewayProcess(env: Record<string, string>, entry: "source" | "bundle" | { bundle: string } = "source"): Promise<GatewayProcess> {
   const args = entry === "source" ? ["--import", "tsx", "src/main.ts"] : ["--enable-source-maps", entry === "bundle" ? "dist/main.mjs" : entry.bundle];
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: "0", LOG_LEVEL: "debug", ...env },
+    // A fresh dev chain per start unless a test asks for the kept one (its dumps cost every anvil CPU).
+    env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: "0", LOG_LEVEL: "debug", EMBEDDED_STATE: "false", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));

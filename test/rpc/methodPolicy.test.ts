@@ -1,7 +1,8 @@
 // Which methods a caller may reach: the same verdict on the first call and on every later one (the class of
 // a method name is remembered), whatever the order in which names are first seen.
 import { describe, expect, it } from "vitest";
-import { checkMethodAllowed, type Access } from "../../src/rpc/methodPolicy.js";
+import type { Access } from "../../src/keys/access.js";
+import { checkMethodAllowed } from "../../src/rpc/methodPolicy.js";
 
 const PUBLIC: Access = { kind: "public" };
 const KEY: Access = { kind: "key", keyId: "k1", walletIndex: 1 };

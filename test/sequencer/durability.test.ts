@@ -7,7 +7,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonRpcProvider, toUtf8String, Wallet } from "ethers";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
-import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { startGatewayProcess } from "../helpers/gatewayProcess.js";
 import { freshSchemaUrl } from "../helpers/postgres.js";

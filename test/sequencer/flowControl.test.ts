@@ -5,7 +5,7 @@ import { JsonRpcProvider, Wallet, ZeroAddress } from "ethers";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import { UpstreamPool } from "../../src/chain/upstreamPool.js";
 import { Sequencer } from "../../src/sequencer/sequencer.js";
-import { MemorySubmissionStore } from "../../src/store/submissionStore.js";
+import { MemorySubmissionStore } from "../helpers/memorySubmissionStore.js";
 import { createLogger } from "../../src/log/logger.js";
 import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
 

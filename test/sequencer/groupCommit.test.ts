@@ -5,7 +5,8 @@ import { JsonRpcProvider, Wallet } from "ethers";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import { UpstreamPool } from "../../src/chain/upstreamPool.js";
 import { Sequencer } from "../../src/sequencer/sequencer.js";
-import { MemorySubmissionStore, type LaneReservation, type SubmissionRecord } from "../../src/store/submissionStore.js";
+import type { LaneReservation, SubmissionRecord } from "../../src/store/submissionStore.js";
+import { MemorySubmissionStore } from "../helpers/memorySubmissionStore.js";
 import { createLogger } from "../../src/log/logger.js";
 
 /** Records how many lanes each commit carried; refuses multi-lane commits while `refuseShared` is set. */

@@ -1,9 +1,9 @@
 // JSON-RPC 2.0 envelope handling over HTTP, exactly as the specification says: single calls, batches,
 // notifications, parse and invalid-request errors. It decides nothing about methods: the dispatcher does.
-import { GatewayError, toGatewayError, type JsonValue } from "../../errors.js";
+import { GatewayError, toGatewayError } from "../../errors.js";
 import type { RpcOutcome } from "../../chain/upstreamPool.js";
 import type { CoreCall, RpcDispatcher } from "../../rpc/rpcCore.js";
-import type { Access } from "../../rpc/methodPolicy.js";
+import type { Access } from "../../keys/access.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
 import { andThen, type MaybePromise } from "../../maybePromise.js";
 import { numericIdTexts } from "./rawIds.js";
