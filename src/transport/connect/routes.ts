@@ -1,7 +1,11 @@
-// Connect routes of one network: the guarded handlers, served over Connect, gRPC and gRPC-Web.
+// Connect routes of one network: the guarded handlers, served over Connect, gRPC and gRPC-Web, and gRPC
+// server reflection (v1, v1alpha) describing them.
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import { ServerReflection as ReflectionV1 } from "../../../gen/grpc/reflection/v1/reflection_pb.js";
+import { ServerReflection as ReflectionV1alpha } from "../../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { reflectionHandlers } from "../../handlers/reflection.js";
 
 export interface Handlers {
   rpc: ServiceImpl<typeof RpcService>;
@@ -12,5 +16,8 @@ export function connectRoutes(handlers: Handlers): (router: ConnectRouter) => vo
   return (router) => {
     router.service(RpcService, handlers.rpc);
     router.service(ZktService, handlers.zkt);
+    const reflection = reflectionHandlers([RpcService, ZktService]);
+    router.service(ReflectionV1, reflection.v1);
+    router.service(ReflectionV1alpha, reflection.v1alpha);
   };
 }
