@@ -30,6 +30,7 @@ import { zktRoutes } from "./transport/zkt/zktRoutes.js";
 import { connectRoutes } from "./transport/connect/routes.js";
 import { errorMappingInterceptor } from "./transport/connect/errorMap.js";
 import { callerInterceptor } from "./transport/connect/callerInterceptor.js";
+import { withMediaTypeHint } from "./transport/connect/mediaType.js";
 import { callerKey } from "./handlers/context.js";
 import { createContextValues } from "@connectrpc/connect";
 import type { RateLimits } from "./limits/rateLimits.js";
@@ -198,7 +199,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     });
     // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
     await deps.beforeListen?.();
-    server = await listenDual(withCors(handler), gw.host, net.port, gw.http, { serves: rest.serves, handle: rest.handle, bodyLimitBytes: gw.bodyLimitBytes });
+    server = await listenDual(withCors(withMediaTypeHint(handler)), gw.host, net.port, gw.http, { serves: rest.serves, handle: rest.handle, bodyLimitBytes: gw.bodyLimitBytes });
     const url = `http://${gw.host}:${server.port}`;
     const srv = server;
     const p = pool;

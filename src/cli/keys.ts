@@ -1,6 +1,8 @@
 // Operator CLI for API keys: `npm run keys -- create [--label L] [--rpm N] [--tpd N] | list [PREFIX] | revoke ID|PREFIX`.
 // Uses the same config as the gateway (DATA_DIR / DATABASE_URL), and works while the gateway runs: on the
 // embedded SQLite file as on PostgreSQL (a revocation reaches a running gateway within LOOKUP_CACHE_MS).
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config/config.js";
 import { ApiKeys, type ApiKeyInfo } from "../keys/apiKeys.js";
@@ -26,6 +28,13 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
+  // Keys are wallets of the gateway's master seed: a CLI run beside another DATA_DIR makes a second store and
+  // seed whose keys the gateway refuses. Say what is opened, and warn when it is new.
+  const seedFile = resolve(config.dataDir, "master-seed");
+  if (!process.env.MASTER_MNEMONIC && !existsSync(seedFile)) {
+    process.stderr.write(`keys: warning: no gateway data in ${resolve(config.dataDir)} yet; a new master seed is made there, and a gateway accepts these keys only with this DATA_DIR${config.databaseUrl ? " and DATABASE_URL" : ""}\n`);
+  }
+  process.stderr.write(`keys: store ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : resolve(config.dataDir, "journal.sqlite")}, seed ${process.env.MASTER_MNEMONIC ? "MASTER_MNEMONIC" : seedFile}\n`);
   const stores = await openStores({ dataDir: config.dataDir, role: "tool", ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
   try {
     const keys = new ApiKeys(stores.keys, MasterSeed.load(config.dataDir));

@@ -73,4 +73,14 @@ describe("Connect clients on the JSON-RPC port", () => {
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ jsonrpc: "2.0", id: 7, result: "0x133edcb" });
   });
+
+  it("a Connect path called without a Connect content type (curl's default) gets 415 with a body saying what to send", async () => {
+    for (const headers of [{}, { "content-type": "text/plain" }, { "content-type": "application/x-www-form-urlencoded" }] as Record<string, string>[]) {
+      const res = await fetch(url + "/chaingateway.rpc.v1.RpcService/GetChainId", { method: "POST", headers, body: new Uint8Array([123, 125]) });
+      expect(res.status).toBe(415);
+      expect(await res.json()).toMatchObject({ code: "invalid_argument", message: expect.stringMatching(/application\/json .*application\/grpc/) });
+    }
+    // JSON-RPC and ZKT REST do not depend on the content type.
+    expect((await fetch(url + "/", { method: "POST", body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' })).status).toBe(200);
+  });
 });
