@@ -33,6 +33,10 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("portal in a browser",
     expect(key.apiKey).toMatch(/^cgw_/);
     expect(await page.inputValue("#target")).toBe(key.apiKey);
 
+    // The read example before any deploy holds a placeholder address: the page says so and sends nothing.
+    await page.click('[data-example="read"]');
+    await page.click("#send");
+    expect(await page.textContent("#status")).toMatch(/deploy a contract first/);
     await page.click('[data-example="message"]');
     await page.click("#send");
     await page.waitForFunction(() => document.getElementById("status")!.textContent!.startsWith("HTTP"));

@@ -69,6 +69,8 @@ $("send").addEventListener("click", async () => {
   $("status").textContent = "sending…";
   let body;
   try { body = JSON.parse($("body").value); } catch { $("status").textContent = "the body is not valid JSON"; return; }
+  // The read/write examples before any deploy still hold the placeholder: say so rather than post it.
+  if (typeof body.to === "string" && body.to.includes("…")) { $("status").textContent = 'deploy a contract first (the ERC-20 deploy example), or put a contract address in "to"'; return; }
   const res = await fetch("/zkt/" + encodeURIComponent($("target").value), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const out = await res.json();
   $("status").textContent = "HTTP " + res.status;
