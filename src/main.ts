@@ -1,11 +1,11 @@
 // `npm start`: runs the gateway until SIGINT/SIGTERM (exit 0; 1 if stopping failed), then stops every
 // embedded node it started.
-import { ConfigError, loadConfig } from "./config/config.js";
+import { ConfigError, loadConfig, type GatewayConfig } from "./config/config.js";
 import { startGateway, type Gateway } from "./gateway.js";
 import { createLogger } from "./log/logger.js";
 
 async function main(): Promise<void> {
-  let config;
+  let config: GatewayConfig;
   try {
     config = loadConfig();
   } catch (err) {
