@@ -16,6 +16,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  // Node 24 comes from the `node` npm package (npm scripts put it first on PATH); this says which one ran.
+  log.info("starting", { node: process.version });
   let stopping = false;
   const gateway: Gateway = await startGateway(config, { log });
   const stop = (reason: string): void => {

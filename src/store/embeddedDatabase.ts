@@ -1,10 +1,10 @@
-// The embedded store: one SQLite file under DATA_DIR (better-sqlite3, in this process) holding the submission
+// The embedded store: one SQLite file under DATA_DIR (node:sqlite, in this process) holding the submission
 // journal, API keys and Idempotency-Key answers. It is called journal.sqlite because it held only the journal
 // at first; the keys joined it from PGlite, whose ~260 MB of resident memory was most of an idle gateway's.
 // With DATABASE_URL, PostgreSQL holds the same data instead (migrations.ts).
-import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { isBusy, openSqlite, pragma, type SqliteDatabase, transaction } from "./sqliteFile.js";
 
 /** Versioned like the SQL migrations: the file's user_version is the last applied. Never edit a shipped one. */
 const SCHEMA = [
@@ -67,20 +67,24 @@ const BUSY_TIMEOUT_MS = 5_000;
  * CLI, while the gateway runs): SQLite serialises their writes. That one gateway at a time writes the journal
  * is holdDataDir's job.
  */
-export function openEmbeddedDatabase(dataDir: string): Database.Database {
+export function openEmbeddedDatabase(dataDir: string): SqliteDatabase {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, "journal.sqlite"), { timeout: BUSY_TIMEOUT_MS });
-  db.pragma("journal_mode = WAL");
+  const db = openSqlite(join(dataDir, "journal.sqlite"), { busyTimeoutMs: BUSY_TIMEOUT_MS });
+  db.exec("pragma journal_mode = WAL");
   // WAL: a commit is one append. synchronous=NORMAL: a commit is in the OS's hands before the reply, so a
   // killed process loses nothing; a crash of the machine may lose the last commits (DATABASE_URL is the
   // durable choice).
-  db.pragma("synchronous = NORMAL");
+  db.exec("pragma synchronous = NORMAL");
   // Immediate: two processes opening a new file at once migrate it one after the other.
-  db.transaction(() => {
-    const version = db.pragma("user_version", { simple: true }) as number;
-    for (let v = version; v < SCHEMA.length; v++) db.exec(SCHEMA[v]!);
-    db.pragma(`user_version = ${SCHEMA.length}`);
-  }).immediate();
+  transaction(
+    db,
+    () => {
+      const version = pragma(db, "user_version") as number;
+      for (let v = version; v < SCHEMA.length; v++) db.exec(SCHEMA[v]!);
+      db.exec(`pragma user_version = ${SCHEMA.length}`);
+    },
+    "immediate",
+  )();
   return db;
 }
 
@@ -93,17 +97,17 @@ export function openEmbeddedDatabase(dataDir: string): Database.Database {
 export function holdDataDir(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, "gateway.lock");
-  const lock = new Database(file, { timeout: 0 });
+  const lock = openSqlite(file, { busyTimeoutMs: 0 });
   try {
     // In exclusive locking mode the first write's lock is never given back while the connection is open.
-    lock.pragma("locking_mode = EXCLUSIVE");
+    lock.exec("pragma locking_mode = EXCLUSIVE");
     // Its content does not matter: no rollback journal file beside it.
-    lock.pragma("journal_mode = MEMORY");
+    lock.exec("pragma journal_mode = MEMORY");
     lock.exec("create table if not exists holder (pid integer); delete from holder;");
     lock.prepare("insert into holder (pid) values (?)").run(process.pid);
   } catch (err) {
     lock.close();
-    if ((err as { code?: string }).code !== "SQLITE_BUSY") throw err;
+    if (!isBusy(err)) throw err;
     throw new Error(`the data directory ${dataDir} is in use by another gateway: one gateway per DATA_DIR at a time`, { cause: err });
   }
   return () => lock.close();

@@ -1,6 +1,6 @@
 // Where Idempotency-Key claims and answers are kept: PostgreSQL (DATABASE_URL) or the embedded SQLite file.
 // IdempotencyStore holds the rules (who runs, who waits, what is kept); this holds only the rows.
-import type Database from "better-sqlite3";
+import { type SqliteDatabase, statement, transaction } from "./sqliteFile.js";
 import type { SqlClient } from "./sqlClient.js";
 
 export interface ClaimRow {
@@ -46,19 +46,19 @@ export function sqlIdempotencyTable(db: Pick<SqlClient, "query">): IdempotencyTa
   };
 }
 
-export function sqliteIdempotencyTable(db: Database.Database): IdempotencyTable {
+export function sqliteIdempotencyTable(db: SqliteDatabase): IdempotencyTable {
   const sql = {
-    expire: db.prepare<[string, string, number], never>("delete from idempotency where scope = ? and key = ? and created_at < ?"),
-    claim: db.prepare<[string, string, number, string], { created_at: number }>("insert into idempotency (scope, key, created_at, fingerprint) values (?, ?, ?, ?) on conflict do nothing returning created_at"),
-    read: db.prepare<[string, string], { status: number | null; body: string | null; created_at: number; fingerprint: string | null }>("select status, body, created_at, fingerprint from idempotency where scope = ? and key = ?"),
-    answer: db.prepare<[number, string, string, string], never>("update idempotency set status = ?, body = ? where scope = ? and key = ?"),
-    answerUnanswered: db.prepare<[number, string, string, string], never>("update idempotency set status = ?, body = ? where scope = ? and key = ? and status is null"),
-    release: db.prepare<[string, string], never>("delete from idempotency where scope = ? and key = ?"),
-    releaseClaim: db.prepare<[string, string, number], never>("delete from idempotency where scope = ? and key = ? and status is null and created_at = ?"),
-    prune: db.prepare<[number], never>("delete from idempotency where created_at < ?"),
+    expire: statement<[string, string, number], never>(db, "delete from idempotency where scope = ? and key = ? and created_at < ?"),
+    claim: statement<[string, string, number, string], { created_at: number }>(db, "insert into idempotency (scope, key, created_at, fingerprint) values (?, ?, ?, ?) on conflict do nothing returning created_at"),
+    read: statement<[string, string], { status: number | null; body: string | null; created_at: number; fingerprint: string | null }>(db, "select status, body, created_at, fingerprint from idempotency where scope = ? and key = ?"),
+    answer: statement<[number, string, string, string], never>(db, "update idempotency set status = ?, body = ? where scope = ? and key = ?"),
+    answerUnanswered: statement<[number, string, string, string], never>(db, "update idempotency set status = ?, body = ? where scope = ? and key = ? and status is null"),
+    release: statement<[string, string], never>(db, "delete from idempotency where scope = ? and key = ?"),
+    releaseClaim: statement<[string, string, number], never>(db, "delete from idempotency where scope = ? and key = ? and status is null and created_at = ?"),
+    prune: statement<[number], never>(db, "delete from idempotency where created_at < ?"),
   };
   // Expiry and claim in one transaction, as PostgreSQL's two statements are atomic enough there (a unique key).
-  const claim = db.transaction((scope: string, key: string, expiredBefore: number, fingerprint: string): number | undefined => {
+  const claim = transaction(db, (scope: string, key: string, expiredBefore: number, fingerprint: string): number | undefined => {
     sql.expire.run(scope, key, expiredBefore);
     return sql.claim.get(scope, key, Date.now(), fingerprint)?.created_at;
   });

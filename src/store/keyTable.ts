@@ -1,6 +1,6 @@
 // Where API keys are kept: PostgreSQL (DATABASE_URL) or the embedded SQLite file. ApiKeys holds the rules
 // (hashing, the lookup cache, what a key grants); this holds only the rows, in each database's own SQL.
-import type Database from "better-sqlite3";
+import { type SqliteDatabase, statement } from "./sqliteFile.js";
 import type { SqlClient } from "./sqlClient.js";
 
 export interface KeyRow {
@@ -86,21 +86,22 @@ export function sqlKeyTable(db: Pick<SqlClient, "query">): KeyTable {
   };
 }
 
-export function sqliteKeyTable(db: Database.Database): KeyTable {
+export function sqliteKeyTable(db: SqliteDatabase): KeyTable {
   const sql = {
     // One statement, so one write transaction: SQLite runs those one at a time across processes (the gateway,
     // the keys CLI), and the next index is simply one past the highest. Keys are revoked, never deleted, so no
     // index is handed out twice.
-    insert: db.prepare<[string, string, string, string, number, number | null, number | null], Row>(
+    insert: statement<[string, string, string, string, number, number | null, number | null], Row>(
+      db,
       `insert into api_keys (id, prefix, key_hash, label, wallet_index, created_at, requests_per_minute, transactions_per_day)
        values (?, ?, ?, ?, (select coalesce(max(wallet_index), 0) + 1 from api_keys), ?, ?, ?) returning *`,
     ),
-    byHash: db.prepare<[string], Row>("select * from api_keys where key_hash = ?"),
-    byId: db.prepare<[string], Row>("select * from api_keys where id = ?"),
-    walletIndexes: db.prepare<[], { wallet_index: number }>("select wallet_index from api_keys order by wallet_index"),
+    byHash: statement<[string], Row>(db, "select * from api_keys where key_hash = ?"),
+    byId: statement<[string], Row>(db, "select * from api_keys where id = ?"),
+    walletIndexes: statement<[], { wallet_index: number }>(db, "select wallet_index from api_keys order by wallet_index"),
     // Not like: SQLite's ignores case, and a key's prefix is case-sensitive base64url.
-    byPrefix: db.prepare<[number, string], Row>("select * from api_keys where substr(prefix, 1, ?) = ? order by created_at desc, rowid desc"),
-    revoke: db.prepare<[number, string], Row>("update api_keys set revoked_at = coalesce(revoked_at, ?) where id = ? returning *"),
+    byPrefix: statement<[number, string], Row>(db, "select * from api_keys where substr(prefix, 1, ?) = ? order by created_at desc, rowid desc"),
+    revoke: statement<[number, string], Row>(db, "update api_keys set revoked_at = coalesce(revoked_at, ?) where id = ? returning *"),
   };
   const maybe = (r: Row | undefined): KeyRow | undefined => (r ? fromRow(r) : undefined);
   return {

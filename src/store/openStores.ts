@@ -1,12 +1,12 @@
 // The gateway's stores, for the gateway and the keys CLI alike: the submission journal, API keys and
 // Idempotency-Key answers, all in PostgreSQL (DATABASE_URL: replicas share them) or all in the embedded
 // SQLite file under DATA_DIR (one gateway; the keys CLI beside it).
-import type Database from "better-sqlite3";
 import { holdDataDir, openEmbeddedDatabase } from "./embeddedDatabase.js";
 import { sqlIdempotencyTable, sqliteIdempotencyTable, type IdempotencyTable } from "./idempotencyTable.js";
 import { sqlKeyTable, sqliteKeyTable, type KeyTable } from "./keyTable.js";
 import { migrate } from "./migrations.js";
 import { openSqlClient } from "./sqlClient.js";
+import type { SqliteDatabase } from "./sqliteFile.js";
 import { SqliteSubmissionStore } from "./sqliteSubmissionStore.js";
 import { SqlSubmissionStore } from "./sqlSubmissionStore.js";
 
@@ -54,7 +54,7 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
   }
   const release = options.role === "tool" ? undefined : holdDataDir(options.dataDir);
   let journal: SqliteSubmissionStore | undefined;
-  let db: Database.Database | undefined;
+  let db: SqliteDatabase | undefined;
   try {
     db = openEmbeddedDatabase(options.dataDir);
     journal = new SqliteSubmissionStore(db);

@@ -1,11 +1,11 @@
-// The embedded submission journal: SQLite (better-sqlite3) in this process, one file under DATA_DIR. It
+// The embedded submission journal: SQLite (node:sqlite) in this process, one file under DATA_DIR. It
 // replaced PGlite for the journal because PGlite (PostgreSQL compiled to WebAssembly) cost ~200-250 µs of CPU
 // per ZKT write, more than the rest of the write together; SQLite's native code does the same work in a
 // fraction of that (bench/RESULTS.md). Calls are synchronous and short (a group commit of a few dozen records
 // takes ~1 ms), so they run on the event loop: posting the same rows to a worker cost about as much.
 // The file (embeddedDatabase.ts) also holds API keys and Idempotency-Key answers; this holds only the journal's SQL.
-import type Database from "better-sqlite3";
 import { openEmbeddedDatabase } from "./embeddedDatabase.js";
+import { type SqliteDatabase, statement as prepare, transaction } from "./sqliteFile.js";
 import { StatusBatcher } from "./statusBatcher.js";
 import { fromRow, type SubmissionRow } from "./submissionRow.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
@@ -13,20 +13,24 @@ import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionSto
 /** A row as SQLite holds it: numbers for nonces, milliseconds for times. */
 type Row = SubmissionRow & { nonce: number; created_at: number; processed_at: number | null };
 
-const toRow = (r: SubmissionRecord): Row => ({
-  queue_id: r.queueId,
-  network: r.network,
-  signer: r.signer,
-  nonce: r.nonce,
-  hash: r.hash,
-  raw: r.raw,
-  kind: r.kind,
-  status: r.status,
-  error_message: r.errorMessage ?? null,
-  created_at: r.createdAt.getTime(),
-  processed_at: r.processedAt?.getTime() ?? null,
-  idempotency_key: r.idempotencyKey ?? null,
-});
+type InsertParams = [string, string, string, number, string, string, string, string, string | null, number, number | null, string | null];
+
+// Positional, not @named: node:sqlite binds an object's names one by one, ~15 % of a record's journal cost
+// (bench/sqliteDriver.ts).
+const insertParams = (r: SubmissionRecord): InsertParams => [
+  r.queueId,
+  r.network,
+  r.signer,
+  r.nonce,
+  r.hash,
+  r.raw,
+  r.kind,
+  r.status,
+  r.errorMessage ?? null,
+  r.createdAt.getTime(),
+  r.processedAt?.getTime() ?? null,
+  r.idempotencyKey ?? null,
+];
 
 const PRUNE_SLICE = 1000;
 /** Far in the future, for "no cutoff" (ms since epoch). */
@@ -41,12 +45,12 @@ export class SqliteSubmissionStore implements SubmissionStore {
   private readonly sql;
 
   /** On the embedded file (embeddedDatabase.ts); close() closes the file. */
-  constructor(private readonly db: Database.Database) {
-    const statement = <P extends unknown[] | object, R = Row>(text: string) => db.prepare<P, R>(text);
+  constructor(private readonly db: SqliteDatabase) {
+    const statement = <P extends unknown[], R = Row>(text: string) => prepare<P, R>(db, text);
     this.sql = {
-      insert: statement<Row, never>(
+      insert: statement<InsertParams, never>(
         `insert into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
-         values (@queue_id, @network, @signer, @nonce, @hash, @raw, @kind, @status, @error_message, @created_at, @processed_at, @idempotency_key)`,
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       lane: statement<[string, string], { next_nonce: number }>("select next_nonce from nonce_lanes where network = ? and signer = ?"),
       setLane: statement<[string, string, number], never>(
@@ -79,7 +83,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
       ),
       countBySigner: statement<[string, number], { n: number }>("select count(*) as n from submissions where signer = ? and created_at >= ? and kind <> 'refill'"),
     };
-    const flushStatuses = db.transaction((status: SubmissionStatus, ids: string[], at: number | null) => {
+    const flushStatuses = transaction(db, (status: SubmissionStatus, ids: string[], at: number | null) => {
       for (const id of ids) {
         if (status === "processing") this.sql.processing.run(id);
         else this.sql.status.run(status, at, id);
@@ -101,9 +105,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
       const built = await Promise.all(lanes.map((l, i) => l.build(Array.from({ length: l.count }, (_, j) => firsts[i]! + j))));
       const ends = lanes.map((l, i) => firsts[i]! + l.count);
       // Lanes and records commit together, or (a duplicate queueId, say) neither does.
-      this.db.transaction(() => {
+      transaction(this.db, () => {
         lanes.forEach((l, i) => this.sql.setLane.run(network, l.signer, ends[i]!));
-        for (const r of built.flat()) this.sql.insert.run(toRow(r));
+        for (const r of built.flat()) this.sql.insert.run(...insertParams(r));
       })();
       lanes.forEach((l, i) => this.next.set(key(l.signer), ends[i]!));
       return built;
@@ -114,7 +118,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
   }
 
   async insert(record: SubmissionRecord): Promise<void> {
-    this.sql.insert.run(toRow(record));
+    this.sql.insert.run(...insertParams(record));
   }
 
   async update(queueId: string, u: SubmissionUpdate, options: { urgent?: boolean } = {}): Promise<void> {

@@ -34,6 +34,22 @@ describe("config", () => {
     expect(c.networks[0]).toMatchObject({ name: "testnet", chainId: 20180427, validators: { source: "clique" } });
   });
 
+  it("an env variable sets one field of a group over a file's other fields; unknown nested settings are named", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    writeFileSync(join(dir, "chain-gateway.config.json"), JSON.stringify({ rateLimit: { windowMs: 1000 }, networks: { testnet: { blockTimeSeconds: 2 }, mainnet: {} } }));
+    const c = loadConfig({ RATE_LIMIT: "7", BLOCK_TIME: "0.5", TESTNET_BLOCK_TIME: "3", COALESCE_READS: "0" }, dir);
+    expect(c.rateLimit).toMatchObject({ requestsPerWindow: 7, windowMs: 1000, failMode: "open" });
+    // TESTNET_BLOCK_TIME over BLOCK_TIME over the file.
+    expect(c.networks.map((n) => [n.name, n.blockTimeSeconds])).toEqual([
+      ["testnet", 3],
+      ["mainnet", 0.5],
+    ]);
+    expect(c.coalesceReads).toBe(false);
+    writeFileSync(join(dir, "chain-gateway.config.json"), JSON.stringify({ http: { maxConections: 5 } }));
+    expect(() => loadConfig({ EMBEDDED_STATE: "maybe" }, dir)).toThrow(/unknown setting "http.maxConections"/);
+    expect(() => loadConfig({ EMBEDDED_STATE: "maybe" }, dir)).toThrow(/EMBEDDED_STATE: "maybe" is not true or false/);
+  });
+
   it("reports every problem at once, naming the setting", () => {
     const dir = mkdtempSync(join(tmpdir(), "cfg-"));
     writeFileSync(join(dir, "bad.json"), JSON.stringify({ maxBatchSize: -1, colour: "red", networks: { testnet: { port: 8546 }, mainnet: {}, devnet: {} } }));

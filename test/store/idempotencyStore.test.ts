@@ -23,7 +23,7 @@ interface Backend {
 const backends: Record<string, () => Promise<Backend>> = {
   async embedded() {
     const db = openEmbeddedDatabase(mkdtempSync(join(tmpdir(), "idem-")));
-    const age = db.prepare<[number, string, string]>("update idempotency set created_at = created_at - ? where scope = ? and key = ?");
+    const age = db.prepare("update idempotency set created_at = created_at - ? where scope = ? and key = ?");
     return { table: sqliteIdempotencyTable(db), age: async (scope, key, ms) => void age.run(ms, scope, key), close: async () => void db.close() };
   },
   async postgres() {

@@ -10,7 +10,7 @@ import { SqlSubmissionStore } from "../../src/store/sqlSubmissionStore.js";
 import { SqliteSubmissionStore } from "../../src/store/sqliteSubmissionStore.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStore } from "../../src/store/submissionStore.js";
 import { randomUUID } from "node:crypto";
-import Database from "better-sqlite3";
+import { DatabaseSync } from "node:sqlite";
 import { freshSchemaUrl } from "../helpers/postgres.js";
 import { openStores } from "../../src/store/openStores.js";
 
@@ -212,7 +212,7 @@ describe("SQLite journal (embedded)", () => {
 
   it("a journal of schema version 1 is migrated in place when opened", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "journal-sqlite-v1-"));
-    const v1 = new Database(join(dataDir, "journal.sqlite"));
+    const v1 = new DatabaseSync(join(dataDir, "journal.sqlite"));
     v1.exec(`create table submissions (queue_id text primary key, network text not null, signer text not null, nonce integer not null, hash text not null, raw text not null,
       kind text not null, status text not null, error_message text, created_at integer not null, processed_at integer, idempotency_key text);
       create table nonce_lanes (network text not null, signer text not null, next_nonce integer not null, primary key (network, signer)) without rowid;

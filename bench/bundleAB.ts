@@ -1,0 +1,144 @@
+// `npm run bench:ab -- A.mjs B.mjs ...`: wall-clock A/B of gateway bundles (`npm run build` outputs kept
+// aside) in one run, against one embedded anvil: requests/s and the gateway's CPU per answer for the proxy
+// path (uncoalesced reads, so every request reaches the node) and for ZKT message writes. Rounds alternate
+// the bundles, so a machine that slows down mid-run slows each of them alike; the table is the median
+// round per bundle.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startEmbeddedNode } from "../src/chain/embeddedNode.js";
+
+const ROUNDS = Number(process.env.AB_ROUNDS ?? 5);
+const REQUESTS = Number(process.env.AB_REQUESTS ?? 20_000);
+const WRITES = Number(process.env.AB_WRITES ?? 3_000);
+const CONNECTIONS = 32;
+const CLOCK_TICKS = 100;
+
+interface Load {
+  name: string;
+  path: string;
+  body: string;
+  count: number;
+}
+const LOADS: Load[] = [
+  { name: "eth_blockNumber (proxied)", path: "/", body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}', count: REQUESTS },
+  {
+    name: "eth_getBalance (proxied)",
+    path: "/",
+    body: '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x00000000000000000000000000000000000beef0","latest"]}',
+    count: REQUESTS,
+  },
+  { name: "ZKT message write", path: "/zkt/try-it-out", body: '{"arguments":"bench message"}', count: WRITES },
+];
+
+/** Sends exactly `n` requests over keep-alive connections, each sending its next when an answer is complete. */
+function fixedLoad(port: number, load: Load, n: number): Promise<void> {
+  const request = `POST ${load.path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(load.body)}\r\n\r\n${load.body}`;
+  let sent = 0;
+  let answered = 0;
+  return new Promise((done, fail) => {
+    for (let c = 0; c < CONNECTIONS; c++) {
+      const socket = net.connect(port, "127.0.0.1");
+      let pending = "";
+      const next = (): void => {
+        if (sent < n) {
+          sent++;
+          socket.write(request);
+        } else socket.end();
+      };
+      socket.on("connect", next);
+      socket.on("error", fail);
+      socket.on("data", (chunk: Buffer) => {
+        pending += chunk.toString("latin1");
+        for (;;) {
+          const end = pending.indexOf("\r\n\r\n");
+          if (end < 0) return;
+          const length = Number(/content-length: (\d+)/i.exec(pending.slice(0, end))?.[1] ?? Number.NaN);
+          if (!Number.isFinite(length)) return fail(new Error(`an answer without Content-Length: ${pending.slice(0, end)}`));
+          if (pending.length < end + 4 + length) return;
+          if (!/^HTTP\/1\.1 20\d/.test(pending)) return fail(new Error(`not a 2xx: ${pending.slice(0, end + 4 + length)}`));
+          pending = pending.slice(end + 4 + length);
+          if (++answered === n) done();
+          next();
+        }
+      });
+    }
+  });
+}
+
+/** The process's user+system CPU so far, in ms. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+async function startBundle(bundle: string, upstream: string, port: number): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, [bundle], {
+    env: {
+      ...process.env,
+      NETWORKS: "testnet",
+      TESTNET_PORT: String(port),
+      TESTNET_UPSTREAMS: upstream,
+      LOG_LEVEL: "error",
+      DATA_DIR: mkdtempSync(join(tmpdir(), "cgw-ab-")),
+      RATE_LIMIT: "1000000000",
+      TRY_IT_OUT_RATE_LIMIT: "1000000000",
+      COALESCE_READS: "false",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  for (let i = 0; i < 300; i++) {
+    try {
+      await fixedLoad(port, LOADS[0]!, 1);
+      return proc;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  proc.kill("SIGKILL");
+  throw new Error(`${bundle} did not start`);
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const bundles = process.argv.slice(2).map((b) => resolve(b));
+  if (bundles.length < 2) throw new Error("usage: npm run bench:ab -- A.mjs B.mjs [...]");
+  const node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
+  const procs: ChildProcess[] = [];
+  try {
+    for (const [i, b] of bundles.entries()) procs.push(await startBundle(b, node.url, 8800 + i));
+    // Warm every bundle on every load first (JIT, lanes, connections).
+    for (const [i] of bundles.entries()) for (const l of LOADS) await fixedLoad(8800 + i, l, Math.min(l.count, 2_000));
+    const results = bundles.map(() => LOADS.map(() => ({ rps: [] as number[], cpuUs: [] as number[] })));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [li, l] of LOADS.entries()) {
+        // Alternate which bundle goes first, round by round.
+        const order = bundles.map((_, i) => i);
+        if (round % 2 === 1) order.reverse();
+        for (const i of order) {
+          const pid = procs[i]!.pid!;
+          const cpu0 = cpuMs(pid);
+          const t0 = process.hrtime.bigint();
+          await fixedLoad(8800 + i, l, l.count);
+          const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+          results[i]![li]!.rps.push(l.count / seconds);
+          results[i]![li]!.cpuUs.push(((cpuMs(pid) - cpu0) * 1000) / l.count);
+        }
+      }
+    }
+    console.log(`Node ${process.version}; ${ROUNDS} alternating rounds, median; ${CONNECTIONS} keep-alive connections; reads uncoalesced\n`);
+    console.log(`| load | ${bundles.map((b) => `${b.split("/").pop()} req/s | CPU µs/answer`).join(" | ")} |`);
+    console.log(`|---|${bundles.map(() => "---|---").join("|")}|`);
+    for (const [li, l] of LOADS.entries()) {
+      console.log(`| ${l.name} | ${results.map((r) => `${Math.round(median(r[li]!.rps))} | ${median(r[li]!.cpuUs).toFixed(1)}`).join(" | ")} |`);
+    }
+  } finally {
+    for (const p of procs) p.kill("SIGKILL");
+    await node.stop();
+  }
+}
+
+await main();
