@@ -25,7 +25,14 @@ const metrics = new Metrics();
 // Never contacted: eth_chainId is answered locally.
 const pool = new UpstreamPool({ urls: ["http://127.0.0.1:9"], chainId: 20180427, timeoutMs: 1000, probeIntervalMs: 60_000, log });
 const limits = new RateLimits({ requestsPerWindow: 1e9, windowMs: 60_000, tryItOutRequestsPerWindow: 1e9, failMode: "open", decisionTimeoutMs: 1000 }, log);
-const core = new RpcCore(pool, 20180427, async () => undefined, new ImmutableCache({ maxEntries: 10_000, confirmations: 2 }), (method, outcome) => metrics.countRpc("testnet", outcome.ok ? method : "other", outcome.ok ? "ok" : "error"), new InflightReads());
+const core = new RpcCore(
+  pool,
+  20180427,
+  async () => undefined,
+  new ImmutableCache({ maxEntries: 10_000, confirmations: 2 }),
+  (method, outcome) => metrics.countRpc("testnet", outcome.ok ? method : "other", outcome.ok ? "ok" : "error"),
+  new InflightReads(),
+);
 const unused = (): never => {
   throw new Error("not reached by POST /");
 };

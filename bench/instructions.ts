@@ -23,7 +23,14 @@ const METHODS = (process.env.INSTR_METHODS ?? "eth_chainId,eth_blockNumber").spl
 
 function bodyOf(method: string): string {
   if (method !== "batch40") return `{"jsonrpc":"2.0","id":1,"method":"${method}","params":[]}`;
-  return JSON.stringify(Array.from({ length: 40 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "eth_getBalance", params: ["0x" + (0xbeef00 + i).toString(16).padStart(40, "0"), "latest"] })));
+  return JSON.stringify(
+    Array.from({ length: 40 }, (_, i) => ({
+      jsonrpc: "2.0",
+      id: i,
+      method: "eth_getBalance",
+      params: ["0x" + (0xbeef00 + i).toString(16).padStart(40, "0"), "latest"],
+    })),
+  );
 }
 
 /** Sends exactly `n` requests over keep-alive connections, each sending its next when an answer is complete. */
@@ -77,10 +84,22 @@ const running = new Set<ChildProcess>();
 /** Instructions per answer on the main thread (callgrind's thread 1) for each method, for one bundle. */
 async function count(bundle: string, upstream: string, port: number): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), "cgw-callgrind-"));
-  const proc: ChildProcess = spawn("valgrind", ["--tool=callgrind", "--smc-check=all-non-file", "--separate-threads=yes", `--callgrind-out-file=${join(dir, "cg")}`, process.execPath, bundle], {
-    env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: String(port), TESTNET_UPSTREAMS: upstream, LOG_LEVEL: "error", DATA_DIR: mkdtempSync(join(tmpdir(), "cgw-data-")), RATE_LIMIT: "1000000000" },
-    stdio: "ignore",
-  });
+  const proc: ChildProcess = spawn(
+    "valgrind",
+    ["--tool=callgrind", "--smc-check=all-non-file", "--separate-threads=yes", `--callgrind-out-file=${join(dir, "cg")}`, process.execPath, bundle],
+    {
+      env: {
+        ...process.env,
+        NETWORKS: "testnet",
+        TESTNET_PORT: String(port),
+        TESTNET_UPSTREAMS: upstream,
+        LOG_LEVEL: "error",
+        DATA_DIR: mkdtempSync(join(tmpdir(), "cgw-data-")),
+        RATE_LIMIT: "1000000000",
+      },
+      stdio: "ignore",
+    },
+  );
   running.add(proc);
   try {
     const deadline = Date.now() + 300_000;

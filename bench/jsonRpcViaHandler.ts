@@ -23,22 +23,61 @@ const log = createLogger("error");
 const pool = new UpstreamPool({ urls: ["http://127.0.0.1:9"], chainId: 20180427, timeoutMs: 1000, probeIntervalMs: 60_000, log });
 const limits = new RateLimits({ requestsPerWindow: 1e12, windowMs: 60_000, tryItOutRequestsPerWindow: 1e12, failMode: "open", decisionTimeoutMs: 1000 }, log);
 const core = new RpcCore(pool, 20180427);
-const tx = (i: number): JsonValue => ({ hash: "0x" + i.toString(16).padStart(64, "0"), from: "0x" + "a".repeat(40), to: "0x" + "b".repeat(40), input: "0x" + "cd".repeat(68), nonce: "0x" + i.toString(16), gas: "0x5208", gasPrice: "0x0", value: "0x0", v: "0x1", r: "0x" + "1".repeat(64), s: "0x" + "2".repeat(64), blockNumber: "0x10", transactionIndex: "0x" + i.toString(16), type: "0x0", chainId: "0x133edcb" });
-const block: JsonValue = { number: "0x10", hash: "0x" + "3".repeat(64), parentHash: "0x" + "4".repeat(64), timestamp: "0x6500", gasLimit: "0x1c9c380", gasUsed: "0x41a0", baseFeePerGas: "0x0", transactions: Array.from({ length: 200 }, (_, i) => tx(i)) };
+const tx = (i: number): JsonValue => ({
+  hash: "0x" + i.toString(16).padStart(64, "0"),
+  from: "0x" + "a".repeat(40),
+  to: "0x" + "b".repeat(40),
+  input: "0x" + "cd".repeat(68),
+  nonce: "0x" + i.toString(16),
+  gas: "0x5208",
+  gasPrice: "0x0",
+  value: "0x0",
+  v: "0x1",
+  r: "0x" + "1".repeat(64),
+  s: "0x" + "2".repeat(64),
+  blockNumber: "0x10",
+  transactionIndex: "0x" + i.toString(16),
+  type: "0x0",
+  chainId: "0x133edcb",
+});
+const block: JsonValue = {
+  number: "0x10",
+  hash: "0x" + "3".repeat(64),
+  parentHash: "0x" + "4".repeat(64),
+  timestamp: "0x6500",
+  gasLimit: "0x1c9c380",
+  gasUsed: "0x41a0",
+  baseFeePerGas: "0x0",
+  transactions: Array.from({ length: 200 }, (_, i) => tx(i)),
+};
 core.register("bench_block", async () => block);
-const policy = new Policy({ network: "testnet", authenticate: async () => ({ kind: "public" }), limits, idempotency: undefined as unknown as IdempotencyStore });
+const policy = new Policy({
+  network: "testnet",
+  authenticate: async () => ({ kind: "public" }),
+  limits,
+  idempotency: undefined as unknown as IdempotencyStore,
+});
 const rpc = guard(RpcService, rpcHandlers(core, 40, undefined as unknown as Sponsorship), policy);
 
 /** Today's path: the envelope, Policy.admit under RpcService.Call, RpcCore. */
 async function direct(body: string): Promise<string> {
-  const answer = await handleJsonRpc(body, core, { maxBatchSize: 40, admit: (weight, batch) => policy.admit(batch ? "RpcService.Batch" : "RpcService.Call", { clientIp: "127.0.0.1" }, weight) });
+  const answer = await handleJsonRpc(body, core, {
+    maxBatchSize: 40,
+    admit: (weight, batch) => policy.admit(batch ? "RpcService.Batch" : "RpcService.Call", { clientIp: "127.0.0.1" }, weight),
+  });
   return answer.body ?? "";
 }
 
 /** The alternative: the envelope parsed, the Call handler run in process, its Value result rendered back. */
 async function viaHandler(body: string): Promise<string> {
   const req = JSON.parse(body) as { id: number; method: string; params?: JsonValue[] };
-  const call = callInProcess(RpcService.method.call, rpc.call, create(CallRequestSchema, { method: req.method, params: fromJson(ListValueSchema, req.params ?? []) }), { clientIp: "127.0.0.1" }, "/");
+  const call = callInProcess(
+    RpcService.method.call,
+    rpc.call,
+    create(CallRequestSchema, { method: req.method, params: fromJson(ListValueSchema, req.params ?? []) }),
+    { clientIp: "127.0.0.1" },
+    "/",
+  );
   const res = await call.result;
   return `{"jsonrpc":"2.0","id":${req.id},"result":${JSON.stringify(res.result ? toJson(ValueSchema, res.result) : null)}}`;
 }

@@ -104,10 +104,14 @@ export function toGatewayError(err: unknown): GatewayError {
 /** An error object an upstream node returned: keeps the node's code, message and data for JSON-RPC clients. */
 export function fromUpstreamError(code: number, message: string, data: JsonValue | undefined): GatewayError {
   const kind: ErrorKind =
-    code === -32602 ? "invalid_params"
-    : code === -32601 ? "method_not_found"
-    : code === -32600 ? "invalid_request"
-    : code === 3 || /revert/i.test(message) ? "execution_reverted"
-    : "transaction_rejected";
+    code === -32602
+      ? "invalid_params"
+      : code === -32601
+        ? "method_not_found"
+        : code === -32600
+          ? "invalid_request"
+          : code === 3 || /revert/i.test(message)
+            ? "execution_reverted"
+            : "transaction_rejected";
   return new GatewayError(kind, message, { jsonRpcCode: code, details: data });
 }

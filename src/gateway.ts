@@ -35,7 +35,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const compiler = new SolidityCompiler();
   const issueLimiter = new WindowLimiter({ limit: config.portalKeysPerHour, windowMs: 3_600_000 });
   const metrics = new Metrics();
-  const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) => metrics.rateLimitRejections.inc({ network, scope }));
+  const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) =>
+    metrics.rateLimitRejections.inc({ network, scope }),
+  );
   let stores: Stores | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;
   const closeAll = async (): Promise<void> => {
@@ -48,11 +50,18 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   };
   try {
     // Embedded: one SQLite file under DATA_DIR; with DATABASE_URL, PostgreSQL (see openStores.ts).
-    stores = await openStores({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), onChange: (what, details) => log.info(what, details) });
+    stores = await openStores({
+      dataDir: config.dataDir,
+      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+      onChange: (what, details) => log.info(what, details),
+    });
     const { journal } = stores;
     const keys = new ApiKeys(stores.keys, seed);
     // A claim left by a stopped process is settled from the journal (IdempotencyStore.settleStale).
-    const idempotency = new IdempotencyStore(stores.idempotency, { findJournaled: (key) => journal.getByIdempotencyKey(key), staleAfterMs: config.idempotencyStaleMs });
+    const idempotency = new IdempotencyStore(stores.idempotency, {
+      findJournaled: (key) => journal.getByIdempotencyKey(key),
+      staleAfterMs: config.idempotencyStaleMs,
+    });
     // Housekeeping, on start and hourly; every replica may run it, concurrent deletes are harmless. Expired
     // Idempotency-Key answers and finished journal records past retention would otherwise stay for good.
     const prune = (): void => {
@@ -60,12 +69,17 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       void idempotency.prune().then((n) => n > 0 && log.info("expired idempotency answers pruned", { count: n }), failed("idempotency"));
       if (config.journalRetentionDays > 0) {
         const before = new Date(Date.now() - config.journalRetentionDays * 86_400_000);
-        void journal.prune(before).then((n) => n > 0 && log.info("finished journal records pruned", { count: n, before: before.toISOString() }), failed("journal"));
+        void journal
+          .prune(before)
+          .then((n) => n > 0 && log.info("finished journal records pruned", { count: n, before: before.toISOString() }), failed("journal"));
       }
     };
     prune();
     pruneTimer = setInterval(prune, 3_600_000).unref();
-    const sharedRoutes = portalRoutes({ issuer: new KeyIssuer(keys, issueLimiter), baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])) });
+    const sharedRoutes = portalRoutes({
+      issuer: new KeyIssuer(keys, issueLimiter),
+      baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])),
+    });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     // Together, and every port opens only once all networks are ready: one after the other, one network
     // answered while another's port still refused. A network that fails before that stops the others' starts;
@@ -73,7 +87,19 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const ready = barrier(config.networks.length);
     const started = await Promise.allSettled(
       config.networks.map((net) =>
-        startNetwork(config, net, { log, authenticate, seed, store: journal, compiler, sharedRoutes, limits, idempotency, metrics, walletByAddress: (a) => keys.walletByAddress(a), beforeListen: ready.arrive }).catch((err: unknown) => {
+        startNetwork(config, net, {
+          log,
+          authenticate,
+          seed,
+          store: journal,
+          compiler,
+          sharedRoutes,
+          limits,
+          idempotency,
+          metrics,
+          walletByAddress: (a) => keys.walletByAddress(a),
+          beforeListen: ready.arrive,
+        }).catch((err: unknown) => {
           ready.abort(err);
           throw err;
         }),

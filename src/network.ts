@@ -102,7 +102,12 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         latency: (upstream, seconds) => m.observeUpstream(net.name, upstream, seconds),
         health: (upstream, healthy) => m.upstreamHealthy.set({ network: net.name, upstream }, healthy ? 1 : 0),
       },
-      urls: upstreamUrls, chainId: net.chainId, timeoutMs: gw.upstreamTimeoutMs, probeIntervalMs: gw.upstreamProbeIntervalMs, log });
+      urls: upstreamUrls,
+      chainId: net.chainId,
+      timeoutMs: gw.upstreamTimeoutMs,
+      probeIntervalMs: gw.upstreamProbeIntervalMs,
+      log,
+    });
     await pool.start();
     if (!pool.ready) log.warn("no upstream is reachable yet; serving anyway, readiness is false", { upstreams: pool.health() });
     const limits = deps.limits;
@@ -113,9 +118,14 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       cache.observeHead(head);
       followHead?.(head);
     };
-    const core = new RpcCore(pool, net.chainId, (ctx) => limits.checkTransaction(net.name, ctx.access), cache, (method, outcome) =>
-      // Unknown methods share one label: clients choose method names, the label set must stay bounded.
-      m.countRpc(net.name, outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other", outcome.ok ? "ok" : String(outcome.error.jsonRpcCode)),
+    const core = new RpcCore(
+      pool,
+      net.chainId,
+      (ctx) => limits.checkTransaction(net.name, ctx.access),
+      cache,
+      (method, outcome) =>
+        // Unknown methods share one label: clients choose method names, the label set must stay bounded.
+        m.countRpc(net.name, outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other", outcome.ok ? "ok" : String(outcome.error.jsonRpcCode)),
       gw.coalesceReads ? new InflightReads() : undefined,
     );
     if (net.feeMode === "zero") answerZeroFees(core, pool);
@@ -167,19 +177,35 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     }
     const sponsorship = new Sponsorship({ pool, sequencer, seed: deps.seed, chainId: net.chainId });
     registerPlatformMethods(core, { validators, tokens, sponsorship });
-    const zkt = new ZktCore({ network: net, journalNetwork, pool, sequencer, store: deps.store, seed: deps.seed, compiler: deps.compiler, waitTimeoutMs: gw.receiptWaitMs });
+    const zkt = new ZktCore({
+      network: net,
+      journalNetwork,
+      pool,
+      sequencer,
+      store: deps.store,
+      seed: deps.seed,
+      compiler: deps.compiler,
+      waitTimeoutMs: gw.receiptWaitMs,
+    });
     // One policy for every transport (policy/operations.ts), applied around the handlers by the guard; the
     // REST adapters call the same guarded handlers (JSON-RPC: the same policy entries, then RpcCore directly).
     const policy = new Policy({ network: net.name, authenticate: deps.authenticate, limits, idempotency: deps.idempotency });
     const handlers = {
-      rpc: guard(RpcService, rpcHandlers(core, gw.maxBatchSize, sponsorship), policy, (method, req) => (method === "Batch" ? Math.max(1, (req as BatchRequest).calls.length) : 1)),
+      rpc: guard(RpcService, rpcHandlers(core, gw.maxBatchSize, sponsorship), policy, (method, req) =>
+        method === "Batch" ? Math.max(1, (req as BatchRequest).calls.length) : 1,
+      ),
       zkt: guard(ZktService, zktHandlers(zkt), policy),
     };
     let draining = false;
     const rest = createRestRouter(
       [
         ...healthRoutes(pool, () => draining),
-        { method: "GET", pattern: /^\/metrics$/, renderError: () => ({ status: 500 }), handle: async () => ({ status: 200, body: await m.text(), contentType: "text/plain; version=0.0.4" }) },
+        {
+          method: "GET",
+          pattern: /^\/metrics$/,
+          renderError: () => ({ status: 500 }),
+          handle: async () => ({ status: 200, body: await m.text(), contentType: "text/plain; version=0.0.4" }),
+        },
         ...jsonRpcRoutes({ dispatcher: core, maxBatchSize: gw.maxBatchSize, policy, rpc: handlers.rpc }),
         ...zktRoutes({ zkt: handlers.zkt, log }),
         ...deps.sharedRoutes,
@@ -199,7 +225,11 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     });
     // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
     await deps.beforeListen?.();
-    server = await listenDual(withCors(withMediaTypeHint(handler)), gw.host, net.port, gw.http, { serves: rest.serves, handle: rest.handle, bodyLimitBytes: gw.bodyLimitBytes });
+    server = await listenDual(withCors(withMediaTypeHint(handler)), gw.host, net.port, gw.http, {
+      serves: rest.serves,
+      handle: rest.handle,
+      bodyLimitBytes: gw.bodyLimitBytes,
+    });
     const url = `http://${gw.host}:${server.port}`;
     const srv = server;
     const p = pool;

@@ -17,22 +17,46 @@ describe("architecture", () => {
   const src = files("src");
 
   it("nothing below the transports imports a transport", () => {
-    const wrong = src.filter((f) => !f.startsWith("src/transport/") && !["src/network.ts", "src/gateway.ts", "src/main.ts"].includes(f)).flatMap((f) => imports(f).filter((i) => i.includes("/transport/")).map((i) => `${f} -> ${i}`));
+    const wrong = src
+      .filter((f) => !f.startsWith("src/transport/") && !["src/network.ts", "src/gateway.ts", "src/main.ts"].includes(f))
+      .flatMap((f) =>
+        imports(f)
+          .filter((i) => i.includes("/transport/"))
+          .map((i) => `${f} -> ${i}`),
+      );
     expect(wrong).toEqual([]);
   });
 
   it("the store imports no transport, handler or policy", () => {
-    const wrong = src.filter((f) => f.startsWith("src/store/")).flatMap((f) => imports(f).filter((i) => /\/(transport|handlers|policy)\//.test(i)).map((i) => `${f} -> ${i}`));
+    const wrong = src
+      .filter((f) => f.startsWith("src/store/"))
+      .flatMap((f) =>
+        imports(f)
+          .filter((i) => /\/(transport|handlers|policy)\//.test(i))
+          .map((i) => `${f} -> ${i}`),
+      );
     expect(wrong).toEqual([]);
   });
 
   it("no transport file decides policy: none imports the limits, the idempotency store or the key store", () => {
-    const wrong = src.filter((f) => f.startsWith("src/transport/")).flatMap((f) => imports(f).filter((i) => /\/limits\/|idempotencyStore|\/keys\/apiKeys|rateLimits/.test(i)).map((i) => `${f} -> ${i}`));
+    const wrong = src
+      .filter((f) => f.startsWith("src/transport/"))
+      .flatMap((f) =>
+        imports(f)
+          .filter((i) => /\/limits\/|idempotencyStore|\/keys\/apiKeys|rateLimits/.test(i))
+          .map((i) => `${f} -> ${i}`),
+      );
     expect(wrong).toEqual([]);
   });
 
   it("handlers import no transport", () => {
-    const wrong = src.filter((f) => f.startsWith("src/handlers/") || f.startsWith("src/policy/")).flatMap((f) => imports(f).filter((i) => i.includes("/transport/")).map((i) => `${f} -> ${i}`));
+    const wrong = src
+      .filter((f) => f.startsWith("src/handlers/") || f.startsWith("src/policy/"))
+      .flatMap((f) =>
+        imports(f)
+          .filter((i) => i.includes("/transport/"))
+          .map((i) => `${f} -> ${i}`),
+      );
     expect(wrong).toEqual([]);
   });
 });

@@ -23,7 +23,11 @@ describe("gateway start", () => {
     const gw = await startGateway(config, { log: createLogger("debug", {}, (line) => appendFileSync(LOG_FILE, line)) });
     recordGatewaySeed(config);
     try {
-      const ids = await Promise.all(gw.networks.map(async (n) => ((await postJson(n.url + "/", { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] })).json as { result: string }).result));
+      const ids = await Promise.all(
+        gw.networks.map(
+          async (n) => ((await postJson(n.url + "/", { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] })).json as { result: string }).result,
+        ),
+      );
       expect(ids).toEqual(["0x133edcb", "0x18a92"]);
     } finally {
       await gw.close();

@@ -26,6 +26,7 @@ export function setup(): () => void {
         if (lower.includes(key)) throw new Error(`a private key (seed wallet ${i}) appeared in ${LOG_FILE}`);
       }
     }
-    if (process.env.CI) process.stdout.write(`secrets check: ${phrases.length} seeds × ${WALLETS_PER_SEED} private keys and every API key absent from the server log\n`);
+    if (process.env.CI)
+      process.stdout.write(`secrets check: ${phrases.length} seeds × ${WALLETS_PER_SEED} private keys and every API key absent from the server log\n`);
   };
 }

@@ -35,4 +35,3 @@ describe("the npm start bundle", () => {
     expect((deploy.json as { contractAddress: string }).contractAddress).toMatch(/^0x[0-9a-fA-F]{40}$/);
   }, 60_000);
 });
-

@@ -20,7 +20,13 @@ const raw = await sender.signTransaction({
 });
 
 // 1. The key's wallet consents to sponsor exactly this transaction.
-const consent = (await (await fetch(`${base}/zgt/${apiKey}/sponsor-consent`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ rawTransaction: raw }) })).json()) as { sponsorAddress: string; signature: string };
+const consent = (await (
+  await fetch(`${base}/zgt/${apiKey}/sponsor-consent`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ rawTransaction: raw }),
+  })
+).json()) as { sponsorAddress: string; signature: string };
 // 2. Submit it; the sponsor covers what the sender lacks.
 const hash = (await provider.send("platform_sendSponsoredTransaction", [raw, consent.sponsorAddress, consent.signature])) as string;
 const receipt = await provider.waitForTransaction(hash);

@@ -59,13 +59,17 @@ class PortTaken extends Error {}
 
 async function launch(options: EmbeddedNodeOptions, port: number): Promise<EmbeddedNode> {
   const args = [
-    "--port", String(port),
-    "--host", "127.0.0.1",
-    "--chain-id", String(options.chainId),
-    "--block-time", String(options.blockTimeSeconds),
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    "--chain-id",
+    String(options.chainId),
+    "--block-time",
+    String(options.blockTimeSeconds),
     ...(options.feeMode === "zero" ? ["--gas-price", "0", "--base-fee", "0"] : []),
     // Quiet: anvil otherwise logs every request and every mined transaction, which this process had to read
-    // and discard (~65 µs of our CPU per transaction at 1,000 writes/s; bench). Quiet also drops its
+    // and discard (a measurable CPU cost per transaction; bench/README.md). Quiet also drops its
     // "Listening on" line, hence the port chosen here.
     "--quiet",
     ...(options.stateFile ? ["--state", options.stateFile, "--state-interval", String(options.stateIntervalSeconds ?? 2)] : []),
@@ -78,7 +82,11 @@ async function launch(options: EmbeddedNodeOptions, port: number): Promise<Embed
   child.stderr?.on("data", collect);
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<never>((_, reject) =>
-    child.once("exit", (code) => reject(/address already in use|os error 98/i.test(out) ? new PortTaken(out) : new Error(`anvil exited (code ${code}) before answering: ${out.slice(-500)}`))),
+    child.once("exit", (code) =>
+      reject(
+        /address already in use|os error 98/i.test(out) ? new PortTaken(out) : new Error(`anvil exited (code ${code}) before answering: ${out.slice(-500)}`),
+      ),
+    ),
   );
   exited.catch(() => undefined);
   try {
@@ -122,7 +130,11 @@ async function waitForRpc(url: string, timeoutMs: number): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      });
       if (res.ok) return ((await res.json()) as { result: string }).result;
     } catch {
       // not up yet

@@ -260,7 +260,10 @@ function sliceResult(text: string, prefix: string): RawResult | undefined {
     (first === 0x22 && last === 0x22 && raw.length >= 2) || // "…"
     (first === 0x7b && last === 0x7d) || // {…}
     (first === 0x5b && last === 0x5d) || // […]
-    raw === "null" || raw === "true" || raw === "false" || /^-?\d+$/.test(raw);
+    raw === "null" ||
+    raw === "true" ||
+    raw === "false" ||
+    /^-?\d+$/.test(raw);
   return whole ? new RawResult(raw) : undefined;
 }
 

@@ -16,12 +16,20 @@ const USAGE = `usage: keys create [--label LABEL] [--rpm REQUESTS_PER_MINUTE] [-
        keys usage ID|PREFIX`;
 
 function show(k: ApiKeyInfo): string {
-  const limits = [k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "", k.transactionsPerDay ? `${k.transactionsPerDay} tx/day` : ""].filter(Boolean).join(", ");
-  return [k.prefix + "…", k.id, k.walletAddress, k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active", JSON.stringify(k.label), limits].filter(Boolean).join("  ");
+  const limits = [k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "", k.transactionsPerDay ? `${k.transactionsPerDay} tx/day` : ""]
+    .filter(Boolean)
+    .join(", ");
+  return [k.prefix + "…", k.id, k.walletAddress, k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active", JSON.stringify(k.label), limits]
+    .filter(Boolean)
+    .join("  ");
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { label: { type: "string" }, rpm: { type: "string" }, tpd: { type: "string" } } });
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { label: { type: "string" }, rpm: { type: "string" }, tpd: { type: "string" } },
+  });
   const [command, arg] = positionals;
   if (!command || !["create", "list", "revoke", "usage"].includes(command) || ((command === "revoke" || command === "usage") && !arg)) {
     process.stderr.write(USAGE + "\n");
@@ -32,9 +40,13 @@ async function main(argv: string[]): Promise<number> {
   // seed whose keys the gateway refuses. Say what is opened, and warn when it is new.
   const seedFile = resolve(config.dataDir, "master-seed");
   if (!process.env.MASTER_MNEMONIC && !existsSync(seedFile)) {
-    process.stderr.write(`keys: warning: no gateway data in ${resolve(config.dataDir)} yet; a new master seed is made there, and a gateway accepts these keys only with this DATA_DIR${config.databaseUrl ? " and DATABASE_URL" : ""}\n`);
+    process.stderr.write(
+      `keys: warning: no gateway data in ${resolve(config.dataDir)} yet; a new master seed is made there, and a gateway accepts these keys only with this DATA_DIR${config.databaseUrl ? " and DATABASE_URL" : ""}\n`,
+    );
   }
-  process.stderr.write(`keys: store ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : resolve(config.dataDir, "journal.sqlite")}, seed ${process.env.MASTER_MNEMONIC ? "MASTER_MNEMONIC" : seedFile}\n`);
+  process.stderr.write(
+    `keys: store ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : resolve(config.dataDir, "journal.sqlite")}, seed ${process.env.MASTER_MNEMONIC ? "MASTER_MNEMONIC" : seedFile}\n`,
+  );
   const stores = await openStores({ dataDir: config.dataDir, role: "tool", ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
   try {
     const keys = new ApiKeys(stores.keys, MasterSeed.load(config.dataDir));

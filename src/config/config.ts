@@ -23,7 +23,8 @@ const setting = <T extends z.ZodType>(schema: T, doc: SettingDoc): T => {
   return schema;
 };
 
-const positiveInt = (): z.ZodNumber => z.number({ error: "must be a positive integer" }).int({ error: "must be a positive integer" }).positive({ error: "must be a positive integer" });
+const positiveInt = (): z.ZodNumber =>
+  z.number({ error: "must be a positive integer" }).int({ error: "must be a positive integer" }).positive({ error: "must be a positive integer" });
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, { error: "must be a 0x-prefixed 20-byte address" });
 const httpUrl = z.string().refine(
   (u) => {
@@ -59,12 +60,26 @@ export function networkSchema(name: NetworkName) {
   const d = NETWORK_DEFAULTS[name];
   return z.strictObject({
     chainId: setting(positiveInt().default(d.chainId), { doc: "The network's chain id (20180427 / 101010)." }),
-    port: setting(z.number({ error: "must be 0..65535" }).int({ error: "must be 0..65535" }).min(0, { error: "must be 0..65535" }).max(65535, { error: "must be 0..65535" }).default(d.port), {
-      env: "PORT",
-      doc: "Port of the network's base address; 0 picks a free one.",
+    port: setting(
+      z
+        .number({ error: "must be 0..65535" })
+        .int({ error: "must be 0..65535" })
+        .min(0, { error: "must be 0..65535" })
+        .max(65535, { error: "must be 0..65535" })
+        .default(d.port),
+      {
+        env: "PORT",
+        doc: "Port of the network's base address; 0 picks a free one.",
+      },
+    ),
+    upstreams: setting(z.array(httpUrl, { error: "must be a list of URLs" }).default([]), {
+      env: "UPSTREAMS",
+      doc: "Node URLs (comma list in env); empty starts an embedded anvil.",
     }),
-    upstreams: setting(z.array(httpUrl, { error: "must be a list of URLs" }).default([]), { env: "UPSTREAMS", doc: "Node URLs (comma list in env); empty starts an embedded anvil." }),
-    feeMode: setting(z.enum(["zero", "market"], { error: 'must be "zero" or "market"' }).default("zero"), { env: "FEE_MODE", doc: "zero (gas price 0) or market (EIP-1559)." }),
+    feeMode: setting(z.enum(["zero", "market"], { error: 'must be "zero" or "market"' }).default("zero"), {
+      env: "FEE_MODE",
+      doc: "zero (gas price 0) or market (EIP-1559).",
+    }),
     blockTimeSeconds: setting(z.number({ error: "must be a positive number" }).positive({ error: "must be a positive number" }).default(0.25), {
       env: "BLOCK_TIME",
       envForAll: true,
@@ -76,7 +91,9 @@ export function networkSchema(name: NetworkName) {
     validators: setting(validatorSource.default({ source: "coinbase" }), {
       doc: 'Where platform_getValidatorList comes from: {"source": "static", "addresses": [...]}, {"source": "clique"}, {"source": "qbft"} or {"source": "coinbase"}.',
     }),
-    activeValidatorWindowBlocks: setting(positiveInt().default(64), { doc: "platform_getActiveValidatorList: validators that proposed one of this many latest blocks." }),
+    activeValidatorWindowBlocks: setting(positiveInt().default(64), {
+      doc: "platform_getActiveValidatorList: validators that proposed one of this many latest blocks.",
+    }),
     supportedTokens: setting(z.array(address, { error: "must be a list of 0x token addresses" }).default([]), {
       doc: "Token contracts platform_getSupportedTokens lists (checked at start to hold code).",
     }),
@@ -87,12 +104,18 @@ export function networkSchema(name: NetworkName) {
 const networksSchema = z.strictObject({ testnet: networkSchema("testnet").optional(), mainnet: networkSchema("mainnet").optional() });
 
 export const configSchema = z.strictObject({
-  host: setting(z.string().min(1, { error: "must be a non-empty string" }).default("127.0.0.1"), { env: "HOST", doc: "Interface every network's port binds to." }),
+  host: setting(z.string().min(1, { error: "must be a non-empty string" }).default("127.0.0.1"), {
+    env: "HOST",
+    doc: "Interface every network's port binds to.",
+  }),
   dataDir: setting(z.string().min(1).default(".data"), {
     env: "DATA_DIR",
     doc: "Where the embedded store (one SQLite file: the journal, keys and idempotency answers) and the generated master seed live.",
   }),
-  bodyLimitBytes: setting(positiveInt().default(1024 * 1024), { env: "BODY_LIMIT_BYTES", doc: "Largest accepted request body on every endpoint (413 beyond)." }),
+  bodyLimitBytes: setting(positiveInt().default(1024 * 1024), {
+    env: "BODY_LIMIT_BYTES",
+    doc: "Largest accepted request body on every endpoint (413 beyond).",
+  }),
   maxBatchSize: setting(positiveInt().default(40), { doc: "Most requests in one JSON-RPC batch (-32600 beyond)." }),
   coalesceReads: setting(onOff.default(true), {
     env: "COALESCE_READS",
@@ -104,16 +127,28 @@ export const configSchema = z.strictObject({
     env: "LOG_LEVEL",
     doc: "debug, info, warn, error or silent.",
   }),
-  databaseUrl: setting(z.string().regex(/^postgres(ql)?:\/\//, { error: "must be a postgres:// or postgresql:// URL" }).optional(), {
-    env: "DATABASE_URL",
-    doc: "PostgreSQL for keys, journal, nonce lanes and idempotency; the embedded store under dataDir when unset.",
-  }),
+  databaseUrl: setting(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { error: "must be a postgres:// or postgresql:// URL" })
+      .optional(),
+    {
+      env: "DATABASE_URL",
+      doc: "PostgreSQL for keys, journal, nonce lanes and idempotency; the embedded store under dataDir when unset.",
+    },
+  ),
   portalKeysPerHour: setting(positiveInt().default(10), { env: "PORTAL_KEYS_PER_HOUR", doc: "Keys POST /portal/keys issues per client IP per hour." }),
   rateLimit: z
     .strictObject({
-      requestsPerWindow: setting(positiveInt().default(1500), { env: "RATE_LIMIT", doc: "Requests per caller per network per window (a batch of n counts n)." }),
+      requestsPerWindow: setting(positiveInt().default(1500), {
+        env: "RATE_LIMIT",
+        doc: "Requests per caller per network per window (a batch of n counts n).",
+      }),
       windowMs: setting(positiveInt().default(60_000), { env: "RATE_LIMIT_WINDOW_MS", doc: "The rate limit's window." }),
-      tryItOutRequestsPerWindow: setting(positiveInt().default(100), { env: "TRY_IT_OUT_RATE_LIMIT", doc: "Stricter limit for POST /zkt/try-it-out, per IP per window." }),
+      tryItOutRequestsPerWindow: setting(positiveInt().default(100), {
+        env: "TRY_IT_OUT_RATE_LIMIT",
+        doc: "Stricter limit for POST /zkt/try-it-out, per IP per window.",
+      }),
       failMode: setting(z.enum(["open", "closed"], { error: 'must be "open" or "closed"' }).default("open"), {
         env: "RATE_LIMIT_FAIL_MODE",
         doc: "When Redis is unreachable: open serves without limits, closed refuses (503). Logged either way.",
@@ -133,21 +168,42 @@ export const configSchema = z.strictObject({
   // Bounds on every client connection (see transport/http/listen.ts).
   http: z
     .strictObject({
-      headersTimeoutMs: setting(positiveInt().default(60_000), { env: "HTTP_HEADERS_TIMEOUT_MS", doc: "The first bytes and the request head must arrive within this (node:http's headersTimeout); 408 or close after." }),
-      requestTimeoutMs: setting(positiveInt().default(300_000), { env: "HTTP_REQUEST_TIMEOUT_MS", doc: "The whole request must arrive within this (node:http's requestTimeout)." }),
-      keepAliveTimeoutMs: setting(positiveInt().default(65_000), { env: "HTTP_KEEP_ALIVE_TIMEOUT_MS", doc: "Idle keep-alive connections (HTTP/1.1 and h2) are closed after this." }),
-      maxConnections: setting(positiveInt().default(10_000), { env: "HTTP_MAX_CONNECTIONS", doc: "Open connections per network port; past this, new ones are answered 503 and closed." }),
+      headersTimeoutMs: setting(positiveInt().default(60_000), {
+        env: "HTTP_HEADERS_TIMEOUT_MS",
+        doc: "The first bytes and the request head must arrive within this (node:http's headersTimeout); 408 or close after.",
+      }),
+      requestTimeoutMs: setting(positiveInt().default(300_000), {
+        env: "HTTP_REQUEST_TIMEOUT_MS",
+        doc: "The whole request must arrive within this (node:http's requestTimeout).",
+      }),
+      keepAliveTimeoutMs: setting(positiveInt().default(65_000), {
+        env: "HTTP_KEEP_ALIVE_TIMEOUT_MS",
+        doc: "Idle keep-alive connections (HTTP/1.1 and h2) are closed after this.",
+      }),
+      maxConnections: setting(positiveInt().default(10_000), {
+        env: "HTTP_MAX_CONNECTIONS",
+        doc: "Open connections per network port; past this, new ones are answered 503 and closed.",
+      }),
     })
     .prefault({}),
   masterMnemonic: setting(z.string().optional(), {
     env: "MASTER_MNEMONIC",
     doc: "BIP-39 phrase every gateway wallet derives from; generated into dataDir/master-seed when unset. Replicas must share it.",
   }),
-  redisUrl: setting(z.string().regex(/^rediss?:\/\//, { error: "must be a redis:// or rediss:// URL" }).optional(), {
-    env: "REDIS_URL",
-    doc: "Redis shared by replicas for rate limits (bottleneck clustering); in-process when unset.",
+  redisUrl: setting(
+    z
+      .string()
+      .regex(/^rediss?:\/\//, { error: "must be a redis:// or rediss:// URL" })
+      .optional(),
+    {
+      env: "REDIS_URL",
+      doc: "Redis shared by replicas for rate limits (bottleneck clustering); in-process when unset.",
+    },
+  ),
+  trustedProxies: setting(z.array(z.string(), { error: "must be a list of IP addresses" }).default([]), {
+    env: "TRUSTED_PROXIES",
+    doc: "Proxy IPs whose X-Forwarded-For is believed.",
   }),
-  trustedProxies: setting(z.array(z.string(), { error: "must be a list of IP addresses" }).default([]), { env: "TRUSTED_PROXIES", doc: "Proxy IPs whose X-Forwarded-For is believed." }),
   stuckTransactionMs: setting(positiveInt().default(30_000), {
     env: "STUCK_TRANSACTION_MS",
     doc: "A broadcast transaction unmined this long is sent again; on fee networks it is first replaced with +12.5 % fees (at most 3 times).",
@@ -160,10 +216,17 @@ export const configSchema = z.strictObject({
     env: "IDEMPOTENCY_STALE_MS",
     doc: "An Idempotency-Key claim with no answer this long was left by a gateway that stopped mid-request: a retry is told where its journaled write is, or runs if nothing was journaled. Keep it above the longest request (RECEIPT_WAIT_MS plus a compile).",
   }),
-  journalRetentionDays: setting(z.number().int({ error: "must be a whole number of days (0 keeps everything)" }).min(0, { error: "must be a whole number of days (0 keeps everything)" }).default(30), {
-    env: "JOURNAL_RETENTION_DAYS",
-    doc: "Mined or failed submissions created more than this many days ago are deleted from the journal (hourly); their status then answers 404. Unfinished ones are never deleted. 0 keeps everything.",
-  }),
+  journalRetentionDays: setting(
+    z
+      .number()
+      .int({ error: "must be a whole number of days (0 keeps everything)" })
+      .min(0, { error: "must be a whole number of days (0 keeps everything)" })
+      .default(30),
+    {
+      env: "JOURNAL_RETENTION_DAYS",
+      doc: "Mined or failed submissions created more than this many days ago are deleted from the journal (hourly); their status then answers 404. Unfinished ones are never deleted. 0 keeps everything.",
+    },
+  ),
   networks: setting(networksSchema.prefault({ testnet: {}, mainnet: {} }), {
     env: "NETWORKS",
     doc: "The networks to serve (testnet, mainnet; comma list in env); see the per-network settings below.",
@@ -222,7 +285,10 @@ function toGatewayConfig(parsed: ParsedConfig): GatewayConfig {
 /** One zod issue as a sentence naming the setting (and the value it got). */
 function describeIssue(issue: z.core.$ZodIssue, input: Json): string {
   // A list's index is left out of the name: the message quotes the value.
-  const path = issue.path.filter((k) => typeof k !== "number").map(String).join(".");
+  const path = issue.path
+    .filter((k) => typeof k !== "number")
+    .map(String)
+    .join(".");
   if (issue.code === "unrecognized_keys") {
     if (path === "networks") return issue.keys.map((k) => `config file: unknown network "${k}" (expected testnet or mainnet)`).join("\n");
     return issue.keys.map((k) => `config file: unknown setting "${path ? `${path}.` : ""}${k}"`).join("\n");
@@ -316,7 +382,10 @@ function applyEnv(input: Json, env: Env, problems: string[]): void {
   const selected = given("NETWORKS");
   if (selected !== undefined) {
     names = [];
-    for (const name of selected.split(",").map((s) => s.trim()).filter(Boolean)) {
+    for (const name of selected
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       if ((NETWORK_NAMES as readonly string[]).includes(name)) names.push(name);
       else problems.push(`NETWORKS: unknown network "${name}"`);
     }

@@ -10,7 +10,12 @@ import { accessKey, callerKey, claimHooksKey } from "./context.js";
 
 type Unary = (req: MessageShape<DescMessage>, ctx: HandlerContext) => Promise<unknown>;
 
-export function guard<S extends DescService>(service: S, impl: ServiceImpl<S>, policy: Policy, weightOf: (method: string, req: unknown) => number = () => 1): ServiceImpl<S> {
+export function guard<S extends DescService>(
+  service: S,
+  impl: ServiceImpl<S>,
+  policy: Policy,
+  weightOf: (method: string, req: unknown) => number = () => 1,
+): ServiceImpl<S> {
   const guarded: Record<string, Unary> = {};
   for (const method of service.methods) {
     const op = operationOf(method);
@@ -30,12 +35,24 @@ export function guard<S extends DescService>(service: S, impl: ServiceImpl<S>, p
       // A write request may carry its own idempotency key (the ZKT messages' idempotency_key field).
       const own = (req as { idempotencyKey?: unknown }).idempotencyKey;
       const withKey = typeof own === "string" && own !== "" ? { ...caller, idempotencyKey: own } : caller;
-      if (!OPERATIONS[op].idempotent || !withKey.idempotencyKey) return policy.run(op, admission, withKey, () => "", codec, () => fn(req, ctx)).then((r) => r.value);
+      if (!OPERATIONS[op].idempotent || !withKey.idempotencyKey)
+        return policy
+          .run(
+            op,
+            admission,
+            withKey,
+            () => "",
+            codec,
+            () => fn(req, ctx),
+          )
+          .then((r) => r.value);
       const payload = () => toJsonString(m.input, ("idempotencyKey" in req ? { ...req, idempotencyKey: "" } : req) as never);
-      const outcome = await policy.run(op, admission, withKey, payload, codec, (hooks) => (ctx.values.set(claimHooksKey, hooks), fn(req, ctx))).catch((err: unknown) => {
-        if (err instanceof GatewayError && err.replayed) ctx.responseHeader.set("idempotent-replayed", "true");
-        throw err;
-      });
+      const outcome = await policy
+        .run(op, admission, withKey, payload, codec, (hooks) => (ctx.values.set(claimHooksKey, hooks), fn(req, ctx)))
+        .catch((err: unknown) => {
+          if (err instanceof GatewayError && err.replayed) ctx.responseHeader.set("idempotent-replayed", "true");
+          throw err;
+        });
       if (outcome.replayed) ctx.responseHeader.set("idempotent-replayed", "true");
       return outcome.value;
     };

@@ -17,7 +17,10 @@ type Answer =
 const NOT_FOUND = 5;
 const UNIMPLEMENTED = 12;
 
-export function reflectionHandlers(services: DescService[]): { v1: ServiceImpl<typeof v1.ServerReflection>; v1alpha: ServiceImpl<typeof v1alpha.ServerReflection> } {
+export function reflectionHandlers(services: DescService[]): {
+  v1: ServiceImpl<typeof v1.ServerReflection>;
+  v1alpha: ServiceImpl<typeof v1alpha.ServerReflection>;
+} {
   const all = [...services, v1.ServerReflection, v1alpha.ServerReflection];
   const files = new Map<string, DescFile>();
   const bySymbol = new Map<string, DescFile>();

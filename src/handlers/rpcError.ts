@@ -6,5 +6,9 @@ import type { GatewayError } from "../errors.js";
 import { RpcErrorSchema, type RpcError } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 
 export function toRpcError(err: GatewayError): RpcError {
-  return create(RpcErrorSchema, { code: err.jsonRpcCode, message: err.message, ...(err.details === undefined ? {} : { data: fromJson(ValueSchema, err.details) }) });
+  return create(RpcErrorSchema, {
+    code: err.jsonRpcCode,
+    message: err.message,
+    ...(err.details === undefined ? {} : { data: fromJson(ValueSchema, err.details) }),
+  });
 }

@@ -48,9 +48,7 @@ export function rpcHandlers(core: RpcCore, maxBatchSize: number, sponsorship: Sp
       const outcomes = await core.callMany(callContext(ctx), req.calls.map(toCoreCall));
       return {
         items: outcomes.map((o) =>
-          o.ok
-            ? create(BatchItemSchema, { result: fromJson(ValueSchema, o.result) })
-            : create(BatchItemSchema, { error: toRpcError(o.error) }),
+          o.ok ? create(BatchItemSchema, { result: fromJson(ValueSchema, o.result) }) : create(BatchItemSchema, { error: toRpcError(o.error) }),
         ),
       };
     },
@@ -75,7 +73,9 @@ export function rpcHandlers(core: RpcCore, maxBatchSize: number, sponsorship: Sp
       return sponsorship.signConsent(callContext(ctx).access, req.rawTransaction);
     },
     async sendSponsoredTransaction(req, ctx) {
-      return { transactionHash: await callString(core, ctx, "platform_sendSponsoredTransaction", [req.rawTransaction, req.sponsorAddress, req.sponsorSignature]) };
+      return {
+        transactionHash: await callString(core, ctx, "platform_sendSponsoredTransaction", [req.rawTransaction, req.sponsorAddress, req.sponsorSignature]),
+      };
     },
   };
 }

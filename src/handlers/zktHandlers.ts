@@ -59,16 +59,28 @@ export function zktHandlers(core: ZktCore): ServiceImpl<typeof ZktService> {
       return create(WriteMessageResponseSchema, { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) });
     },
     async readContract(req, ctx) {
-      const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { forceRead: true });
+      const r = await core.callContract(
+        access(ctx),
+        { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) },
+        { forceRead: true },
+      );
       return { output: toList(r.kind === "read" ? r.output : []) };
     },
     async writeContract(req, ctx) {
-      const r = await core.callContract(access(ctx), { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) }, { ...hooksOf(ctx), forceWrite: true, wait: req.wait });
+      const r = await core.callContract(
+        access(ctx),
+        { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) },
+        { ...hooksOf(ctx), forceWrite: true, wait: req.wait },
+      );
       if (r.kind !== "write") return create(WriteContractResponseSchema);
       return create(WriteContractResponseSchema, { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) });
     },
     async deployContract(req, ctx) {
-      const r = await core.deployContract(access(ctx), req.code, list(req.arguments), { ...hooksOf(ctx), ...(req.contractName ? { contractName: req.contractName } : {}), wait: req.wait ?? true });
+      const r = await core.deployContract(access(ctx), req.code, list(req.arguments), {
+        ...hooksOf(ctx),
+        ...(req.contractName ? { contractName: req.contractName } : {}),
+        wait: req.wait ?? true,
+      });
       return create(DeployContractResponseSchema, { contractAddress: r.contractAddress, abi: toList(r.abi), hash: r.hash, queueId: r.queueId });
     },
     async getTransactionStatus(req) {

@@ -44,7 +44,10 @@ export class ApiKeys {
   async create(options: NewKeyOptions = {}): Promise<{ apiKey: string; info: ApiKeyInfo }> {
     const label = (options.label ?? "").trim();
     if (label.length > 100) throw new GatewayError("validation", "label must be at most 100 characters");
-    for (const [name, v] of [["requestsPerMinute", options.requestsPerMinute], ["transactionsPerDay", options.transactionsPerDay]] as const) {
+    for (const [name, v] of [
+      ["requestsPerMinute", options.requestsPerMinute],
+      ["transactionsPerDay", options.transactionsPerDay],
+    ] as const) {
       if (v !== undefined && (!Number.isInteger(v) || v <= 0)) throw new GatewayError("validation", `${name} must be a positive integer`);
     }
     const apiKey = KEY_PREFIX + randomBytes(32).toString("base64url");

@@ -13,7 +13,9 @@ export class KeyIssuer {
   async issue(clientIp: string, label: string | undefined): ReturnType<ApiKeys["create"]> {
     const decision = await this.perIp.take(clientIp);
     if (!decision.allowed) {
-      throw new GatewayError("rate_limited", `too many keys issued from this address; try again in ${decision.resetSeconds} s`, { retryAfterSeconds: decision.resetSeconds });
+      throw new GatewayError("rate_limited", `too many keys issued from this address; try again in ${decision.resetSeconds} s`, {
+        retryAfterSeconds: decision.resetSeconds,
+      });
     }
     return this.keys.create(label === undefined ? {} : { label });
   }

@@ -43,7 +43,12 @@ export class ClusteredWindowLimiter implements CallerLimiter {
     const allowed = left >= 0;
     if (!allowed) await entry.limiter.incrementReservoir(weight);
     const elapsed = (Date.now() - entry.started) % this.options.windowMs;
-    return { allowed, limit: this.options.limit, remaining: Math.max(0, allowed ? left : left + weight), resetSeconds: Math.max(1, Math.ceil((this.options.windowMs - elapsed) / 1000)) };
+    return {
+      allowed,
+      limit: this.options.limit,
+      remaining: Math.max(0, allowed ? left : left + weight),
+      resetSeconds: Math.max(1, Math.ceil((this.options.windowMs - elapsed) / 1000)),
+    };
   }
 
   async close(): Promise<void> {
@@ -81,6 +86,9 @@ export class ClusteredWindowLimiter implements CallerLimiter {
     this.callers.delete(caller);
     // With a shared connection this only unsubscribes the limiter. Not after a Redis failure: bottleneck's
     // unsubscribe would then reject where nobody can catch it (the connection owner cleans up instead).
-    if (e && disconnect) void Promise.resolve().then(() => e.limiter.disconnect(false)).catch(() => undefined);
+    if (e && disconnect)
+      void Promise.resolve()
+        .then(() => e.limiter.disconnect(false))
+        .catch(() => undefined);
   }
 }

@@ -60,7 +60,7 @@ export class RateLimits {
    * local limiter (the decision is made at once: no promise per request on the hot path), a promise with Redis.
    */
   checkRequests(network: string, access: Access, ip: string, weight: number): LimitDecision | undefined | Promise<LimitDecision | undefined> {
-    const perKey = access.kind === "key" ? access.requestsPerMinute ?? undefined : undefined;
+    const perKey = access.kind === "key" ? (access.requestsPerMinute ?? undefined) : undefined;
     const limit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
     return this.take("requests", network, callerOf(access, ip), limit, this.config.windowMs, weight, "request");
   }
@@ -96,7 +96,15 @@ export class RateLimits {
     return limiter;
   }
 
-  private take(scope: LimitScope, network: string, caller: string, limit: number, windowMs: number, weight: number, what: string): LimitDecision | undefined | Promise<LimitDecision | undefined> {
+  private take(
+    scope: LimitScope,
+    network: string,
+    caller: string,
+    limit: number,
+    windowMs: number,
+    weight: number,
+    what: string,
+  ): LimitDecision | undefined | Promise<LimitDecision | undefined> {
     if (this.breaker.open) {
       const now = Date.now();
       if (now < this.breaker.retryAt) return this.failPolicy();
@@ -123,10 +131,14 @@ export class RateLimits {
     if (!decision.allowed) {
       this.onReject(network, scope);
       const n = weight > 1 ? ` (this request counts ${weight})` : "";
-      throw new GatewayError("rate_limited", `rate limit exceeded: at most ${limit} ${what}s per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`, {
-        retryAfterSeconds: decision.resetSeconds,
-        details: { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: decision.resetSeconds },
-      });
+      throw new GatewayError(
+        "rate_limited",
+        `rate limit exceeded: at most ${limit} ${what}s per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`,
+        {
+          retryAfterSeconds: decision.resetSeconds,
+          details: { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: decision.resetSeconds },
+        },
+      );
     }
     return decision;
   }

@@ -1,6 +1,6 @@
 // "N requests per window per caller" in one process: a counter per caller, refilled to N every window
-// (the window starts at the caller's first request). Synchronous and allocation-free on the hot path; the
-// bench showed bottleneck's local datastore costing ~7 % of the gateway's CPU on plain proxied calls.
+// (the window starts at the caller's first request). Synchronous and allocation-free on the hot path, where
+// bottleneck's local datastore cost a measurable share of each proxied call (bench/README.md).
 // Replicas sharing Redis use ClusteredWindowLimiter (bottleneck) with the same semantics.
 
 export interface LimitDecision {
@@ -28,10 +28,13 @@ export interface WindowLimiterOptions {
  */
 export function sweepIdleCallers(callers: Map<string, { lastUsed: number }>, windowMs: number, forget: (caller: string) => void): NodeJS.Timeout {
   const idleMs = Math.max(5 * 60_000, windowMs * 3);
-  const sweeper = setInterval(() => {
-    const now = Date.now();
-    for (const [caller, e] of callers) if (now - e.lastUsed > idleMs) forget(caller);
-  }, Math.min(idleMs, 60_000));
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [caller, e] of callers) if (now - e.lastUsed > idleMs) forget(caller);
+    },
+    Math.min(idleMs, 60_000),
+  );
   sweeper.unref();
   return sweeper;
 }

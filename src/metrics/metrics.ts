@@ -57,12 +57,37 @@ export class Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [this.registry],
   });
-  readonly upstreamHealthy = new Gauge({ name: "gateway_upstream_healthy", help: "1 when the upstream answered its last probe or request", labelNames: ["network", "upstream"], registers: [this.registry] });
-  readonly rateLimitRejections = new Counter({ name: "gateway_rate_limit_rejections_total", help: "Requests refused by a rate limit", labelNames: ["network", "scope"], registers: [this.registry] });
-  readonly sequencerQueueDepth = new Gauge({ name: "gateway_sequencer_queue_depth", help: "Transactions queued or being broadcast", labelNames: ["network"], registers: [this.registry] });
-  readonly broadcastRetries = new Counter({ name: "gateway_broadcast_retries_total", help: "Broadcast attempts that failed transiently and were retried", labelNames: ["network"], registers: [this.registry] });
+  readonly upstreamHealthy = new Gauge({
+    name: "gateway_upstream_healthy",
+    help: "1 when the upstream answered its last probe or request",
+    labelNames: ["network", "upstream"],
+    registers: [this.registry],
+  });
+  readonly rateLimitRejections = new Counter({
+    name: "gateway_rate_limit_rejections_total",
+    help: "Requests refused by a rate limit",
+    labelNames: ["network", "scope"],
+    registers: [this.registry],
+  });
+  readonly sequencerQueueDepth = new Gauge({
+    name: "gateway_sequencer_queue_depth",
+    help: "Transactions queued or being broadcast",
+    labelNames: ["network"],
+    registers: [this.registry],
+  });
+  readonly broadcastRetries = new Counter({
+    name: "gateway_broadcast_retries_total",
+    help: "Broadcast attempts that failed transiently and were retried",
+    labelNames: ["network"],
+    registers: [this.registry],
+  });
   // Lag as aggregates per network: a label per signer was unbounded cardinality (560 KB scrapes at 6,000 signers).
-  readonly stuckLanes = new Gauge({ name: "gateway_stuck_lanes", help: "Signers with writes re-sent in the last pass because the node had not mined them", labelNames: ["network"], registers: [this.registry] });
+  readonly stuckLanes = new Gauge({
+    name: "gateway_stuck_lanes",
+    help: "Signers with writes re-sent in the last pass because the node had not mined them",
+    labelNames: ["network"],
+    registers: [this.registry],
+  });
   private readonly sequencerSources = new Map<string, () => SequencerFigures>();
 
   constructor() {

@@ -28,7 +28,9 @@ export function registerPlatformMethods(core: RpcCore, s: PlatformServices): voi
   for (const prefix of METHOD_PREFIXES) {
     const name = (m: string) => prefix + m;
     core.register(name("getValidatorList"), async (_ctx, params) => ok(await s.validators.list(optionalBlockHash(name("getValidatorList"), params))));
-    core.register(name("getActiveValidatorList"), async (_ctx, params) => ok(await s.validators.active(optionalBlockHash(name("getActiveValidatorList"), params))));
+    core.register(name("getActiveValidatorList"), async (_ctx, params) =>
+      ok(await s.validators.active(optionalBlockHash(name("getActiveValidatorList"), params))),
+    );
     core.register(name("getSupportedTokens"), async (_ctx, params) => {
       optionalBlockHash(name("getSupportedTokens"), params);
       return ok(s.tokens.list());

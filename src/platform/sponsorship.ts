@@ -14,9 +14,7 @@ export function consentMessage(raw: string): string {
 }
 
 export class Sponsorship {
-  constructor(
-    private readonly deps: { pool: UpstreamPool; sequencer: Sequencer; seed: MasterSeed; chainId: number },
-  ) {}
+  constructor(private readonly deps: { pool: UpstreamPool; sequencer: Sequencer; seed: MasterSeed; chainId: number }) {}
 
   /** The key's wallet signs the consent, after the same checks the send makes. */
   async signConsent(access: Access, raw: string): Promise<{ sponsorAddress: string; signature: string; message: string }> {
@@ -29,15 +27,20 @@ export class Sponsorship {
   async send(access: Access, raw: string, sponsorAddress: string, sponsorSignature: string): Promise<string> {
     const wallet = this.sponsorWallet(access);
     const tx = this.decode(raw);
-    if (typeof sponsorAddress !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(sponsorAddress)) throw invalid("sponsorAddress must be a 0x-prefixed 20-byte address");
-    if (typeof sponsorSignature !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(sponsorSignature)) throw invalid("sponsorSignature must be a 65-byte 0x-hex signature");
+    if (typeof sponsorAddress !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(sponsorAddress))
+      throw invalid("sponsorAddress must be a 0x-prefixed 20-byte address");
+    if (typeof sponsorSignature !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(sponsorSignature))
+      throw invalid("sponsorSignature must be a 65-byte 0x-hex signature");
     let signer: string;
     try {
       signer = verifyMessage(consentMessage(raw), sponsorSignature);
     } catch {
       throw invalid("sponsorSignature is not a valid signature");
     }
-    if (signer !== getAddress(sponsorAddress)) throw invalid("sponsorSignature is not the sponsor's consent to this transaction (it must sign \"I consent to be a sponsor of transaction: 0x<keccak256 of the raw transaction>\")");
+    if (signer !== getAddress(sponsorAddress))
+      throw invalid(
+        'sponsorSignature is not the sponsor\'s consent to this transaction (it must sign "I consent to be a sponsor of transaction: 0x<keccak256 of the raw transaction>")',
+      );
     if (getAddress(sponsorAddress) !== wallet.address) throw rejected("the sponsor is not a wallet this gateway holds for your API key");
 
     const { pool, sequencer } = this.deps;

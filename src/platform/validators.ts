@@ -5,11 +5,7 @@ import { getAddress } from "ethers";
 import { GatewayError, type JsonValue } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 
-export type ValidatorSourceConfig =
-  | { source: "static"; addresses: string[] }
-  | { source: "clique" }
-  | { source: "qbft" }
-  | { source: "coinbase" };
+export type ValidatorSourceConfig = { source: "static"; addresses: string[] } | { source: "clique" } | { source: "qbft" } | { source: "coinbase" };
 
 export interface ValidatorOptions {
   config: ValidatorSourceConfig;
@@ -60,7 +56,8 @@ export class Validators {
     const numbers = Array.from({ length: last - first }, (_, i) => "0x" + (first + i).toString(16));
     const outcomes = await this.pool.callMany(numbers.map((n) => ({ method: "eth_getBlockByNumber", params: [n, false] })));
     const proposers = new Set([getAddress(head.miner)]);
-    for (const o of outcomes) if (o.ok && o.result && typeof o.result === "object" && !Array.isArray(o.result)) proposers.add(getAddress((o.result as unknown as Block).miner));
+    for (const o of outcomes)
+      if (o.ok && o.result && typeof o.result === "object" && !Array.isArray(o.result)) proposers.add(getAddress((o.result as unknown as Block).miner));
     return set.filter((v) => proposers.has(v));
   }
 

@@ -63,7 +63,14 @@ export class Policy {
    * `payload` is what the request asks for, without its idempotency key (a reused key with another payload is
    * refused).
    */
-  async run<T>(op: OperationName, admission: Admission, caller: Caller, payload: () => string, codec: Codec<T>, fn: (hooks: Partial<ClaimHooks>) => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+  async run<T>(
+    op: OperationName,
+    admission: Admission,
+    caller: Caller,
+    payload: () => string,
+    codec: Codec<T>,
+    fn: (hooks: Partial<ClaimHooks>) => Promise<T>,
+  ): Promise<{ value: T; replayed: boolean }> {
     const rule = OPERATIONS[op];
     const charged = async (hooks: Partial<ClaimHooks>): Promise<T> => {
       if (rule.quota) await this.deps.limits.checkTransaction(this.deps.network, admission.access);
@@ -71,7 +78,8 @@ export class Policy {
     };
     const key = caller.idempotencyKey;
     if (!rule.idempotent || key === undefined || key === "") return { value: await charged({}), replayed: false };
-    if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new GatewayError("validation", `the idempotency key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+    if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+      throw new GatewayError("validation", `the idempotency key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
     const who = admission.access.kind === "key" ? `key:${admission.access.keyId}` : `ip:${caller.clientIp}`;
     let fresh: { value: T } | undefined;
     const kept = await this.deps.idempotency.once(`${this.deps.network}:${op}:${who}`, key, payload(), async (hooks) => {

@@ -13,7 +13,14 @@ export interface CacheOptions {
   confirmations: number;
 }
 
-const BLOCK_ARG_INDEX: Record<string, number> = { eth_getBlockByNumber: 0, eth_getCode: 1, eth_getBalance: 1, eth_getStorageAt: 2, eth_call: 1, eth_getTransactionCount: 1 };
+const BLOCK_ARG_INDEX: Record<string, number> = {
+  eth_getBlockByNumber: 0,
+  eth_getCode: 1,
+  eth_getBalance: 1,
+  eth_getStorageAt: 2,
+  eth_call: 1,
+  eth_getTransactionCount: 1,
+};
 
 interface Entry {
   value: JsonValue;

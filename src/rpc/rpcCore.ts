@@ -111,7 +111,15 @@ export class RpcCore implements RpcDispatcher {
   }
 
   /** Local answer, cached answer, custom method, a coalesced in-flight read, or a new upstream call. */
-  private route(ctx: CallContext, index: number, method: string, params: JsonValue[], custom: CustomMethod | undefined, outcomes: (RpcOutcome | Promise<RpcOutcome>)[], proxied: Proxied[]): void {
+  private route(
+    ctx: CallContext,
+    index: number,
+    method: string,
+    params: JsonValue[],
+    custom: CustomMethod | undefined,
+    outcomes: (RpcOutcome | Promise<RpcOutcome>)[],
+    proxied: Proxied[],
+  ): void {
     const local = this.local.get(method);
     const cached = local === undefined ? this.cache?.getEntry(method, params) : undefined;
     if (local !== undefined) outcomes[index] = { ok: true, result: local.value, raw: local.raw };

@@ -198,12 +198,15 @@ export class ChainFollower {
     if (this.timer && (this.timerFast || !fast)) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerFast = fast;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.poll().then(() => {
-        if (this.following) this.ensureTimer();
-      });
-    }, fast ? this.fastPollMs : this.options.pollMs);
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        void this.poll().then(() => {
+          if (this.following) this.ensureTimer();
+        });
+      },
+      fast ? this.fastPollMs : this.options.pollMs,
+    );
     this.timer.unref();
   }
 
@@ -315,7 +318,7 @@ export class ChainFollower {
       if (w.queueId) {
         for (const h of this.hashesOf.get(w.queueId) ?? []) {
           const other = this.watched.get(h);
-          if (other && other !== w) (this.watched.delete(h), this.finished(other));
+          if (other && other !== w) this.watched.delete(h), this.finished(other);
         }
         this.hashesOf.delete(w.queueId);
         const list = this.confirmedIn.get(w.block) ?? [];
@@ -324,7 +327,12 @@ export class ChainFollower {
         const queueId = w.queueId;
         done.push(
           this.options.store
-            .update(queueId, { status: w.ok ? "completed" : "error", processedAt: new Date(), ...(w.superseded ? { hash } : {}), ...(w.ok ? {} : { errorMessage: "the transaction reverted on chain" }) })
+            .update(queueId, {
+              status: w.ok ? "completed" : "error",
+              processedAt: new Date(),
+              ...(w.superseded ? { hash } : {}),
+              ...(w.ok ? {} : { errorMessage: "the transaction reverted on chain" }),
+            })
             .catch((err: unknown) => {
               // Tried again at the next poll rather than left unfinished.
               this.track(hash, queueId, { runsCode: w.runsCode });
@@ -391,7 +399,13 @@ export class ChainFollower {
     this.lastBlock = fork;
     this.rewinds++;
     await Promise.all(reopened);
-    this.options.log.warn("the node went back: writes it no longer has are sent again from the journal", { from, fork, head, unseen, reopened: reopened.length });
+    this.options.log.warn("the node went back: writes it no longer has are sent again from the journal", {
+      from,
+      fork,
+      head,
+      unseen,
+      reopened: reopened.length,
+    });
     await this.options.onRewind?.(fork);
   }
 }

@@ -1,7 +1,7 @@
 // RLP (the Ethereum yellow paper, appendix B) for the transactions the sequencer signs: byte strings and
 // lists. Integers are minimal big-endian byte strings (0 is empty). The encoding is sized first and written
-// into one buffer: building a small array per item and concatenating them took ~7 µs per transaction, twice
-// per write (the signing payload and the signed transaction); this takes well under one (bench profile).
+// into one buffer: building a small array per item and concatenating them cost several times more, twice per
+// write (the signing payload and the signed transaction; bench/README.md).
 export type RlpItem = Uint8Array | RlpItem[];
 
 export function rlpEncode(item: RlpItem): Buffer {

@@ -183,7 +183,11 @@ export class Sequencer {
    * (a new genesis) does not: what is journaled now could only go to the wrong chain, so the caller hears 503.
    */
   private refuseOnOtherChain(): void {
-    if (this.options.pool.onlyOtherChains) throw new GatewayError("upstream_unavailable", "no upstream node of this network's chain is available (the node reports another genesis); try again later");
+    if (this.options.pool.onlyOtherChains)
+      throw new GatewayError(
+        "upstream_unavailable",
+        "no upstream node of this network's chain is available (the node reports another genesis); try again later",
+      );
   }
 
   /** The node's estimate with 20 % headroom (state can move between the estimate and inclusion). */
@@ -303,12 +307,24 @@ export class Sequencer {
     }
     if (!tx.from || !tx.hash) throw new GatewayError("invalid_params", "Invalid params: the raw transaction is not signed");
     if (tx.chainId !== 0n && tx.chainId !== BigInt(this.options.chainId)) {
-      throw new GatewayError("transaction_rejected", `the transaction is for chain id ${tx.chainId}, this network is ${this.options.chainId}`, { jsonRpcCode: -32003 });
+      throw new GatewayError("transaction_rejected", `the transaction is for chain id ${tx.chainId}, this network is ${this.options.chainId}`, {
+        jsonRpcCode: -32003,
+      });
     }
     this.refuseOnOtherChain();
     const existing = await this.options.store.getRawByHash(this.options.network, tx.hash);
     if (existing && existing.status !== "error") return existing.hash; // a retry: already journaled
-    const rec: SubmissionRecord = { queueId: newQueueId(), network: this.options.network, signer: tx.from, nonce: tx.nonce, hash: tx.hash, raw, kind: "raw", status: "pending", createdAt: new Date() };
+    const rec: SubmissionRecord = {
+      queueId: newQueueId(),
+      network: this.options.network,
+      signer: tx.from,
+      nonce: tx.nonce,
+      hash: tx.hash,
+      raw,
+      kind: "raw",
+      status: "pending",
+      createdAt: new Date(),
+    };
     await this.options.store.insert(rec);
     this.inFlight.add(rec.queueId);
     try {
@@ -388,7 +404,8 @@ export class Sequencer {
     const { pool, log } = this.options;
     for (let i = 0; i < recs.length; i += BROADCAST_BATCH) {
       const chunk = recs.slice(i, i + BROADCAST_BATCH);
-      const outcomes = chunk.length > 1 ? await pool.callMany(chunk.map((r) => ({ method: "eth_sendRawTransaction", params: [r.raw] }))).catch(() => undefined) : undefined;
+      const outcomes =
+        chunk.length > 1 ? await pool.callMany(chunk.map((r) => ({ method: "eth_sendRawTransaction", params: [r.raw] }))).catch(() => undefined) : undefined;
       if (chunk.length > 1) lane.nodeAnswering = outcomes !== undefined;
       for (const [j, rec] of chunk.entries()) {
         try {
@@ -417,7 +434,7 @@ export class Sequencer {
         // watcher already follows the rest. Start-up replays everything unfinished.
         const { store, network } = this.options;
         // A periodic pass skips records younger than one interval: this process is still broadcasting those,
-        // and under load reading them back every pass cost the event loop up to ~180 ms (bench profile).
+        // and under load reading them back every pass held the event loop for long (bench/README.md).
         const before = includeProcessing ? undefined : new Date(Date.now() - (this.options.resumeIntervalMs ?? 2_000));
         // Zero-fee networks: what was broadcast but is still unmined after stuckAfterMs, for resendIfStuck.
         const stuckBefore = new Date(Date.now() - this.stuckAfterMs);
@@ -430,14 +447,16 @@ export class Sequencer {
         for (const id of this.unmined.keys()) if (!ids.has(id)) this.unmined.delete(id);
         for (const rec of unfinished) {
           if (rec.status === "pending") this.enqueue(rec);
-          else if (includeProcessing) this.enqueue(rec); // a restarted node may have lost its pool: resend ("already known" is fine)
+          else if (includeProcessing)
+            this.enqueue(rec); // a restarted node may have lost its pool: resend ("already known" is fine)
           else {
             this.follower.track(rec.hash, rec.queueId, { signer: rec.signer });
             if (!(await this.bumpIfStuck(rec))) this.resendIfStuck(rec, stuck);
           }
         }
         // One line per stuck lane per pass, not one per transaction.
-        for (const [signer, s] of stuck) this.options.log.warn("re-sending a lane's writes the node has not mined", { signer, count: s.count, firstNonce: s.first });
+        for (const [signer, s] of stuck)
+          this.options.log.warn("re-sending a lane's writes the node has not mined", { signer, count: s.count, firstNonce: s.first });
         this.options.observer?.stuckLanes?.(stuck.size);
       } finally {
         this.resuming = undefined;
@@ -497,7 +516,10 @@ export class Sequencer {
     // Not awaited: the lane's next broadcast need not wait for the journal. Until the mark lands the record
     // still reads "pending", and a resume in between only resends it, which the node answers "already known".
     const { store, log } = this.options;
-    if (rec.status === "pending") void store.update(rec.queueId, { status: "processing" }).catch((err: unknown) => log.warn("journal status update failed", { queueId: rec.queueId, error: (err as Error).message }));
+    if (rec.status === "pending")
+      void store
+        .update(rec.queueId, { status: "processing" })
+        .catch((err: unknown) => log.warn("journal status update failed", { queueId: rec.queueId, error: (err as Error).message }));
     // Zero-fee networks never replace a transaction, so its signer's nonce passing it means it mined.
     this.follower.track(rec.hash, rec.queueId, { runsCode: !this.runNoCode.has(rec), signer: rec.signer });
   }
@@ -546,7 +568,7 @@ export class Sequencer {
     if (now - rec.createdAt.getTime() < this.stuckAfterMs || (seen && now - seen.since < this.stuckAfterMs)) return;
     this.unmined.set(rec.queueId, { since: now, bumps: seen?.bumps ?? 0 });
     const lane = stuck.get(rec.signer);
-    if (lane) (lane.count++, (lane.first = Math.min(lane.first, rec.nonce)));
+    if (lane) lane.count++, (lane.first = Math.min(lane.first, rec.nonce));
     else stuck.set(rec.signer, { count: 1, first: rec.nonce });
     this.enqueue(rec);
   }
@@ -587,7 +609,17 @@ export class Sequencer {
     if (!wallet) return;
     const fees = await this.fees.current();
     const raw = signTransaction(wallet, { chainId: this.options.chainId, nonce: rec.nonce, to: rec.signer, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });
-    const filler: SubmissionRecord = { queueId: newQueueId(), network: rec.network, signer: rec.signer, nonce: rec.nonce, hash: keccak256(raw), raw, kind: "refill", status: "pending", createdAt: new Date() };
+    const filler: SubmissionRecord = {
+      queueId: newQueueId(),
+      network: rec.network,
+      signer: rec.signer,
+      nonce: rec.nonce,
+      hash: keccak256(raw),
+      raw,
+      kind: "refill",
+      status: "pending",
+      createdAt: new Date(),
+    };
     await this.options.store.insert(filler);
     await this.broadcast(filler, { refill: false });
   }

@@ -1,8 +1,8 @@
 // Transaction signing for the sequencer: the transaction is RLP-encoded here (rlp.ts) and the ECDSA signature
 // comes from libsecp256k1 (the `secp256k1` package's prebuilt N-API binding) when it loads. The result is
 // byte-identical to ethers' Wallet.signTransaction (RFC 6979, low-s; test/sequencer/signTransaction.test.ts).
-// Why not ethers: its JavaScript signer took ~350 µs a signature (native: ~60 µs), and building and serialising
-// through its Transaction class was, after the journal, the largest cost of a ZKT write (bench profile).
+// Why not ethers: its JavaScript signer is several times slower than the native one, and building and
+// serialising through its Transaction class was, after the journal, the largest cost of a ZKT write (bench/README.md).
 // Without the binding, ethers builds and signs.
 import { createRequire } from "node:module";
 import { getAddress, getBytes, keccak256, Transaction } from "ethers";

@@ -29,8 +29,8 @@ const SCHEMA = [
   // What was done once to this journal (an earlier version's take-over of its PGlite store; kept: a shipped schema).
   `create table journal_meta (key text primary key, value text not null) without rowid;`,
   // Only a caller-signed transaction is ever looked up by hash (getRawByHash). Indexing every record's hash,
-  // random by nature, dirtied a random index page per record at each commit: ~40 % of the journal's CPU per
-  // record and most of its WAL writes (bench).
+  // random by nature, dirtied a random index page per record at each commit: much of the journal's CPU per
+  // record and most of its WAL writes (bench/README.md).
   `drop index if exists submissions_hash;
    create index submissions_raw_hash on submissions (network, hash) where kind = 'raw';`,
   // Keys and Idempotency-Key answers.

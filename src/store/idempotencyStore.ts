@@ -59,7 +59,12 @@ export class IdempotencyStore {
     return this.table.prune(new Date(now.getTime() - TTL_MS));
   }
 
-  private async run(scope: string, key: string, fingerprint: string, fn: (hooks: ClaimHooks) => Promise<string>): Promise<{ value: string; replayed: boolean }> {
+  private async run(
+    scope: string,
+    key: string,
+    fingerprint: string,
+    fn: (hooks: ClaimHooks) => Promise<string>,
+  ): Promise<{ value: string; replayed: boolean }> {
     const claimedAt = await this.table.claim(scope, key, new Date(Date.now() - TTL_MS), fingerprint);
     if (!claimedAt) return this.waitForAnswer(scope, key, fingerprint, fn);
     let sent = false;
@@ -72,7 +77,8 @@ export class IdempotencyStore {
         throw err;
       }
       // Kept as the error it is (a revert, a receipt wait that timed out), so a retry hears the same.
-      const kept = err instanceof GatewayError ? err : new GatewayError("internal", "the write was journaled and will be sent, but its answer failed", { cause: err });
+      const kept =
+        err instanceof GatewayError ? err : new GatewayError("internal", "the write was journaled and will be sent, but its answer failed", { cause: err });
       await this.table.answer(scope, key, kept.httpStatus, encodeError(kept));
       throw kept;
     }
@@ -80,7 +86,12 @@ export class IdempotencyStore {
     return { value, replayed: false };
   }
 
-  private async waitForAnswer(scope: string, key: string, fingerprint: string, fn: (hooks: ClaimHooks) => Promise<string>): Promise<{ value: string; replayed: boolean }> {
+  private async waitForAnswer(
+    scope: string,
+    key: string,
+    fingerprint: string,
+    fn: (hooks: ClaimHooks) => Promise<string>,
+  ): Promise<{ value: string; replayed: boolean }> {
     const deadline = Date.now() + (this.options.waitMs ?? 120_000);
     for (;;) {
       const row = await this.table.read(scope, key);
@@ -91,7 +102,8 @@ export class IdempotencyStore {
         throw new GatewayError("idempotency_mismatch", "this idempotency key was used with a different request payload; use a new key for a new request");
       }
       if (row.status !== null && row.body !== null) return replay(row.status, row.body);
-      if (Date.now() - row.createdAt.getTime() > (this.options.staleAfterMs ?? DEFAULT_STALE_CLAIM_MS)) return this.settleStale(scope, key, fingerprint, row.createdAt, fn);
+      if (Date.now() - row.createdAt.getTime() > (this.options.staleAfterMs ?? DEFAULT_STALE_CLAIM_MS))
+        return this.settleStale(scope, key, fingerprint, row.createdAt, fn);
       if (Date.now() > deadline) throw new GatewayError("idempotency_in_progress", "a request with this idempotency key is still in progress; retry later");
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -103,15 +115,25 @@ export class IdempotencyStore {
    * follow it; if not, nothing was sent and the retry runs. Either way the claim is settled once, whichever
    * replica gets there first (the statements only act on the same unanswered claim).
    */
-  private async settleStale(scope: string, key: string, fingerprint: string, createdAt: Date, fn: (hooks: ClaimHooks) => Promise<string>): Promise<{ value: string; replayed: boolean }> {
+  private async settleStale(
+    scope: string,
+    key: string,
+    fingerprint: string,
+    createdAt: Date,
+    fn: (hooks: ClaimHooks) => Promise<string>,
+  ): Promise<{ value: string; replayed: boolean }> {
     const found = await this.options.findJournaled?.(journalKey(scope, key, createdAt));
     if (!found) {
       await this.table.release(scope, key, createdAt);
       return this.run(scope, key, fingerprint, fn);
     }
-    const lost = new GatewayError("upstream_unavailable", `the first request with this idempotency key was accepted, but its answer was lost when the gateway stopped; follow its queueId ${found.queueId}`, {
-      details: { queueId: found.queueId, hash: found.hash },
-    });
+    const lost = new GatewayError(
+      "upstream_unavailable",
+      `the first request with this idempotency key was accepted, but its answer was lost when the gateway stopped; follow its queueId ${found.queueId}`,
+      {
+        details: { queueId: found.queueId, hash: found.hash },
+      },
+    );
     await this.table.answer(scope, key, lost.httpStatus, encodeError(lost), true);
     const row = await this.table.read(scope, key);
     return replay(row?.status ?? lost.httpStatus, row?.body ?? encodeError(lost));
@@ -119,7 +141,12 @@ export class IdempotencyStore {
 }
 
 function encodeError(err: GatewayError): string {
-  return JSON.stringify({ kind: err.kind, message: err.message, details: err.details ?? null, ...(err.jsonRpcCode !== errorKinds[err.kind].jsonRpcCode ? { jsonRpcCode: err.jsonRpcCode } : {}) });
+  return JSON.stringify({
+    kind: err.kind,
+    message: err.message,
+    details: err.details ?? null,
+    ...(err.jsonRpcCode !== errorKinds[err.kind].jsonRpcCode ? { jsonRpcCode: err.jsonRpcCode } : {}),
+  });
 }
 
 /** A kept outcome: the value, or its error thrown again as the GatewayError it was. */
@@ -127,8 +154,13 @@ function replay(status: number, body: string): { value: string; replayed: boolea
   if (status === OK) return { value: body, replayed: true };
   const e = JSON.parse(body) as { kind?: ErrorKind; message?: string; details?: JsonValue | null; jsonRpcCode?: number };
   // A row kept by a version before outcomes were neutral holds a transport's rendering: an internal error then.
-  if (e.kind === undefined || !(e.kind in errorKinds)) throw new GatewayError("internal", "the first request's outcome cannot be replayed; use a new idempotency key");
-  throw new GatewayError(e.kind, e.message ?? "", { replayed: true, ...(e.details != null ? { details: e.details } : {}), ...(e.jsonRpcCode !== undefined ? { jsonRpcCode: e.jsonRpcCode } : {}) });
+  if (e.kind === undefined || !(e.kind in errorKinds))
+    throw new GatewayError("internal", "the first request's outcome cannot be replayed; use a new idempotency key");
+  throw new GatewayError(e.kind, e.message ?? "", {
+    replayed: true,
+    ...(e.details != null ? { details: e.details } : {}),
+    ...(e.jsonRpcCode !== undefined ? { jsonRpcCode: e.jsonRpcCode } : {}),
+  });
 }
 
 /** What a claim keeps of its request's payload: a digest (the payload may be a 1 MB contract source). */

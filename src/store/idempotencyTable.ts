@@ -28,19 +28,35 @@ export function sqlIdempotencyTable(db: Pick<SqlClient, "query">): IdempotencyTa
   return {
     async claim(scope, key, expiredBefore, fingerprint) {
       await db.query("delete from idempotency where scope = $1 and key = $2 and created_at < $3", [scope, key, expiredBefore]);
-      const [row] = await db.query<{ created_at: Date }>("insert into idempotency (scope, key, fingerprint) values ($1, $2, $3) on conflict do nothing returning created_at", [scope, key, fingerprint]);
+      const [row] = await db.query<{ created_at: Date }>(
+        "insert into idempotency (scope, key, fingerprint) values ($1, $2, $3) on conflict do nothing returning created_at",
+        [scope, key, fingerprint],
+      );
       return row?.created_at;
     },
     async read(scope, key) {
-      const [row] = await db.query<{ status: number | null; body: string | null; created_at: Date; fingerprint: string | null }>("select status, body, created_at, fingerprint from idempotency where scope = $1 and key = $2", [scope, key]);
+      const [row] = await db.query<{ status: number | null; body: string | null; created_at: Date; fingerprint: string | null }>(
+        "select status, body, created_at, fingerprint from idempotency where scope = $1 and key = $2",
+        [scope, key],
+      );
       return row ? { status: row.status, body: row.body, createdAt: row.created_at, fingerprint: row.fingerprint } : undefined;
     },
     async answer(scope, key, status, body, onlyUnanswered = false) {
-      await db.query(`update idempotency set status = $3, body = $4 where scope = $1 and key = $2${onlyUnanswered ? " and status is null" : ""}`, [scope, key, status, body]);
+      await db.query(`update idempotency set status = $3, body = $4 where scope = $1 and key = $2${onlyUnanswered ? " and status is null" : ""}`, [
+        scope,
+        key,
+        status,
+        body,
+      ]);
     },
     async release(scope, key, claimedAt) {
       if (!claimedAt) await db.query("delete from idempotency where scope = $1 and key = $2", [scope, key]);
-      else await db.query("delete from idempotency where scope = $1 and key = $2 and status is null and date_trunc('milliseconds', created_at) = $3", [scope, key, claimedAt]);
+      else
+        await db.query("delete from idempotency where scope = $1 and key = $2 and status is null and date_trunc('milliseconds', created_at) = $3", [
+          scope,
+          key,
+          claimedAt,
+        ]);
     },
     prune: async (before) => (await db.query("delete from idempotency where created_at < $1 returning key", [before])).length,
   };
@@ -49,10 +65,19 @@ export function sqlIdempotencyTable(db: Pick<SqlClient, "query">): IdempotencyTa
 export function sqliteIdempotencyTable(db: SqliteDatabase): IdempotencyTable {
   const sql = {
     expire: statement<[string, string, number], never>(db, "delete from idempotency where scope = ? and key = ? and created_at < ?"),
-    claim: statement<[string, string, number, string], { created_at: number }>(db, "insert into idempotency (scope, key, created_at, fingerprint) values (?, ?, ?, ?) on conflict do nothing returning created_at"),
-    read: statement<[string, string], { status: number | null; body: string | null; created_at: number; fingerprint: string | null }>(db, "select status, body, created_at, fingerprint from idempotency where scope = ? and key = ?"),
+    claim: statement<[string, string, number, string], { created_at: number }>(
+      db,
+      "insert into idempotency (scope, key, created_at, fingerprint) values (?, ?, ?, ?) on conflict do nothing returning created_at",
+    ),
+    read: statement<[string, string], { status: number | null; body: string | null; created_at: number; fingerprint: string | null }>(
+      db,
+      "select status, body, created_at, fingerprint from idempotency where scope = ? and key = ?",
+    ),
     answer: statement<[number, string, string, string], never>(db, "update idempotency set status = ?, body = ? where scope = ? and key = ?"),
-    answerUnanswered: statement<[number, string, string, string], never>(db, "update idempotency set status = ?, body = ? where scope = ? and key = ? and status is null"),
+    answerUnanswered: statement<[number, string, string, string], never>(
+      db,
+      "update idempotency set status = ?, body = ? where scope = ? and key = ? and status is null",
+    ),
     release: statement<[string, string], never>(db, "delete from idempotency where scope = ? and key = ?"),
     releaseClaim: statement<[string, string, number], never>(db, "delete from idempotency where scope = ? and key = ? and status is null and created_at = ?"),
     prune: statement<[number], never>(db, "delete from idempotency where created_at < ?"),

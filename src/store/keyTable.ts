@@ -81,7 +81,8 @@ export function sqlKeyTable(db: Pick<SqlClient, "query">): KeyTable {
     byHash: (keyHash) => one("select * from api_keys where key_hash = $1", [keyHash]),
     byId: (id) => one("select * from api_keys where id = $1", [id]),
     walletIndexes: async () => (await db.query<{ wallet_index: number }>("select wallet_index from api_keys order by wallet_index")).map((r) => r.wallet_index),
-    byPrefix: async (prefix) => (await db.query<Row>("select * from api_keys where prefix like $1 order by created_at desc", [likePrefix(prefix)])).map(fromRow),
+    byPrefix: async (prefix) =>
+      (await db.query<Row>("select * from api_keys where prefix like $1 order by created_at desc", [likePrefix(prefix)])).map(fromRow),
     revoke: (id) => one("update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning *", [id]),
   };
 }

@@ -37,7 +37,12 @@ async function insertRecords(db: Pick<SqlClient, "query">, records: SubmissionRe
 export class SqlSubmissionStore implements SubmissionStore {
   /** "processing" only ever follows "pending": flushed late, or racing on another pooled connection, it must not undo a "completed" written meanwhile. */
   private readonly statuses = new StatusBatcher((status, ids, at) =>
-    this.db.query(`update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])${status === "processing" ? " and status = 'pending'" : ""}`, [ids, status, at]).then(() => undefined),
+    this.db
+      .query(
+        `update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])${status === "processing" ? " and status = 'pending'" : ""}`,
+        [ids, status, at],
+      )
+      .then(() => undefined),
   );
 
   constructor(private readonly db: SqlClient) {}
@@ -81,14 +86,18 @@ export class SqlSubmissionStore implements SubmissionStore {
   }
 
   async getRawByHash(network: string, hash: string): Promise<SubmissionRecord | undefined> {
-    const [row] = await this.db.query<Row>("select * from submissions where network = $1 and hash = $2 and kind = 'raw' order by created_at limit 1", [network, hash]);
+    const [row] = await this.db.query<Row>("select * from submissions where network = $1 and hash = $2 and kind = 'raw' order by created_at limit 1", [
+      network,
+      hash,
+    ]);
     return row ? fromRow(row) : undefined;
   }
 
   async update(queueId: string, u: SubmissionUpdate, options: { urgent?: boolean } = {}): Promise<void> {
     // Plain status changes (broadcast → processing, mined → completed) are the bulk of journal writes:
     // coalesce those issued within a few milliseconds into one statement per status.
-    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined) return this.statuses.mark(queueId, u.status, u.processedAt, options.urgent);
+    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined)
+      return this.statuses.mark(queueId, u.status, u.processedAt, options.urgent);
     if (u.status !== undefined && u.status !== "processing") this.statuses.forget(queueId);
     await this.db.query(
       `update submissions set status = coalesce($2, status), error_message = coalesce($3, error_message), processed_at = coalesce($4, processed_at),
@@ -138,7 +147,10 @@ export class SqlSubmissionStore implements SubmissionStore {
 
   /** Submissions signed by `signer` since `since`, on any network (per-key usage). */
   async countBySignerSince(signer: string, since: Date): Promise<number> {
-    const [row] = await this.db.query<{ n: string | number }>("select count(*) as n from submissions where signer = $1 and created_at >= $2 and kind <> 'refill'", [signer, since]);
+    const [row] = await this.db.query<{ n: string | number }>(
+      "select count(*) as n from submissions where signer = $1 and created_at >= $2 and kind <> 'refill'",
+      [signer, since],
+    );
     return Number(row?.n ?? 0);
   }
 

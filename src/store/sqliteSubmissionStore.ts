@@ -1,8 +1,8 @@
 // The embedded submission journal: SQLite (node:sqlite) in this process, one file under DATA_DIR. It
-// replaced PGlite for the journal because PGlite (PostgreSQL compiled to WebAssembly) cost ~200-250 µs of CPU
-// per ZKT write, more than the rest of the write together; SQLite's native code does the same work in a
-// fraction of that (bench/RESULTS.md). Calls are synchronous and short (a group commit of a few dozen records
-// takes ~1 ms), so they run on the event loop: posting the same rows to a worker cost about as much.
+// replaced PGlite for the journal because PGlite (PostgreSQL compiled to WebAssembly) cost more CPU per ZKT
+// write than the rest of the write together; SQLite's native code does the same work in a fraction of that
+// (bench/README.md). Calls are synchronous and short, so they run on the event loop: posting the same rows to
+// a worker cost about as much.
 // The file (embeddedDatabase.ts) also holds API keys and Idempotency-Key answers; this holds only the journal's SQL.
 import { openEmbeddedDatabase } from "./embeddedDatabase.js";
 import { type SqliteDatabase, statement as prepare, transaction } from "./sqliteFile.js";
@@ -15,8 +15,8 @@ type Row = SubmissionRow & { nonce: number; created_at: number; processed_at: nu
 
 type InsertParams = [string, string, string, number, string, string, string, string, string | null, number, number | null, string | null];
 
-// Positional, not @named: node:sqlite binds an object's names one by one, ~15 % of a record's journal cost
-// (bench/sqliteDriver.ts).
+// Positional, not @named: node:sqlite binds an object's names one by one, a visible share of a record's
+// journal cost (bench/sqliteDriver.ts).
 const insertParams = (r: SubmissionRecord): InsertParams => [
   r.queueId,
   r.network,
@@ -56,7 +56,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
       setLane: statement<[string, string, number], never>(
         "insert into nonce_lanes (network, signer, next_nonce) values (?, ?, ?) on conflict (network, signer) do update set next_nonce = max(next_nonce, excluded.next_nonce)",
       ),
-      status: statement<[SubmissionStatus, number | null, string], never>("update submissions set status = ?, processed_at = coalesce(?, processed_at) where queue_id = ?"),
+      status: statement<[SubmissionStatus, number | null, string], never>(
+        "update submissions set status = ?, processed_at = coalesce(?, processed_at) where queue_id = ?",
+      ),
       // "processing" only ever follows "pending": flushed late, it must not undo a "completed" written meanwhile.
       processing: statement<[string], never>("update submissions set status = 'processing' where queue_id = ? and status = 'pending'"),
       update: statement<[SubmissionStatus | null, string | null, number | null, string | null, string | null, string], never>(
@@ -69,7 +71,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
       unfinished: statement<[string, number, number]>(
         "select * from submissions where network = ? and status in ('pending', 'processing') and created_at < ? order by signer, nonce limit ?",
       ),
-      byStatus: statement<[string, SubmissionStatus, number, number]>("select * from submissions where network = ? and status = ? and created_at < ? order by created_at limit ?"),
+      byStatus: statement<[string, SubmissionStatus, number, number]>(
+        "select * from submissions where network = ? and status = ? and created_at < ? order by created_at limit ?",
+      ),
       // Through the status index, one probe per network (a distinct would read every entry of it).
       networks: statement<[], { network: string }>(
         `with recursive n(network) as (
@@ -81,7 +85,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
       prune: statement<[string, SubmissionStatus, number], never>(
         `delete from submissions where rowid in (select rowid from submissions where network = ? and status = ? and created_at < ? limit ${PRUNE_SLICE})`,
       ),
-      countBySigner: statement<[string, number], { n: number }>("select count(*) as n from submissions where signer = ? and created_at >= ? and kind <> 'refill'"),
+      countBySigner: statement<[string, number], { n: number }>(
+        "select count(*) as n from submissions where signer = ? and created_at >= ? and kind <> 'refill'",
+      ),
     };
     const flushStatuses = transaction(db, (status: SubmissionStatus, ids: string[], at: number | null) => {
       for (const id of ids) {
@@ -122,7 +128,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
   }
 
   async update(queueId: string, u: SubmissionUpdate, options: { urgent?: boolean } = {}): Promise<void> {
-    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined) return this.statuses.mark(queueId, u.status, u.processedAt, options.urgent);
+    if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined)
+      return this.statuses.mark(queueId, u.status, u.processedAt, options.urgent);
     if (u.status !== undefined && u.status !== "processing") this.statuses.forget(queueId);
     this.sql.update.run(u.status ?? null, u.errorMessage ?? null, u.processedAt?.getTime() ?? null, u.hash ?? null, u.raw ?? null, queueId);
   }

@@ -4,7 +4,8 @@ import { Fragment, Interface, type FunctionFragment } from "ethers";
 import { GatewayError, type JsonValue } from "../errors.js";
 
 export function parseAbi(abi: JsonValue): Interface {
-  if (!Array.isArray(abi) || abi.length === 0) throw new GatewayError("validation", "abi must be a non-empty array of ABI entries (human-readable strings or JSON objects)");
+  if (!Array.isArray(abi) || abi.length === 0)
+    throw new GatewayError("validation", "abi must be a non-empty array of ABI entries (human-readable strings or JSON objects)");
   abi.forEach((entry, i) => {
     if (typeof entry !== "string" && (typeof entry !== "object" || entry === null || Array.isArray(entry))) {
       throw new GatewayError("validation", `abi[${i}] must be a human-readable string or an ABI JSON object`);
@@ -15,7 +16,6 @@ export function parseAbi(abi: JsonValue): Interface {
     abi.forEach((entry, i) => {
       try {
         Fragment.from(entry as string); // throws, where Interface would only warn and skip
-
       } catch (err) {
         throw new GatewayError("validation", `abi[${i}] is not a valid ABI entry: ${shortReason(err)}`, { details: { index: i } });
       }
@@ -46,9 +46,13 @@ export function resolveFunction(iface: Interface, method: string, argCount: numb
   if (candidates.length === 1) return candidates[0]!;
   const byCount = candidates.filter((f) => f.inputs.length === argCount);
   if (byCount.length === 1) return byCount[0]!;
-  throw new GatewayError("validation", `method "${method}" is ambiguous: it is overloaded as ${candidates.map((f) => f.format("sighash")).join(", ")}; pass the full signature as method`, {
-    details: { overloads: candidates.map((f) => f.format("sighash")) },
-  });
+  throw new GatewayError(
+    "validation",
+    `method "${method}" is ambiguous: it is overloaded as ${candidates.map((f) => f.format("sighash")).join(", ")}; pass the full signature as method`,
+    {
+      details: { overloads: candidates.map((f) => f.format("sighash")) },
+    },
+  );
 }
 
 export function isReadOnly(f: FunctionFragment): boolean {

@@ -8,7 +8,10 @@ export type AbiValue = string | bigint | boolean | AbiValue[];
 
 export function convertArguments(inputs: readonly ParamType[], args: JsonValue[], what: string): AbiValue[] {
   if (args.length !== inputs.length) {
-    throw new GatewayError("validation", `${what} takes ${inputs.length} argument${inputs.length === 1 ? "" : "s"} (${inputs.map((p) => p.format("full")).join(", ")}), got ${args.length}`);
+    throw new GatewayError(
+      "validation",
+      `${what} takes ${inputs.length} argument${inputs.length === 1 ? "" : "s"} (${inputs.map((p) => p.format("full")).join(", ")}), got ${args.length}`,
+    );
   }
   return inputs.map((p, i) => convertValue(p, args[i]!, `argument ${i + 1}${p.name ? ` (${p.name})` : ""}`));
 }

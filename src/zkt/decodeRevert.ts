@@ -29,7 +29,9 @@ export function revertError(err: GatewayError, iface: Interface | undefined, wha
       // not one of the ABI's errors
     }
   }
-  return new GatewayError("execution_reverted", `${what} reverted${data && data !== "0x" ? " with unrecognised data" : " without a reason"}`, { details: data ? { data } : { message: err.message } });
+  return new GatewayError("execution_reverted", `${what} reverted${data && data !== "0x" ? " with unrecognised data" : " without a reason"}`, {
+    details: data ? { data } : { message: err.message },
+  });
 }
 
 function revertData(err: GatewayError): string | undefined {

@@ -33,9 +33,7 @@ export interface Receipt {
   logs: { address: string; event: string | null; args: { [k: string]: JsonValue } | null; topics: string[]; data: string; logIndex: number }[];
 }
 
-export type CallResult =
-  | { kind: "read"; output: JsonValue[] }
-  | { kind: "write"; hash: string; queueId: string; receipt?: Receipt };
+export type CallResult = { kind: "read"; output: JsonValue[] } | { kind: "write"; hash: string; queueId: string; receipt?: Receipt };
 
 export interface Submitted {
   hash: string;
@@ -76,13 +74,23 @@ export class ZktCore {
   /** Writes a message; with `wait`, answers once it is mined, with its receipt. */
   async writeMessage(access: Access, message: string, options: WriteHooks & { wait?: boolean } = {}): Promise<Submitted & { receipt?: Receipt }> {
     if (message.length === 0) throw new GatewayError("validation", "arguments must be a non-empty string (the message to write)");
-    const rec = await this.submit(access, { to: this.deps.network.messageRecipient, data: hexlify(toUtf8Bytes(message)), kind: "message" }, undefined, "the message", options);
+    const rec = await this.submit(
+      access,
+      { to: this.deps.network.messageRecipient, data: hexlify(toUtf8Bytes(message)), kind: "message" },
+      undefined,
+      "the message",
+      options,
+    );
     if (!options.wait) return { hash: rec.hash, queueId: rec.queueId };
     return { hash: rec.hash, queueId: rec.queueId, receipt: await this.receiptOf(rec, NO_ABI) };
   }
 
   /** Reads with eth_call when the function is view/pure, else signs and submits (optionally waiting). */
-  async callContract(access: Access, call: ContractCall, options: WriteHooks & { wait?: boolean; forceWrite?: boolean; forceRead?: boolean; beforeWrite?: () => Promise<void> } = {}): Promise<CallResult> {
+  async callContract(
+    access: Access,
+    call: ContractCall,
+    options: WriteHooks & { wait?: boolean; forceWrite?: boolean; forceRead?: boolean; beforeWrite?: () => Promise<void> } = {},
+  ): Promise<CallResult> {
     const to = requireAddress(call.to);
     const iface = parseAbi(call.abi);
     const fn = resolveFunction(iface, call.method, call.arguments.length);
@@ -110,7 +118,8 @@ export class ZktCore {
     const rec = await this.submit(access, { to, data, kind: "call" }, iface, fn.name, options);
     if (!options.wait) return { kind: "write", hash: rec.hash, queueId: rec.queueId };
     const receipt = await this.receiptOf(rec, iface);
-    if (receipt.status === "reverted") throw new GatewayError("execution_reverted", `${fn.name} reverted on chain`, { details: { hash: rec.hash, queueId: rec.queueId } });
+    if (receipt.status === "reverted")
+      throw new GatewayError("execution_reverted", `${fn.name} reverted on chain`, { details: { hash: rec.hash, queueId: rec.queueId } });
     return { kind: "write", hash: rec.hash, queueId: rec.queueId, receipt };
   }
 
@@ -125,7 +134,10 @@ export class ZktCore {
     options: WriteHooks & { contractName?: string; wait?: boolean } = {},
   ): Promise<Submitted & { contractAddress: string; abi: JsonValue[]; receipt?: Receipt }> {
     if (code.trim() === "") throw new GatewayError("validation", "code must be non-empty Solidity source");
-    const compiled = await this.deps.compiler.compile(code, { evmVersion: this.deps.network.evmVersion, ...(options.contractName ? { contractName: options.contractName } : {}) });
+    const compiled = await this.deps.compiler.compile(code, {
+      evmVersion: this.deps.network.evmVersion,
+      ...(options.contractName ? { contractName: options.contractName } : {}),
+    });
     const iface = parseAbi(compiled.abi.length > 0 ? compiled.abi : ["constructor()"]);
     const args = convertArguments(iface.deploy.inputs, constructorArgs, `the constructor of ${compiled.name}`);
     const data = compiled.bytecode + iface.encodeDeploy(args).slice(2);
@@ -134,20 +146,34 @@ export class ZktCore {
     const submitted = { hash: rec.hash, queueId: rec.queueId, contractAddress, abi: compiled.abi };
     if (options.wait === false) return submitted;
     const receipt = await this.receiptOf(rec, iface);
-    if (receipt.status === "reverted") throw new GatewayError("execution_reverted", `the deployment of ${compiled.name} reverted on chain`, { details: { hash: rec.hash } });
+    if (receipt.status === "reverted")
+      throw new GatewayError("execution_reverted", `the deployment of ${compiled.name} reverted on chain`, { details: { hash: rec.hash } });
     return { ...submitted, receipt };
   }
 
   async transactionStatus(queueId: string): Promise<SubmissionRecord> {
     const rec = /^[0-9a-f-]{36}$/.test(queueId) ? await this.deps.store.get(queueId) : undefined;
-    if (!rec || rec.network !== this.deps.journalNetwork) throw new GatewayError("not_found", `no submission with queueId "${redactPath(queueId)}" on this network`);
+    if (!rec || rec.network !== this.deps.journalNetwork)
+      throw new GatewayError("not_found", `no submission with queueId "${redactPath(queueId)}" on this network`);
     return rec;
   }
 
-  private async submit(access: Access, tx: { to: string | null; data: string; kind: SubmissionRecord["kind"] }, iface: Interface | undefined, what: string, hooks: WriteHooks): Promise<SubmissionRecord> {
+  private async submit(
+    access: Access,
+    tx: { to: string | null; data: string; kind: SubmissionRecord["kind"] },
+    iface: Interface | undefined,
+    what: string,
+    hooks: WriteHooks,
+  ): Promise<SubmissionRecord> {
     let rec: SubmissionRecord;
     try {
-      rec = await this.deps.sequencer.submit({ wallet: this.signerFor(access), to: tx.to, data: tx.data, kind: tx.kind, ...(hooks.idempotencyKey ? { idempotencyKey: hooks.idempotencyKey } : {}) });
+      rec = await this.deps.sequencer.submit({
+        wallet: this.signerFor(access),
+        to: tx.to,
+        data: tx.data,
+        kind: tx.kind,
+        ...(hooks.idempotencyKey ? { idempotencyKey: hooks.idempotencyKey } : {}),
+      });
     } catch (err) {
       throw err instanceof GatewayError && err.kind === "execution_reverted" ? revertError(err, iface, what) : err;
     }
@@ -160,14 +186,19 @@ export class ZktCore {
     try {
       raw = await this.deps.sequencer.waitForReceipt(rec.hash, this.deps.waitTimeoutMs ?? 60_000);
     } catch {
-      throw new GatewayError("upstream_unavailable", `the transaction was accepted but not mined in time; follow it with GET /zkt/transactions/${rec.queueId}`, { details: { hash: rec.hash, queueId: rec.queueId } });
+      throw new GatewayError(
+        "upstream_unavailable",
+        `the transaction was accepted but not mined in time; follow it with GET /zkt/transactions/${rec.queueId}`,
+        { details: { hash: rec.hash, queueId: rec.queueId } },
+      );
     }
     return formatReceipt(raw, iface);
   }
 }
 
 function requireAddress(to: string): string {
-  if (!/^0x[0-9a-fA-F]{40}$/.test(to)) throw new GatewayError("validation", `to must be a contract address (0x followed by 40 hex digits), got ${JSON.stringify(to)}`);
+  if (!/^0x[0-9a-fA-F]{40}$/.test(to))
+    throw new GatewayError("validation", `to must be a contract address (0x followed by 40 hex digits), got ${JSON.stringify(to)}`);
   return to;
 }
 

@@ -6,7 +6,10 @@ import { isAlive } from "../helpers/processes.js";
 
 function childrenOf(pid: number): number[] {
   try {
-    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -60,7 +63,9 @@ describe("embedded anvil lifecycle", () => {
       expect(await res.json()).toEqual({ jsonrpc: "2.0", id: 1, result: "0x133edcb" });
       // Ctrl-C and SIGTERM go to the whole group (npm and the gateway); SIGKILL hits the gateway alone.
       // npm → sh → node: the gateway is the innermost process running the bundle npm start built.
-      const gateway = descendants(gw.pid).filter((p) => execFileSync("ps", ["-o", "args=", "-p", String(p)], { encoding: "utf8" }).includes("dist/main.mjs")).pop()!;
+      const gateway = descendants(gw.pid)
+        .filter((p) => execFileSync("ps", ["-o", "args=", "-p", String(p)], { encoding: "utf8" }).includes("dist/main.mjs"))
+        .pop()!;
       if (signal === "SIGKILL") process.kill(gateway, signal);
       else process.kill(-gw.pid, signal);
       await gw.exited;

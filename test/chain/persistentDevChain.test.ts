@@ -19,9 +19,13 @@ describe("a dev chain kept across restarts", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-persist-"));
     const env = { DATA_DIR: dataDir, BLOCK_TIME: "0.5", EMBEDDED_STATE: "true" };
     const start = (): Promise<GatewayProcess> => startGatewayProcess(env);
-    const tokenOf = async (url: string) => ((await postJson(url, { jsonrpc: "2.0", id: 1, method: "platform_getSupportedTokens", params: [] })).json as { result: { value: string[] } }).result.value;
-    const count = async (url: string, to: string) => ((await postJson(url + "/zkt/try-it-out", { to, abi: ABI, method: "n", arguments: [] })).json as { output: string[] }).output[0];
-    const inc = async (url: string, to: string) => expect((await postJson(url + "/zkt/try-it-out", { to, abi: ABI, method: "inc", arguments: [], wait: true })).json).toMatchObject({ success: true });
+    const tokenOf = async (url: string) =>
+      ((await postJson(url, { jsonrpc: "2.0", id: 1, method: "platform_getSupportedTokens", params: [] })).json as { result: { value: string[] } }).result
+        .value;
+    const count = async (url: string, to: string) =>
+      ((await postJson(url + "/zkt/try-it-out", { to, abi: ABI, method: "n", arguments: [] })).json as { output: string[] }).output[0];
+    const inc = async (url: string, to: string) =>
+      expect((await postJson(url + "/zkt/try-it-out", { to, abi: ABI, method: "inc", arguments: [], wait: true })).json).toMatchObject({ success: true });
 
     let gw = await start();
     const deployed = (await postJson(gw.url + "/zkt/try-it-out", { code: SOURCE })).json as { contractAddress: string; queueId: string };

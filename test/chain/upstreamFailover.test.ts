@@ -12,7 +12,14 @@ async function fakeUpstream(handler: http.RequestListener): Promise<{ url: strin
   const server = http.createServer(handler);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 describe("upstream failover", () => {
@@ -22,9 +29,14 @@ describe("upstream failover", () => {
   beforeAll(async () => {
     const start = () => startEmbeddedNode({ chainId: CHAIN_ID, blockTimeSeconds: 0.25, feeMode: "zero" });
     [a, b] = await Promise.all([start(), start()]);
-    gw = await startTestGateway({ mutate: (c) => { c.networks[0]!.upstreams = [a.url, b.url]; c.upstreamTimeoutMs = 2000;
-      // The load below is about failover, not limits: a fast machine sends 1500 requests in under a second.
-      c.rateLimit.requestsPerWindow = 1_000_000; } });
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [a.url, b.url];
+        c.upstreamTimeoutMs = 2000;
+        // The load below is about failover, not limits: a fast machine sends 1500 requests in under a second.
+        c.rateLimit.requestsPerWindow = 1_000_000;
+      },
+    });
   });
   afterAll(async () => {
     await gw?.close();
@@ -53,7 +65,7 @@ describe("upstream failover", () => {
     expect(before).toBeGreaterThan(0);
     expect(served).toBeGreaterThan(before);
     expect(failures).toBe(0);
-    const ready = await (await fetch(gw.network("testnet").url + "/readyz")).json() as { status: string; upstreams: { healthy: boolean }[] };
+    const ready = (await (await fetch(gw.network("testnet").url + "/readyz")).json()) as { status: string; upstreams: { healthy: boolean }[] };
     expect(ready.status).toBe("ready");
     expect(ready.upstreams.map((u) => u.healthy)).toEqual([false, true]);
   });
@@ -90,7 +102,12 @@ describe("faulty fake upstreams", () => {
     it(`a node that ${name} is skipped`, async () => {
       const fake = await fakeUpstream(handler);
       fakes.push(fake);
-      const gw = await startTestGateway({ mutate: (c) => { c.networks[0]!.upstreams = [fake.url, node.url]; c.upstreamTimeoutMs = 300; } });
+      const gw = await startTestGateway({
+        mutate: (c) => {
+          c.networks[0]!.upstreams = [fake.url, node.url];
+          c.upstreamTimeoutMs = 300;
+        },
+      });
       gateways.push(gw);
       const res = await postJson(gw.network("testnet").url + "/", { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
       expect(res.status).toBe(200);
@@ -101,9 +118,13 @@ describe("faulty fake upstreams", () => {
   it("a node that lies about its chain id is marked unhealthy", async () => {
     const liar = await fakeUpstream((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end('{"jsonrpc":"2.0","id":0,"result":"0x1"}'));
     fakes.push(liar);
-    const gw = await startTestGateway({ mutate: (c) => { c.networks[0]!.upstreams = [liar.url, node.url]; } });
+    const gw = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [liar.url, node.url];
+      },
+    });
     gateways.push(gw);
-    const ready = await (await fetch(gw.network("testnet").url + "/readyz")).json() as { upstreams: { healthy: boolean; lastError?: string }[] };
+    const ready = (await (await fetch(gw.network("testnet").url + "/readyz")).json()) as { upstreams: { healthy: boolean; lastError?: string }[] };
     expect(ready.upstreams[0]!.healthy).toBe(false);
     expect(ready.upstreams[0]!.lastError).toMatch(/reports chain id "0x1"/);
     const res = await postJson(gw.network("testnet").url + "/", { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
@@ -113,7 +134,11 @@ describe("faulty fake upstreams", () => {
   it("with no reachable upstream: 503 and readiness false", async () => {
     const dead = await fakeUpstream((_req, res) => res.writeHead(502).end());
     fakes.push(dead);
-    const gw = await startTestGateway({ mutate: (c) => { c.networks[0]!.upstreams = [dead.url]; } });
+    const gw = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [dead.url];
+      },
+    });
     gateways.push(gw);
     const res = await postJson(gw.network("testnet").url + "/", { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
     expect(res.status).toBe(503);

@@ -56,10 +56,11 @@ async function rawServer(answer: (req: Received, socket: net.Socket, index: numb
     get open() {
       return sockets.size;
     },
-    close: () => new Promise<void>((r) => {
-      for (const sock of sockets) sock.destroy();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const sock of sockets) sock.destroy();
+        server.close(() => r());
+      }),
   };
   servers.push(s);
   return s;
@@ -87,7 +88,8 @@ async function drip(socket: net.Socket, bytes: string, size: number): Promise<vo
   }
 }
 
-const ok = (body: string, extra = ""): string => `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n${extra}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const ok = (body: string, extra = ""): string =>
+  `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n${extra}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
 describe("UpstreamHttp", () => {
   it("sends one POST with host, type, length and the URL's path and query; basic auth from the URL", async () => {
@@ -110,7 +112,9 @@ describe("UpstreamHttp", () => {
   });
 
   it("reads a chunked answer with extensions and trailers, delivered byte by byte", async () => {
-    const server = await rawServer((_req, s) => void drip(s, "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;ext=1\r\n{\"a\":\r\nA\r\n\"0123456\"}\r\n0\r\nx-trailer: y\r\n\r\n", 1));
+    const server = await rawServer(
+      (_req, s) => void drip(s, 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;ext=1\r\n{"a":\r\nA\r\n"0123456"}\r\n0\r\nx-trailer: y\r\n\r\n', 1),
+    );
     expect(await client(`http://127.0.0.1:${server.port}`).post("{}")).toEqual({ status: 200, text: '{"a":"0123456"}' });
   });
 
@@ -164,7 +168,9 @@ describe("UpstreamHttp", () => {
 
   it("a fresh connection closed unanswered fails the request (no retry loop)", async () => {
     const server = await rawServer((_req, s) => s.destroy());
-    const err = await client(`http://127.0.0.1:${server.port}`).post("{}").catch((e: unknown) => e);
+    const err = await client(`http://127.0.0.1:${server.port}`)
+      .post("{}")
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamHttpError);
     expect((err as UpstreamHttpError).kind).toBe("connection");
     expect(server.connections).toBe(1);
@@ -173,14 +179,18 @@ describe("UpstreamHttp", () => {
   it("times out a node that never answers, and a refused connection names its cause", async () => {
     const server = await rawServer(() => undefined);
     const started = Date.now();
-    const err = (await client(`http://127.0.0.1:${server.port}`, { timeoutMs: 200 }).post("{}").catch((e: unknown) => e)) as UpstreamHttpError;
+    const err = (await client(`http://127.0.0.1:${server.port}`, { timeoutMs: 200 })
+      .post("{}")
+      .catch((e: unknown) => e)) as UpstreamHttpError;
     expect(err.kind).toBe("timeout");
     expect(err.message).toBe("timed out after 200 ms");
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
     const closed = await rawServer(() => undefined);
     const port = closed.port;
     await closed.close();
-    const refused = (await client(`http://127.0.0.1:${port}`).post("{}").catch((e: unknown) => e)) as UpstreamHttpError;
+    const refused = (await client(`http://127.0.0.1:${port}`)
+      .post("{}")
+      .catch((e: unknown) => e)) as UpstreamHttpError;
     expect(refused.message).toBe("connection failed: ECONNREFUSED");
   });
 
@@ -219,7 +229,29 @@ describe("UpstreamHttp", () => {
 
   it("speaks HTTPS to a node behind TLS", async () => {
     const dir = mkdtempSync(join(tmpdir(), "upstream-tls-"));
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
     const cert = readFileSync(join(dir, "cert.pem"), "utf8");
     const server = await rawServer((req, s) => s.write(ok(req.body)), { key: readFileSync(join(dir, "key.pem"), "utf8"), cert });
     const c = client(`https://localhost:${server.port}`, { tls: { ca: cert } });
@@ -227,7 +259,9 @@ describe("UpstreamHttp", () => {
     expect((await c.post('"again"')).text).toBe('"again"');
     expect(server.connections).toBeLessThanOrEqual(2);
     // Without trusting that certificate the connection is refused, with the reason.
-    const untrusted = await client(`https://localhost:${server.port}`).post("{}").catch((e: unknown) => e);
+    const untrusted = await client(`https://localhost:${server.port}`)
+      .post("{}")
+      .catch((e: unknown) => e);
     expect((untrusted as UpstreamHttpError).message).toMatch(/^connection failed: (DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED)/);
   });
 });

@@ -17,7 +17,10 @@ describe("config", () => {
 
   it("env overrides file, file overrides defaults", () => {
     const dir = mkdtempSync(join(tmpdir(), "cfg-"));
-    writeFileSync(join(dir, "chain-gateway.config.json"), JSON.stringify({ maxBatchSize: 10, networks: { mainnet: { port: 9000, upstreams: ["http://node-a:8545"] } } }));
+    writeFileSync(
+      join(dir, "chain-gateway.config.json"),
+      JSON.stringify({ maxBatchSize: 10, networks: { mainnet: { port: 9000, upstreams: ["http://node-a:8545"] } } }),
+    );
     const c = loadConfig({ MAINNET_UPSTREAMS: "http://x:1,http://y:2" }, dir);
     expect(c.maxBatchSize).toBe(10);
     expect(c.networks.map((n) => n.name)).toEqual(["mainnet"]);
@@ -27,7 +30,10 @@ describe("config", () => {
 
   it("merges a config file deeply: one field of a group keeps the group's other defaults (#30)", () => {
     const dir = mkdtempSync(join(tmpdir(), "cfg-"));
-    writeFileSync(join(dir, "chain-gateway.config.json"), JSON.stringify({ rateLimit: { requestsPerWindow: 10 }, http: { maxConnections: 50 }, networks: { testnet: { validators: { source: "clique" } } } }));
+    writeFileSync(
+      join(dir, "chain-gateway.config.json"),
+      JSON.stringify({ rateLimit: { requestsPerWindow: 10 }, http: { maxConnections: 50 }, networks: { testnet: { validators: { source: "clique" } } } }),
+    );
     const c = loadConfig({}, dir);
     expect(c.rateLimit).toMatchObject({ requestsPerWindow: 10, windowMs: 60_000, tryItOutRequestsPerWindow: 100, failMode: "open", decisionTimeoutMs: 250 });
     expect(c.http).toMatchObject({ maxConnections: 50, headersTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000 });
@@ -36,7 +42,10 @@ describe("config", () => {
 
   it("an env variable sets one field of a group over a file's other fields; unknown nested settings are named", () => {
     const dir = mkdtempSync(join(tmpdir(), "cfg-"));
-    writeFileSync(join(dir, "chain-gateway.config.json"), JSON.stringify({ rateLimit: { windowMs: 1000 }, networks: { testnet: { blockTimeSeconds: 2 }, mainnet: {} } }));
+    writeFileSync(
+      join(dir, "chain-gateway.config.json"),
+      JSON.stringify({ rateLimit: { windowMs: 1000 }, networks: { testnet: { blockTimeSeconds: 2 }, mainnet: {} } }),
+    );
     const c = loadConfig({ RATE_LIMIT: "7", BLOCK_TIME: "0.5", TESTNET_BLOCK_TIME: "3", COALESCE_READS: "0" }, dir);
     expect(c.rateLimit).toMatchObject({ requestsPerWindow: 7, windowMs: 1000, failMode: "open" });
     // TESTNET_BLOCK_TIME over BLOCK_TIME over the file.

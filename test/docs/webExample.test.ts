@@ -27,7 +27,19 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("Connect-Web example p
     });
     await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
   });
   afterAll(async () => {
     await browser?.close();

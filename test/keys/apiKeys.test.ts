@@ -66,7 +66,11 @@ for (const storeKind of ["embedded", "postgres"] as const) {
       expect(first.endpoints.testnet!.zkt).toBe(`${base}/zkt/${first.apiKey}`);
 
       const provider = new JsonRpcProvider(gw.network("testnet").upstreamUrls[0], undefined, { staticNetwork: true, pollingInterval: 100 });
-      for (const [path, from] of [[`/zkt/${first.apiKey}`, first.walletAddress], [`/zkt/${second.apiKey}`, second.walletAddress], ["/zkt/try-it-out", gw.publicSignerAddress]] as const) {
+      for (const [path, from] of [
+        [`/zkt/${first.apiKey}`, first.walletAddress],
+        [`/zkt/${second.apiKey}`, second.walletAddress],
+        ["/zkt/try-it-out", gw.publicSignerAddress],
+      ] as const) {
         const res = await postJson(base + path, { arguments: "signed by " + from });
         expect(res.status).toBe(200);
         const hash = (res.json as { hash: string }).hash;
@@ -122,13 +126,20 @@ for (const storeKind of ["embedded", "postgres"] as const) {
       expect(zkt.json).toEqual({ success: false, error: "this API key has been revoked", errorCode: "UNAUTHORIZED", id: 3 });
       const headers = { authorization: `Bearer ${second.apiKey}` };
       for (const transport of [createGrpcTransport({ baseUrl: base }), createConnectTransport({ baseUrl: base, httpVersion: "1.1" })]) {
-        const err = await createClient(ZktService, transport).writeMessage({ message: "nope" }, { headers }).catch((e: unknown) => e as ConnectError);
+        const err = await createClient(ZktService, transport)
+          .writeMessage({ message: "nope" }, { headers })
+          .catch((e: unknown) => e as ConnectError);
         expect((err as ConnectError).code).toBe(Code.Unauthenticated);
-        const err2 = await createClient(RpcService, transport).getChainId({}, { headers }).catch((e: unknown) => e as ConnectError);
+        const err2 = await createClient(RpcService, transport)
+          .getChainId({}, { headers })
+          .catch((e: unknown) => e as ConnectError);
         expect((err2 as ConnectError).code).toBe(Code.Unauthenticated);
       }
       // The first key still works over Connect with its bearer token, signing with its own wallet.
-      const ok = await createClient(ZktService, createGrpcTransport({ baseUrl: base })).writeMessage({ message: "bearer" }, { headers: { authorization: `Bearer ${first.apiKey}` } });
+      const ok = await createClient(ZktService, createGrpcTransport({ baseUrl: base })).writeMessage(
+        { message: "bearer" },
+        { headers: { authorization: `Bearer ${first.apiKey}` } },
+      );
       expect(ok.hash).toMatch(/^0x/);
     });
 

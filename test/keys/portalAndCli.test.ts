@@ -75,7 +75,9 @@ describe("keys CLI", () => {
       const created = await cli("create", "--label", "ops team", "--rpm", "600");
       // A fresh DATA_DIR: said, so a key made beside the wrong directory does not go unnoticed (#31).
       expect(created.stderr).toMatch(/warning: no gateway data in .* yet; a new master seed is made there/);
-      expect(created.stderr).toMatch(kind === "postgres" ? /keys: store PostgreSQL \(DATABASE_URL\), seed .*master-seed/ : /keys: store .*journal\.sqlite, seed .*master-seed/);
+      expect(created.stderr).toMatch(
+        kind === "postgres" ? /keys: store PostgreSQL \(DATABASE_URL\), seed .*master-seed/ : /keys: store .*journal\.sqlite, seed .*master-seed/,
+      );
       expect((await cli("list")).stderr).not.toMatch(/warning/);
       const key = /api key \(shown once\): (cgw_\S+)/.exec(created.stdout)![1]!;
       const wallet = /wallet: (0x[0-9a-fA-F]{40})/.exec(created.stdout)![1]!;

@@ -148,7 +148,9 @@ async function freePort(): Promise<number> {
 }
 
 function startRedis(port: number): Promise<ChildProcess> {
-  const p = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "inherit"] });
+  const p = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return new Promise((resolve, reject) => {
     p.stdout!.on("data", (d: Buffer) => d.toString().includes("Ready to accept connections") && resolve(p));
     p.on("exit", () => reject(new Error("redis-server exited")));

@@ -21,7 +21,18 @@ describe("rate limits while Redis hangs", () => {
   });
 
   async function latencies(failMode: "open" | "closed"): Promise<{ p50: number; outcomes: string[] }> {
-    const limits = new RateLimits({ requestsPerWindow: 1500, windowMs: 60_000, tryItOutRequestsPerWindow: 100, failMode, decisionTimeoutMs: 250, redisUrl: url, keyPrefix: `t${Date.now()}` }, createLogger("error"));
+    const limits = new RateLimits(
+      {
+        requestsPerWindow: 1500,
+        windowMs: 60_000,
+        tryItOutRequestsPerWindow: 100,
+        failMode,
+        decisionTimeoutMs: 250,
+        redisUrl: url,
+        keyPrefix: `t${Date.now()}`,
+      },
+      createLogger("error"),
+    );
     const times: number[] = [];
     const outcomes: string[] = [];
     for (let i = 0; i < 60; i++) {

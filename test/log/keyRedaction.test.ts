@@ -39,7 +39,11 @@ describe("API keys never reach logs or answers", () => {
     const answers: string[] = [];
     for (const path of paths) {
       for (const method of ["GET", "POST", "PUT"]) {
-        const res = await fetch(base + path, { method, headers: { "content-type": "application/json" }, ...(method === "GET" ? {} : { body: '{"arguments":"hi"}' }) });
+        const res = await fetch(base + path, {
+          method,
+          headers: { "content-type": "application/json" },
+          ...(method === "GET" ? {} : { body: '{"arguments":"hi"}' }),
+        });
         answers.push(await res.text());
       }
     }

@@ -9,7 +9,15 @@ describe("logger", () => {
     log.info("hello", { apiKey: "cgw_secret", nested: { privateKey: "0xabc" }, ok: 1 });
     log.debug("details");
     const first = JSON.parse(lines[0]!) as Record<string, unknown>;
-    expect(first).toMatchObject({ level: "info", msg: "hello", service: "t", network: "testnet", apiKey: "[REDACTED]", nested: { privateKey: "[REDACTED]" }, ok: 1 });
+    expect(first).toMatchObject({
+      level: "info",
+      msg: "hello",
+      service: "t",
+      network: "testnet",
+      apiKey: "[REDACTED]",
+      nested: { privateKey: "[REDACTED]" },
+      ok: 1,
+    });
     expect(new Date(first.time as string).toString()).not.toBe("Invalid Date");
     expect(lines.join("")).not.toContain("cgw_secret");
     expect(lines).toHaveLength(2);
@@ -33,7 +41,17 @@ describe("logger", () => {
   it("redacts key-shaped segments on near-miss paths too (#28)", () => {
     const key = "cgw_" + "Ab3-_x".repeat(7) + "z";
     const bare = key.slice(4);
-    for (const path of [`/zgt//${key}`, `/ZGT/${key}`, `/Zkt/${key}/x`, `/zkt/transactions/${key}`, `/zkt/transactions/${bare}`, `/v1/${key}`, `/?apiKey=${key}`, `/zkt/docs/${bare}`, `//zkt//${key}`]) {
+    for (const path of [
+      `/zgt//${key}`,
+      `/ZGT/${key}`,
+      `/Zkt/${key}/x`,
+      `/zkt/transactions/${key}`,
+      `/zkt/transactions/${bare}`,
+      `/v1/${key}`,
+      `/?apiKey=${key}`,
+      `/zkt/docs/${bare}`,
+      `//zkt//${key}`,
+    ]) {
       const out = redactPath(path);
       expect(out, path).not.toContain(bare);
       expect(out, path).toContain("[REDACTED]");

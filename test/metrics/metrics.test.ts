@@ -32,7 +32,7 @@ describe("Prometheus metrics", () => {
       if (res.status === 200) hashes.push((res.json as { hash: string }).hash);
     }
     await Promise.all(hashes.map((h) => gw.network("testnet").sequencer.waitForReceipt(h)));
-        const text = await (await fetch(url + "/metrics")).text();
+    const text = await (await fetch(url + "/metrics")).text();
     const value = (pattern: RegExp): number => {
       const m = text.split("\n").filter((l) => pattern.test(l));
       return m.reduce((sum, l) => sum + Number(l.split(" ").pop()), 0);

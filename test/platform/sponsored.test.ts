@@ -59,10 +59,20 @@ for (const feeMode of ["zero", "market"] as const) {
 
     async function signedBy(sender: Wallet | HDNodeWallet, overrides: Record<string, unknown> = {}): Promise<string> {
       const fees = feeMode === "zero" ? { type: 0, gasPrice: 0n } : { type: 2, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n };
-      return sender.signTransaction({ to: "0x000000000000000000000000000000000000bEEF", value: 0n, gasLimit: 21_000n, nonce: 0, chainId, ...fees, ...overrides });
+      return sender.signTransaction({
+        to: "0x000000000000000000000000000000000000bEEF",
+        value: 0n,
+        gasLimit: 21_000n,
+        nonce: 0,
+        chainId,
+        ...fees,
+        ...overrides,
+      });
     }
-    const consent = async (apiKey: string, raw: string) => (await postJson(`${url}/zgt/${apiKey}/sponsor-consent`, { rawTransaction: raw })).json as { sponsorAddress: string; signature: string; message: string };
-    const send = async (apiKey: string, params: unknown[]) => (await postJson(`${url}/zgt/${apiKey}`, rpc("platform_sendSponsoredTransaction", params))).json as RpcAnswer;
+    const consent = async (apiKey: string, raw: string) =>
+      (await postJson(`${url}/zgt/${apiKey}/sponsor-consent`, { rawTransaction: raw })).json as { sponsorAddress: string; signature: string; message: string };
+    const send = async (apiKey: string, params: unknown[]) =>
+      (await postJson(`${url}/zgt/${apiKey}`, rpc("platform_sendSponsoredTransaction", params))).json as RpcAnswer;
 
     it("an unfunded sender's transaction lands; the sender spends nothing of its own", async () => {
       const sender = Wallet.createRandom();
@@ -104,7 +114,13 @@ for (const feeMode of ["zero", "market"] as const) {
         ["malformed raw tx", key.apiKey, ["0xdeadbeef", good.sponsorAddress, good.signature], -32602, /not a well-formed transaction/],
         ["wrong chain id", key.apiKey, [wrongChain, good.sponsorAddress, good.signature], -32602, /chain id 1; this network is 20180427/],
         ["bad consent signature", key.apiKey, [raw, good.sponsorAddress, foreign.signature], -32602, /not the sponsor's consent/],
-        ["consent for another transaction", key.apiKey, [await signedBy(sender, { nonce: 5 }), good.sponsorAddress, good.signature], -32602, /not the sponsor's consent/],
+        [
+          "consent for another transaction",
+          key.apiKey,
+          [await signedBy(sender, { nonce: 5 }), good.sponsorAddress, good.signature],
+          -32602,
+          /not the sponsor's consent/,
+        ],
         ["sponsor not yours", key.apiKey, [raw, foreign.sponsorAddress, foreign.signature], -32003, /not a wallet this gateway holds for your API key/],
         ["wrong number of params", key.apiKey, [raw], -32602, /takes \[rawSignedTx, sponsorAddress, sponsorSignature\]/],
       ];

@@ -15,20 +15,31 @@ const hashOf = (n: number) => "0x" + n.toString(16).padStart(64, "0");
 
 /** A clique-style node: blocks 0..head, block n proposed by proposers[n % proposers.length]. */
 function fakeCliqueNode(state: { head: number; proposers: string[] }) {
-  const block = (n: number) => (n < 0 || n > state.head ? null : { number: "0x" + n.toString(16), hash: hashOf(n), miner: state.proposers[n % state.proposers.length] });
+  const block = (n: number) =>
+    n < 0 || n > state.head ? null : { number: "0x" + n.toString(16), hash: hashOf(n), miner: state.proposers[n % state.proposers.length] };
   return http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString()) as { id: number; method: string; params: string[] } | { id: number; method: string; params: string[] }[];
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as
+      | { id: number; method: string; params: string[] }
+      | { id: number; method: string; params: string[] }[];
     const answer = (r: { id: number; method: string; params: string[] }) => {
       const result =
-        r.method === "eth_chainId" ? "0x133edcb"
-        : r.method === "clique_getSigners" ? V
-        : r.method === "clique_getSignersAtHash" ? (r.params[0] === hashOf(3) ? V.slice(0, 2) : V)
-        : r.method === "eth_getBlockByNumber" ? block(r.params[0] === "latest" ? state.head : Number(r.params[0]))
-        : r.method === "eth_getBlockByHash" ? block(Number(BigInt(r.params[0]!)))
-        : r.method === "eth_getBlockByNumber" ? null
-        : null;
+        r.method === "eth_chainId"
+          ? "0x133edcb"
+          : r.method === "clique_getSigners"
+            ? V
+            : r.method === "clique_getSignersAtHash"
+              ? r.params[0] === hashOf(3)
+                ? V.slice(0, 2)
+                : V
+              : r.method === "eth_getBlockByNumber"
+                ? block(r.params[0] === "latest" ? state.head : Number(r.params[0]))
+                : r.method === "eth_getBlockByHash"
+                  ? block(Number(BigInt(r.params[0]!)))
+                  : r.method === "eth_getBlockByNumber"
+                    ? null
+                    : null;
       return { jsonrpc: "2.0", id: r.id, result };
     };
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body)));
@@ -64,7 +75,8 @@ describe("validators from the node's clique RPC", () => {
   });
 
   it("active = the set's members that proposed one of the last N blocks, and it follows the proposers", async () => {
-    const active = async () => ((await postJson(gw.network("testnet").url, rpc("platform_getActiveValidatorList"))).json as { result: { value: string[] } }).result.value;
+    const active = async () =>
+      ((await postJson(gw.network("testnet").url, rpc("platform_getActiveValidatorList"))).json as { result: { value: string[] } }).result.value;
     expect(await active()).toEqual([getAddress(V[0]!), getAddress(V[1]!)]);
     state.proposers = [V[2]!];
     state.head = 30;
@@ -91,7 +103,10 @@ describe("validators on the embedded node and from config", () => {
   const DEV = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
   const other = Wallet.createRandom().address;
   beforeAll(async () => {
-    gw = await startTestGateway({ networks: ["testnet", "mainnet"], mutate: (c) => (c.networks[1]!.validators = { source: "static", addresses: [DEV.toLowerCase(), other] }) });
+    gw = await startTestGateway({
+      networks: ["testnet", "mainnet"],
+      mutate: (c) => (c.networks[1]!.validators = { source: "static", addresses: [DEV.toLowerCase(), other] }),
+    });
     await new Promise((r) => setTimeout(r, 600)); // a couple of blocks proposed by the new coinbase
   });
   afterAll(() => gw?.close());

@@ -65,8 +65,14 @@ describe("the policy table holds the same over every transport", () => {
 
   /** Each operation as each wire carries it; REST carries those it has a path for. */
   const calls: Record<OperationName, { rest?: (c: Creds) => Promise<number>; connect: (t: Transport) => Promise<unknown> }> = {
-    "RpcService.Call": { rest: (c) => rest(`/zgt/${c.apiKey}`, c, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }), connect: (t) => createClient(RpcService, t).call({ method: "eth_blockNumber" }) },
-    "RpcService.Batch": { rest: (c) => rest(`/zgt/${c.apiKey}`, c, [{ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }]), connect: (t) => createClient(RpcService, t).batch({ calls: [{ method: "eth_chainId" }] }) },
+    "RpcService.Call": {
+      rest: (c) => rest(`/zgt/${c.apiKey}`, c, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+      connect: (t) => createClient(RpcService, t).call({ method: "eth_blockNumber" }),
+    },
+    "RpcService.Batch": {
+      rest: (c) => rest(`/zgt/${c.apiKey}`, c, [{ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }]),
+      connect: (t) => createClient(RpcService, t).batch({ calls: [{ method: "eth_chainId" }] }),
+    },
     "RpcService.GetChainId": { connect: (t) => createClient(RpcService, t).getChainId({}) },
     "RpcService.GetBlockNumber": { connect: (t) => createClient(RpcService, t).getBlockNumber({}) },
     "RpcService.GetBalance": { connect: (t) => createClient(RpcService, t).getBalance({ address: SOMEWHERE, block: "latest" }) },
@@ -74,13 +80,31 @@ describe("the policy table holds the same over every transport", () => {
     "RpcService.GetValidatorList": { connect: (t) => createClient(RpcService, t).getValidatorList({}) },
     "RpcService.GetActiveValidatorList": { connect: (t) => createClient(RpcService, t).getActiveValidatorList({}) },
     "RpcService.GetSupportedTokens": { connect: (t) => createClient(RpcService, t).getSupportedTokens({}) },
-    "RpcService.SignSponsorConsent": { rest: (c) => rest(`/zgt/${c.apiKey ?? "none"}/sponsor-consent`, c, { rawTransaction: "0x00" }), connect: (t) => createClient(RpcService, t).signSponsorConsent({ rawTransaction: "0x00" }) },
+    "RpcService.SignSponsorConsent": {
+      rest: (c) => rest(`/zgt/${c.apiKey ?? "none"}/sponsor-consent`, c, { rawTransaction: "0x00" }),
+      connect: (t) => createClient(RpcService, t).signSponsorConsent({ rawTransaction: "0x00" }),
+    },
     "RpcService.SendSponsoredTransaction": { connect: (t) => createClient(RpcService, t).sendSponsoredTransaction({ rawTransaction: "0x00" }) },
-    "ZktService.WriteMessage": { rest: (c) => rest(zktPath(c), c, { arguments: "policy walk" }), connect: (t) => createClient(ZktService, t).writeMessage({ message: "policy walk" }) },
-    "ZktService.ReadContract": { rest: (c) => rest(zktPath(c), c, { to: SOMEWHERE, abi: VIEW_ABI, method: "n", arguments: [] }), connect: (t) => createClient(ZktService, t).readContract({ to: SOMEWHERE, abi: list(VIEW_ABI), method: "n", arguments: list([]) }) },
-    "ZktService.WriteContract": { rest: (c) => rest(zktPath(c), c, { to: SOMEWHERE, abi: WRITE_ABI, method: "inc", arguments: [] }), connect: (t) => createClient(ZktService, t).writeContract({ to: SOMEWHERE, abi: list(WRITE_ABI), method: "inc", arguments: list([]) }) },
-    "ZktService.DeployContract": { rest: (c) => rest(zktPath(c), c, { code: SOURCE, wait: false }), connect: (t) => createClient(ZktService, t).deployContract({ code: SOURCE, wait: false }) },
-    "ZktService.GetTransactionStatus": { rest: (c) => restGet(`/zkt/transactions/${QUEUE_ID}`, c), connect: (t) => createClient(ZktService, t).getTransactionStatus({ queueId: QUEUE_ID }) },
+    "ZktService.WriteMessage": {
+      rest: (c) => rest(zktPath(c), c, { arguments: "policy walk" }),
+      connect: (t) => createClient(ZktService, t).writeMessage({ message: "policy walk" }),
+    },
+    "ZktService.ReadContract": {
+      rest: (c) => rest(zktPath(c), c, { to: SOMEWHERE, abi: VIEW_ABI, method: "n", arguments: [] }),
+      connect: (t) => createClient(ZktService, t).readContract({ to: SOMEWHERE, abi: list(VIEW_ABI), method: "n", arguments: list([]) }),
+    },
+    "ZktService.WriteContract": {
+      rest: (c) => rest(zktPath(c), c, { to: SOMEWHERE, abi: WRITE_ABI, method: "inc", arguments: [] }),
+      connect: (t) => createClient(ZktService, t).writeContract({ to: SOMEWHERE, abi: list(WRITE_ABI), method: "inc", arguments: list([]) }),
+    },
+    "ZktService.DeployContract": {
+      rest: (c) => rest(zktPath(c), c, { code: SOURCE, wait: false }),
+      connect: (t) => createClient(ZktService, t).deployContract({ code: SOURCE, wait: false }),
+    },
+    "ZktService.GetTransactionStatus": {
+      rest: (c) => restGet(`/zkt/transactions/${QUEUE_ID}`, c),
+      connect: (t) => createClient(ZktService, t).getTransactionStatus({ queueId: QUEUE_ID }),
+    },
   };
   const zktPath = (c: Creds) => (c.apiKey ? `/zkt/${c.apiKey}` : "/zkt/try-it-out");
   const rest = async (path: string, c: Creds, body: unknown) => (await postJson(url + path, body, { "x-forwarded-for": c.ip })).status;
@@ -132,7 +156,9 @@ describe("the policy table holds the same over every transport", () => {
     expect(seen.length).toBe(7 + 3 * Object.keys(OPERATIONS).length);
   });
 
-  it("without a key: public ZKT spends the try-it-out limit on every wire, status lookups only the request limit, and a key-only operation is refused", { timeout: 120_000 }, async () => {
+  it("without a key: public ZKT spends the try-it-out limit on every wire, status lookups only the request limit, and a key-only operation is refused", {
+    timeout: 120_000,
+  }, async () => {
     for (const op of Object.keys(OPERATIONS) as OperationName[]) {
       const rule = OPERATIONS[op];
       for (const wire of wires) {
@@ -157,7 +183,9 @@ describe("the policy table holds the same over every transport", () => {
     expect(statuses).toEqual([200, 200, 200, 429]);
   });
 
-  it("an idempotency key replays a write on every wire, and the same key with another payload is refused (422 / FailedPrecondition)", { timeout: 60_000 }, async () => {
+  it("an idempotency key replays a write on every wire, and the same key with another payload is refused (422 / FailedPrecondition)", {
+    timeout: 60_000,
+  }, async () => {
     const apiKey = await newKey();
     const ip = nextIp();
     const first = await postJson(url + `/zkt/${apiKey}`, { arguments: "once" }, { "idempotency-key": "walk-1", "x-forwarded-for": ip });
@@ -176,7 +204,8 @@ describe("the policy table holds the same over every transport", () => {
     }
     // JSON-RPC over REST renders the store's refusal as a JSON-RPC error, not a ZKT body.
     const k = await newKey();
-    const call = (id: number) => postJson(url + `/zgt/${k}`, { jsonrpc: "2.0", id, method: "eth_chainId", params: [] }, { "idempotency-key": "rpc-1", "x-forwarded-for": nextIp() });
+    const call = (id: number) =>
+      postJson(url + `/zgt/${k}`, { jsonrpc: "2.0", id, method: "eth_chainId", params: [] }, { "idempotency-key": "rpc-1", "x-forwarded-for": nextIp() });
     await call(1);
     const reused = await call(2);
     expect(reused.status).toBe(422);

@@ -19,8 +19,12 @@ describe("proto contracts", () => {
   it("gen/ is up to date with proto/ (run npm run generate)", () => {
     const out = mkdtempSync(join(tmpdir(), "gen-"));
     execFileSync("npx", ["buf", "generate", "-o", out], { stdio: "pipe" });
-    const fresh = files(join(out, "gen")).map((f) => relative(join(out, "gen"), f)).sort();
-    const committed = files("gen").map((f) => relative("gen", f)).sort();
+    const fresh = files(join(out, "gen"))
+      .map((f) => relative(join(out, "gen"), f))
+      .sort();
+    const committed = files("gen")
+      .map((f) => relative("gen", f))
+      .sort();
     expect(committed).toEqual(fresh);
     for (const f of fresh) expect(readFileSync(join("gen", f), "utf8")).toBe(readFileSync(join(out, "gen", f), "utf8"));
   });

@@ -37,9 +37,14 @@ describe("cast against the gateway", () => {
   it("cast send (a transfer) and cast send --create (a deployment), default settings", { timeout: 120_000 }, async () => {
     // anvil's dev account 2 (the gateway's embedded chain deploys its demo contracts from 0 and 1).
     const key = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a";
-    const sent = JSON.parse(await cast("send", "--rpc-url", keyed, "--private-key", key, "--json", "0x000000000000000000000000000000000000dEaD", "0x1234")) as { status: string };
+    const sent = JSON.parse(await cast("send", "--rpc-url", keyed, "--private-key", key, "--json", "0x000000000000000000000000000000000000dEaD", "0x1234")) as {
+      status: string;
+    };
     expect(sent.status).toBe("0x1");
-    const created = JSON.parse(await cast("send", "--rpc-url", keyed, "--private-key", key, "--json", "--create", artifact.bytecode)) as { status: string; contractAddress: string };
+    const created = JSON.parse(await cast("send", "--rpc-url", keyed, "--private-key", key, "--json", "--create", artifact.bytecode)) as {
+      status: string;
+      contractAddress: string;
+    };
     expect(created.status).toBe("0x1");
     expect((await cast("code", "--rpc-url", keyed, created.contractAddress)).trim()).toMatch(/^0x60/);
   });

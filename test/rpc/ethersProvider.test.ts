@@ -13,8 +13,14 @@ pragma solidity ^0.8.20;
 contract Store { uint256 public value = 42; function twice(uint256 x) external pure returns (uint256) { return 2 * x; } }`;
 
 function compileStore(): { abi: unknown[]; bytecode: string } {
-  const input = { language: "Solidity", sources: { "Store.sol": { content: SOURCE } }, settings: { evmVersion: "paris", outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } } } };
-  const out = JSON.parse(solc.compile(JSON.stringify(input))) as { contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>> };
+  const input = {
+    language: "Solidity",
+    sources: { "Store.sol": { content: SOURCE } },
+    settings: { evmVersion: "paris", outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } } },
+  };
+  const out = JSON.parse(solc.compile(JSON.stringify(input))) as {
+    contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>>;
+  };
   const c = out.contracts["Store.sol"]!.Store!;
   return { abi: c.abi, bytecode: "0x" + c.evm.bytecode.object };
 }
@@ -26,7 +32,10 @@ describe("ethers JsonRpcProvider through the gateway", () => {
   });
   afterAll(() => gw?.close());
 
-  for (const [name, chainId] of [["testnet", 20180427n], ["mainnet", 101010n]] as const) {
+  for (const [name, chainId] of [
+    ["testnet", 20180427n],
+    ["mainnet", 101010n],
+  ] as const) {
     it(`${name}: chain id, block number, balances and eth_call match anvil`, async () => {
       const net = gw.network(name);
       const viaGateway = new JsonRpcProvider(net.url, undefined, { staticNetwork: true });

@@ -45,7 +45,9 @@ describe("cache through the gateway", () => {
 
   it("a block by hash is served from memory the second time, identical to the node's answer", async () => {
     const url = gw.network("testnet").url;
-    const latest = ((await postJson(url, { jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["latest", true] })).json as { result: { hash: string } }).result;
+    const latest = (
+      (await postJson(url, { jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["latest", true] })).json as { result: { hash: string } }
+    ).result;
     const ask = () => postJson(url, { jsonrpc: "2.0", id: 2, method: "eth_getBlockByHash", params: [latest.hash, true] });
     const first = await ask();
     const hits = gw.network("testnet").core.cache!.hits;

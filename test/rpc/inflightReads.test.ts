@@ -18,7 +18,12 @@ describe("coalescing identical in-flight reads", () => {
     node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
     proxy = await startFaultyUpstream(node.url);
     on = await startTestGateway({ mutate: (c) => (c.networks[0]!.upstreams = [proxy.url]) });
-    off = await startTestGateway({ mutate: (c) => { c.networks[0]!.upstreams = [proxy.url]; c.coalesceReads = false; } });
+    off = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [proxy.url];
+        c.coalesceReads = false;
+      },
+    });
   });
   afterAll(async () => {
     await on?.close();
@@ -57,7 +62,9 @@ describe("coalescing identical in-flight reads", () => {
   it("reads of the pending block are never shared (a sender's next nonce must see its last send)", async () => {
     proxy.slow(200, /0c0a1e/);
     const url = on.network("testnet").url + "/";
-    await Promise.all(Array.from({ length: 5 }, (_, i) => postJson(url, { jsonrpc: "2.0", id: i, method: "eth_getTransactionCount", params: [ADDRESS, "pending"] })));
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) => postJson(url, { jsonrpc: "2.0", id: i, method: "eth_getTransactionCount", params: [ADDRESS, "pending"] })),
+    );
     expect(proxy.matched).toBe(5);
   });
 

@@ -44,7 +44,13 @@ describe("raw results", () => {
   it("Connect callers get the same block as a parsed value", async () => {
     const client = createClient(RpcService, createConnectTransport({ baseUrl: gw.network("testnet").url, httpVersion: "1.1" }));
     const res = await client.call({ method: "eth_getBlockByNumber", params: fromJson(ListValueSchema, ["0x1", false]) });
-    const direct = (await (await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["0x1", false] }) })).json()) as { result: unknown };
+    const direct = (await (
+      await fetch(node.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["0x1", false] }),
+      })
+    ).json()) as { result: unknown };
     expect(toJson(ValueSchema, res.result!)).toEqual(direct.result);
   });
 });

@@ -46,7 +46,12 @@ describe("zero-fee network, default client settings, unfunded account", () => {
   });
 
   it("viem: sendTransaction and waitForTransactionReceipt from a fresh, unfunded account", async () => {
-    const chain = defineChain({ id: 20180427, name: "testnet", nativeCurrency: { name: "Free", symbol: "FREE", decimals: 18 }, rpcUrls: { default: { http: [keyed] } } });
+    const chain = defineChain({
+      id: 20180427,
+      name: "testnet",
+      nativeCurrency: { name: "Free", symbol: "FREE", decimals: 18 },
+      rpcUrls: { default: { http: [keyed] } },
+    });
     const account = privateKeyToAccount(generatePrivateKey());
     const wallet = createWalletClient({ account, chain, transport: http(keyed) });
     const reader = createPublicClient({ chain, transport: http(keyed), pollingInterval: 100 });
@@ -67,15 +72,27 @@ describe("Multicall3 on the embedded chain", () => {
 
   it("viem's multicall works unchanged (Multicall3 at its canonical address)", async () => {
     const url = gw.network("testnet").url;
-    const chain = defineChain({ id: 20180427, name: "testnet", nativeCurrency: { name: "Free", symbol: "FREE", decimals: 18 }, rpcUrls: { default: { http: [url] } }, contracts: { multicall3: { address: "0xcA11bde05977b3631167028862bE2a173976CA11" } } });
+    const chain = defineChain({
+      id: 20180427,
+      name: "testnet",
+      nativeCurrency: { name: "Free", symbol: "FREE", decimals: 18 },
+      rpcUrls: { default: { http: [url] } },
+      contracts: { multicall3: { address: "0xcA11bde05977b3631167028862bE2a173976CA11" } },
+    });
     const client = createPublicClient({ chain, transport: http(url) });
-    const tokens = ((await postJson(url, { jsonrpc: "2.0", id: 1, method: "platform_getSupportedTokens", params: [] })).json as { result: { value: string[] } }).result.value;
+    const tokens = ((await postJson(url, { jsonrpc: "2.0", id: 1, method: "platform_getSupportedTokens", params: [] })).json as { result: { value: string[] } })
+      .result.value;
     const erc20 = [
       { type: "function", name: "symbol", inputs: [], outputs: [{ type: "string" }], stateMutability: "view" },
       { type: "function", name: "totalSupply", inputs: [], outputs: [{ type: "uint256" }], stateMutability: "view" },
     ] as const;
     const token = tokens[0] as `0x${string}`;
-    const results = await client.multicall({ contracts: [{ address: token, abi: erc20, functionName: "symbol" }, { address: token, abi: erc20, functionName: "totalSupply" }] });
+    const results = await client.multicall({
+      contracts: [
+        { address: token, abi: erc20, functionName: "symbol" },
+        { address: token, abi: erc20, functionName: "totalSupply" },
+      ],
+    });
     expect(results.map((r) => r.status)).toEqual(["success", "success"]);
     expect(typeof results[0]!.result).toBe("string");
     expect(results[1]!.result).toBeGreaterThan(0n);

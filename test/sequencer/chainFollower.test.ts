@@ -40,19 +40,30 @@ describe("chain follower", () => {
     proxy.slow(0, /eth_getBlockReceipts|eth_getTransactionReceipt/); // counts the gateway's receipt requests
     const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => postJson(`${base}/zkt/try-it-out`, { arguments: `watched ${i}` })));
     expect(replies.every((r) => r.status === 200)).toBe(true);
-    await allCompleted(base, replies.map((r) => (r.json as { queueId: string }).queueId));
+    await allCompleted(
+      base,
+      replies.map((r) => (r.json as { queueId: string }).queueId),
+    );
     // A message runs no code, so it cannot revert: its hash in a block is its outcome.
     expect(proxy.matched).toBe(0);
   });
 
   it("writes that run code complete with one receipt each (in a batch per block), not one per poll", async () => {
-    const token = await postJson(`${base}/zkt/try-it-out`, { code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract Counter { uint256 public n; function bump() external { n++; } }" });
+    const token = await postJson(`${base}/zkt/try-it-out`, {
+      code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract Counter { uint256 public n; function bump() external { n++; } }",
+    });
     const address = (token.json as { contractAddress: string }).contractAddress;
     proxy.slow(0, /eth_getTransactionReceipt/); // counts the gateway's receipt requests (HTTP requests, batched)
     const call = { to: address, abi: ["function bump()"], method: "bump", arguments: [] };
     const replies = await Promise.all(Array.from({ length: 40 }, () => postJson(`${base}/zkt/try-it-out`, call)));
-    expect(replies.every((r) => r.status === 200), JSON.stringify(replies[0]!.json)).toBe(true);
-    await allCompleted(base, replies.map((r) => (r.json as { queueId: string }).queueId));
+    expect(
+      replies.every((r) => r.status === 200),
+      JSON.stringify(replies[0]!.json),
+    ).toBe(true);
+    await allCompleted(
+      base,
+      replies.map((r) => (r.json as { queueId: string }).queueId),
+    );
     // One batch per block that held some of them, plus stragglers: far fewer requests than writes.
     expect(proxy.matched).toBeLessThanOrEqual(20);
   });
@@ -60,14 +71,21 @@ describe("chain follower", () => {
   it("a node without eth_getBlockReceipts: writes still complete and a deploy still gets its receipt", async () => {
     proxy.refuse("eth_getBlockReceipts");
     const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => postJson(`${base}/zkt/try-it-out`, { arguments: `by hash ${i}` })));
-    await allCompleted(base, replies.map((r) => (r.json as { queueId: string }).queueId));
-    const deploy = await postJson(`${base}/zkt/try-it-out`, { code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract W { uint256 public x = 7; }" });
+    await allCompleted(
+      base,
+      replies.map((r) => (r.json as { queueId: string }).queueId),
+    );
+    const deploy = await postJson(`${base}/zkt/try-it-out`, {
+      code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract W { uint256 public x = 7; }",
+    });
     expect(deploy.status).toBe(200);
     expect(deploy.json).toMatchObject({ success: true, contractAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
   });
 
   it("a deploy answered once mined is completed in the journal at the confirmation depth, not before", async () => {
-    const reply = await postJson(`${base}/zkt/try-it-out`, { code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract Waited { uint256 public x = 8; }" });
+    const reply = await postJson(`${base}/zkt/try-it-out`, {
+      code: "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\ncontract Waited { uint256 public x = 8; }",
+    });
     expect(reply.json).toMatchObject({ success: true, contractAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
     const queueId = (reply.json as { queueId: string }).queueId;
     const status = (await (await fetch(`${base}/zkt/transactions/${queueId}`)).json()) as { status: string };
@@ -93,7 +111,19 @@ function scriptedChain() {
     }
     if (method === "eth_getTransactionReceipt") {
       for (const [n, b] of chain.blocks) {
-        if (n <= chain.head && b.transactions.includes(params[0] as string)) return { ok: true, result: { status: "0x1", blockNumber: "0x" + n.toString(16), blockHash: b.hash, transactionHash: params[0] as string, gasUsed: "0x0", contractAddress: null, logs: [] } };
+        if (n <= chain.head && b.transactions.includes(params[0] as string))
+          return {
+            ok: true,
+            result: {
+              status: "0x1",
+              blockNumber: "0x" + n.toString(16),
+              blockHash: b.hash,
+              transactionHash: params[0] as string,
+              gasUsed: "0x0",
+              contractAddress: null,
+              logs: [],
+            },
+          };
       }
       return { ok: true, result: null };
     }
@@ -163,7 +193,10 @@ describe("chain follower, against a scripted node", () => {
     chain.head = 1;
     follower.observeHead("0x1");
     await expect.poll(() => rewinds, { timeout: 2_000 }).toEqual([1]);
-    expect(statuses).toEqual([["queue-w", "completed"], ["queue-w", "pending"]]);
+    expect(statuses).toEqual([
+      ["queue-w", "completed"],
+      ["queue-w", "pending"],
+    ]);
     // Mined again on the node's new blocks (a different block 2): completed again once deep enough.
     mine(2, ["0xw"], "b");
     mine(3, [], "b");
@@ -176,7 +209,14 @@ describe("chain follower, against a scripted node", () => {
     const { mine, pool } = scriptedChain();
     mine(1, []);
     const rewinds: number[] = [];
-    const follower = new ChainFollower({ pool, store: { update: async () => undefined }, pollMs: 20, confirmations: 3, log: createLogger("error"), onRewind: (f) => void rewinds.push(f) });
+    const follower = new ChainFollower({
+      pool,
+      store: { update: async () => undefined },
+      pollMs: 20,
+      confirmations: 3,
+      log: createLogger("error"),
+      onRewind: (f) => void rewinds.push(f),
+    });
     follower.track("0xr", "queue-r", { runsCode: false });
     mine(2, ["0xr"]);
     await new Promise((r) => setTimeout(r, 100));
@@ -197,7 +237,7 @@ describe("chain follower, against a scripted node", () => {
     mine(1, ["0xi"]);
     await expect.poll(() => follower.stats().unconfirmed, { timeout: 2_000 }).toBe(0);
     const after = calls;
-    for (let n = 2; n < 10; n++) (mine(n, []), follower.observeHead("0x" + n.toString(16)));
+    for (let n = 2; n < 10; n++) mine(n, []), follower.observeHead("0x" + n.toString(16));
     await new Promise((r) => setTimeout(r, 200));
     expect(calls).toBe(after);
     follower.stop();

@@ -22,7 +22,8 @@ async function minedFrom(provider: JsonRpcProvider, from: string): Promise<{ non
   const latest = await provider.getBlockNumber();
   for (let n = 0; n <= latest; n++) {
     const block = await provider.getBlock(n, true);
-    for (const tx of block!.prefetchedTransactions) if (tx.from === from) out.push({ nonce: tx.nonce, message: tx.data === "0x" ? "" : toUtf8String(tx.data), hash: tx.hash });
+    for (const tx of block!.prefetchedTransactions)
+      if (tx.from === from) out.push({ nonce: tx.nonce, message: tx.data === "0x" ? "" : toUtf8String(tx.data), hash: tx.hash });
   }
   return out;
 }
@@ -205,8 +206,20 @@ describe("sequencer durability", () => {
       const count = await settle(provider, issued.walletAddress, 90_000);
       const mined = await minedFrom(provider, issued.walletAddress);
       const minedHashes = new Set(mined.map((t) => t.hash));
-      const warnings = [a, b].map((g, i) => `replica ${i}:\n` + g.log().split("\n").filter((l) => /"level":"(warn|error)"/.test(l)).slice(0, 20).join("\n"));
-      expect(hashes.filter((h) => !minedHashes.has(h)), warnings.join("\n")).toEqual([]);
+      const warnings = [a, b].map(
+        (g, i) =>
+          `replica ${i}:\n` +
+          g
+            .log()
+            .split("\n")
+            .filter((l) => /"level":"(warn|error)"/.test(l))
+            .slice(0, 20)
+            .join("\n"),
+      );
+      expect(
+        hashes.filter((h) => !minedHashes.has(h)),
+        warnings.join("\n"),
+      ).toEqual([]);
       expect(count).toBe(1000);
       expect(mined.map((t) => t.nonce)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
     } finally {
@@ -246,7 +259,13 @@ describe("sequencer durability", () => {
     // Receipts come slowly through this proxy, so the gateway is still waiting for its block when it is killed.
     const proxy = await startFaultyUpstream(node.url);
     proxy.slow(10_000, /eth_getBlockReceipts|eth_getTransactionReceipt/);
-    const env = { TESTNET_UPSTREAMS: proxy.url, DATA_DIR: mkdtempSync(join(tmpdir(), "idem-kill-")), MASTER_MNEMONIC: MNEMONIC, IDEMPOTENCY_STALE_MS: "1500", ...generousLimits };
+    const env = {
+      TESTNET_UPSTREAMS: proxy.url,
+      DATA_DIR: mkdtempSync(join(tmpdir(), "idem-kill-")),
+      MASTER_MNEMONIC: MNEMONIC,
+      IDEMPOTENCY_STALE_MS: "1500",
+      ...generousLimits,
+    };
     const source = "pragma solidity ^0.8.0; contract Once { uint256 public n = 7; }";
     const headers = { "idempotency-key": "deploy-once" };
     const first = await startGatewayProcess(env);
@@ -254,7 +273,10 @@ describe("sequencer durability", () => {
     try {
       const before = await provider.getTransactionCount(SIGNER, "pending");
       // A deploy answers once mined (the next 0.25 s block): killed once the node has it, it was never answered.
-      const unanswered = postJson(first.url + "/zkt/try-it-out", { code: source }, headers).then(() => "answered", () => "cut off");
+      const unanswered = postJson(first.url + "/zkt/try-it-out", { code: source }, headers).then(
+        () => "answered",
+        () => "cut off",
+      );
       while ((await provider.getTransactionCount(SIGNER, "pending")) === before) await new Promise((r) => setTimeout(r, 5));
       first.child.kill("SIGKILL");
       await first.exited;
@@ -265,7 +287,11 @@ describe("sequencer durability", () => {
       await new Promise((r) => setTimeout(r, 1_600));
       const retry = await postJson(second.url + "/zkt/try-it-out", { code: source }, headers);
       expect(retry.status).toBe(503);
-      expect(retry.json).toMatchObject({ success: false, errorCode: "UPSTREAM_UNAVAILABLE", details: { queueId: expect.any(String), hash: expect.any(String) } });
+      expect(retry.json).toMatchObject({
+        success: false,
+        errorCode: "UPSTREAM_UNAVAILABLE",
+        details: { queueId: expect.any(String), hash: expect.any(String) },
+      });
       const { hash } = (retry.json as { details: { hash: string } }).details;
       expect((await provider.waitForTransaction(hash, 1, 20_000))?.status).toBe(1);
       const again = await postJson(second.url + "/zkt/try-it-out", { code: source }, headers);
@@ -280,10 +306,14 @@ describe("sequencer durability", () => {
   });
 
   it("graceful shutdown answers the requests in flight instead of cutting their connections", async () => {
-    const gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [node.url]), (c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase)) });
+    const gw = await startTestGateway({
+      mutate: (c) => ((c.networks[0]!.upstreams = [node.url]), (c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase)),
+    });
     const url = gw.network("testnet").url;
     // A call with wait: true is answered once mined (next 0.25 s block), so these are running when close starts.
-    const contract = await postJson(url + "/zkt/try-it-out", { code: "pragma solidity ^0.8.0; contract C { uint256 public n; function inc() public { n += 1; } }" });
+    const contract = await postJson(url + "/zkt/try-it-out", {
+      code: "pragma solidity ^0.8.0; contract C { uint256 public n; function inc() public { n += 1; } }",
+    });
     const to = (contract.json as { contractAddress: string }).contractAddress;
     const abi = [{ type: "function", name: "inc", inputs: [], outputs: [], stateMutability: "nonpayable" }];
     const before = await provider.getTransactionCount(gw.publicSignerAddress, "pending");
@@ -298,13 +328,18 @@ describe("sequencer durability", () => {
   });
 
   it("graceful shutdown: readiness goes false, then queued broadcasts finish before the gateway stops", async () => {
-    const gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [node.url]), (c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase)) });
+    const gw = await startTestGateway({
+      mutate: (c) => ((c.networks[0]!.upstreams = [node.url]), (c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase)),
+    });
     const url = gw.network("testnet").url;
     const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => postJson(url + "/zkt/try-it-out", { arguments: `drain ${i}` })));
     const hashes = replies.map((r) => (r.json as { hash: string }).hash);
     const signer = gw.publicSignerAddress;
     const closing = gw.close();
-    const ready = await fetch(url + "/readyz").then((r) => r.status, () => "closed");
+    const ready = await fetch(url + "/readyz").then(
+      (r) => r.status,
+      () => "closed",
+    );
     expect([503, "closed"]).toContain(ready);
     await closing;
     await settle(provider, signer);

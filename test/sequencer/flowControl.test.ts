@@ -20,7 +20,16 @@ describe("sequencer flow control", () => {
     node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
     proxy = await startFaultyUpstream(node.url);
     const pool = new UpstreamPool({ urls: [proxy.url], chainId: 20180427, timeoutMs: 5_000, probeIntervalMs: 60_000, log });
-    sequencer = new Sequencer({ network: "testnet", chainId: 20180427, feeMode: "zero", pool, store: new MemorySubmissionStore(), log, receiptPollMs: 100, devFunding: false });
+    sequencer = new Sequencer({
+      network: "testnet",
+      chainId: 20180427,
+      feeMode: "zero",
+      pool,
+      store: new MemorySubmissionStore(),
+      log,
+      receiptPollMs: 100,
+      devFunding: false,
+    });
     await sequencer.start();
     provider = new JsonRpcProvider(node.url, undefined, { staticNetwork: true, cacheTimeout: -1 });
   });
@@ -37,7 +46,9 @@ describe("sequencer flow control", () => {
     const started = performance.now();
     const answeredAt: number[] = [];
     const writes = Array.from({ length: 450 }, (_, i) =>
-      sequencer.submit({ wallet, to: ZeroAddress, data: "0x" + Buffer.from(`held ${i}`).toString("hex"), kind: "message" }).then((r) => (answeredAt.push(performance.now() - started), r)),
+      sequencer
+        .submit({ wallet, to: ZeroAddress, data: "0x" + Buffer.from(`held ${i}`).toString("hex"), kind: "message" })
+        .then((r) => (answeredAt.push(performance.now() - started), r)),
     );
     await new Promise((r) => setTimeout(r, 400));
     // Two batches' worth journaled and answered; the rest wait while the first batch is with the node.

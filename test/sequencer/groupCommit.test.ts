@@ -44,12 +44,26 @@ describe("sequencer: one group commit across lanes", () => {
   });
 
   const burst = (tag: string) =>
-    Promise.all(wallets.flatMap((wallet) => Array.from({ length: 5 }, (_, i) => sequencer.submit({ wallet, to: "0x0000000000000000000000000000000000000000", data: "0x" + Buffer.from(`${tag} ${i}`).toString("hex"), kind: "message" }))));
+    Promise.all(
+      wallets.flatMap((wallet) =>
+        Array.from({ length: 5 }, (_, i) =>
+          sequencer.submit({
+            wallet,
+            to: "0x0000000000000000000000000000000000000000",
+            data: "0x" + Buffer.from(`${tag} ${i}`).toString("hex"),
+            kind: "message",
+          }),
+        ),
+      ),
+    );
 
   const checkMined = async (records: SubmissionRecord[], from: Map<string, number>) => {
     await Promise.all(records.map((r) => sequencer.waitForReceipt(r.hash, 20_000)));
     for (const w of wallets) {
-      const nonces = records.filter((r) => r.signer === w.address).map((r) => r.nonce).sort((a, b) => a - b);
+      const nonces = records
+        .filter((r) => r.signer === w.address)
+        .map((r) => r.nonce)
+        .sort((a, b) => a - b);
       expect(nonces).toEqual(Array.from({ length: 5 }, (_, i) => from.get(w.address)! + i));
       expect(await provider.getTransactionCount(w.address, "latest")).toBe(from.get(w.address)! + 5);
     }

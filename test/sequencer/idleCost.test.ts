@@ -35,7 +35,9 @@ describe("an idle gateway", () => {
     }
     const deadline = Date.now() + 60_000;
     for (let pending = queueIds; pending.length > 0; ) {
-      const statuses = await Promise.all(pending.map(async (q) => ((await (await fetch(`${base}/zkt/transactions/${q}`)).json()) as { status: string }).status));
+      const statuses = await Promise.all(
+        pending.map(async (q) => ((await (await fetch(`${base}/zkt/transactions/${q}`)).json()) as { status: string }).status),
+      );
       pending = pending.filter((_, i) => statuses[i] !== "completed");
       if (Date.now() > deadline) throw new Error(`${pending.length} writes not completed`);
       if (pending.length > 0) await new Promise((r) => setTimeout(r, 250));

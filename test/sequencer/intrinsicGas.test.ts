@@ -23,7 +23,9 @@ describe("intrinsic gas of a message", () => {
   });
 
   const send = async (data: string, gasLimit: bigint): Promise<string> =>
-    (await provider.send("eth_sendRawTransaction", [await wallet.signTransaction({ to: ZeroAddress, data, gasLimit, gasPrice: 0n, nonce, chainId: 20180427n })])) as string;
+    (await provider.send("eth_sendRawTransaction", [
+      await wallet.signTransaction({ to: ZeroAddress, data, gasLimit, gasPrice: 0n, nonce, chainId: 20180427n }),
+    ])) as string;
 
   const payloads: [string, string][] = [
     ["ASCII text", hexlify(toUtf8Bytes("hello, chain"))],

@@ -23,7 +23,11 @@ async function freePort(): Promise<number> {
 }
 
 async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
   return ((await res.json()) as { result: T }).result;
 }
 
@@ -32,7 +36,22 @@ async function rpc<T>(url: string, method: string, params: unknown[] = []): Prom
  * depends on its start second: `genesisTimestamp` makes two fresh nodes surely differ.
  */
 async function startAnvil(port: number, state?: string, genesisTimestamp?: number): Promise<ChildProcess> {
-  const args = [...(genesisTimestamp ? ["--timestamp", String(genesisTimestamp)] : []), "--port", String(port), "--host", "127.0.0.1", "--chain-id", String(CHAIN_ID), "--block-time", "0.25", "--gas-price", "0", "--base-fee", "0", "--quiet"];
+  const args = [
+    ...(genesisTimestamp ? ["--timestamp", String(genesisTimestamp)] : []),
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    "--chain-id",
+    String(CHAIN_ID),
+    "--block-time",
+    "0.25",
+    "--gas-price",
+    "0",
+    "--base-fee",
+    "0",
+    "--quiet",
+  ];
   if (state) args.push("--state", state, "--state-interval", "1");
   const child = spawn(anvilBinaryPath(), args, { stdio: "ignore" });
   const url = `http://127.0.0.1:${port}`;
@@ -119,7 +138,10 @@ describe("a node that forgets blocks", () => {
     const signers = [gw.publicSignerAddress, ...keys.map((k) => k.info.walletAddress)];
     const txs = await Promise.all(acknowledged.map((h) => rpc<{ from: string; nonce: string }>(url, "eth_getTransactionByHash", [h])));
     for (const signer of signers) {
-      const nonces = txs.filter((t) => t.from.toLowerCase() === signer.toLowerCase()).map((t) => Number(t.nonce)).sort((a, b) => a - b);
+      const nonces = txs
+        .filter((t) => t.from.toLowerCase() === signer.toLowerCase())
+        .map((t) => Number(t.nonce))
+        .sort((a, b) => a - b);
       expect(new Set(nonces).size).toBe(nonces.length);
       const mined = Number(await rpc<string>(url, "eth_getTransactionCount", [signer, "latest"]));
       expect(mined).toBe(nonces.length); // nonces 0..n-1, each an acknowledged write
@@ -142,12 +164,22 @@ describe("a node that forgets blocks", () => {
     const first = await postJson(`${base}/zkt/try-it-out`, { arguments: "on the first chain" });
     expect(first.status).toBe(200);
     const queueId = (first.json as { queueId: string }).queueId;
-    await expect.poll(async () => ((await (await fetch(`${base}/zkt/transactions/${queueId}`)).json()) as { status: string }).status, { timeout: 10_000 }).toBe("completed");
+    await expect
+      .poll(async () => ((await (await fetch(`${base}/zkt/transactions/${queueId}`)).json()) as { status: string }).status, { timeout: 10_000 })
+      .toBe("completed");
 
     await kill9(children[children.length - 1]!);
     children.push(await startAnvil(port, undefined, Math.floor(Date.now() / 1000) + 3_600)); // same port and chain id, new genesis
     // Not ready, and for the right reason (not merely the moment the old node was gone).
-    await expect.poll(async () => { const r = await fetch(`${base}/readyz`); return `${r.status} ${await r.text()}`; }, { timeout: 5_000 }).toMatch(/^503 .*another chain/);
+    await expect
+      .poll(
+        async () => {
+          const r = await fetch(`${base}/readyz`);
+          return `${r.status} ${await r.text()}`;
+        },
+        { timeout: 5_000 },
+      )
+      .toMatch(/^503 .*another chain/);
     const write = await postJson(`${base}/zkt/try-it-out`, { arguments: "must not reach the new chain" });
     expect(write.status).toBe(503);
     expect(write.json).toMatchObject({ success: false, errorCode: "UPSTREAM_UNAVAILABLE" });

@@ -28,7 +28,11 @@ describe("RLP", () => {
   it("encodes integers minimally, numbers and bigints alike, and refuses what is not an unsigned integer", () => {
     for (const n of [1, 127, 128, 255, 256, 65535, 65536, 2 ** 32, Number.MAX_SAFE_INTEGER]) {
       expect(hex(rlpInt(n))).toBe(encodeRlp(hexlify(rlpInt(BigInt(n)))));
-      expect(Buffer.from(rlpInt(n)).toString("hex")).toBe(BigInt(n).toString(16).padStart(Math.ceil(BigInt(n).toString(16).length / 2) * 2, "0"));
+      expect(Buffer.from(rlpInt(n)).toString("hex")).toBe(
+        BigInt(n)
+          .toString(16)
+          .padStart(Math.ceil(BigInt(n).toString(16).length / 2) * 2, "0"),
+      );
     }
     expect(Buffer.from(rlpInt(2n ** 200n + 1n)).toString("hex")).toBe((2n ** 200n + 1n).toString(16).padStart(52, "0"));
     expect(() => rlpInt(-1)).toThrow(RangeError);

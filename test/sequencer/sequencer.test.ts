@@ -87,7 +87,15 @@ describe("sequencer: transient broadcast failures, and a node that loses transac
     expect((await Promise.all(hashes.map((h) => provider.getTransaction(h)))).map((t) => t!.nonce)).toEqual([0, 1, 2, 3, 4].map((i) => before + i));
     expect(await provider.getTransactionCount(gw.publicSignerAddress, "latest")).toBe(before + 5);
     // The journal follows: each record completes once mined.
-    await expect.poll(async () => Promise.all(queueIds.map(async (id) => ((await (await fetch(`${gw.network("testnet").url}/zkt/transactions/${id}`)).json()) as { status: string }).status)), { timeout: 10_000 }).toEqual(Array(5).fill("completed"));
+    await expect
+      .poll(
+        async () =>
+          Promise.all(
+            queueIds.map(async (id) => ((await (await fetch(`${gw.network("testnet").url}/zkt/transactions/${id}`)).json()) as { status: string }).status),
+          ),
+        { timeout: 10_000 },
+      )
+      .toEqual(Array(5).fill("completed"));
     provider.destroy();
   });
 
@@ -111,20 +119,36 @@ describe("sequencer: transient broadcast failures, and a node that loses transac
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.json).toEqual(first.json);
     // Sent again by the sequencer (not by the retry), it mines once.
-    const queueId = ((first.json as { details: { queueId: string } }).details).queueId;
-    await expect.poll(async () => ((await (await fetch(`${gw.network("testnet").url}/zkt/transactions/${queueId}`)).json()) as { status: string }).status, { timeout: 15_000 }).toBe("completed");
+    const queueId = (first.json as { details: { queueId: string } }).details.queueId;
+    await expect
+      .poll(async () => ((await (await fetch(`${gw.network("testnet").url}/zkt/transactions/${queueId}`)).json()) as { status: string }).status, {
+        timeout: 15_000,
+      })
+      .toBe("completed");
     const n = await postJson(url, { to, abi, method: "n", arguments: [] });
     expect((n.json as { output: unknown }).output).toEqual(["1"]);
 
     // Over Connect the same: the error after journaling is kept and replays as the same error.
     const client = createClient(ZktService, createConnectTransport({ baseUrl: gw.network("testnet").url, httpVersion: "1.1" }));
-    const call = () => client.writeContract({ to, abi: fromJson(ListValueSchema, abi as never), method: "inc", arguments: fromJson(ListValueSchema, []), wait: true, idempotencyKey: "inc-connect" }).catch((e: unknown) => e as ConnectError);
+    const call = () =>
+      client
+        .writeContract({
+          to,
+          abi: fromJson(ListValueSchema, abi as never),
+          method: "inc",
+          arguments: fromJson(ListValueSchema, []),
+          wait: true,
+          idempotencyKey: "inc-connect",
+        })
+        .catch((e: unknown) => e as ConnectError);
     proxy.lose(1);
     const [once, again] = [await call(), await call()];
     expect(once).toBeInstanceOf(ConnectError);
     expect([(once as ConnectError).code, (again as ConnectError).code]).toEqual([Code.Unavailable, Code.Unavailable]);
     expect((again as ConnectError).rawMessage).toBe((once as ConnectError).rawMessage);
-    await expect.poll(async () => ((await postJson(url, { to, abi, method: "n", arguments: [] })).json as { output: unknown }).output, { timeout: 15_000 }).toEqual(["2"]);
+    await expect
+      .poll(async () => ((await postJson(url, { to, abi, method: "n", arguments: [] })).json as { output: unknown }).output, { timeout: 15_000 })
+      .toEqual(["2"]);
     // Settled: no third increment arrives later.
     await new Promise((r) => setTimeout(r, 2_000));
     expect(((await postJson(url, { to, abi, method: "n", arguments: [] })).json as { output: unknown }).output).toEqual(["2"]);

@@ -12,7 +12,6 @@ import { IdempotencyStore, fingerprintOf, type ClaimHooks } from "../../src/stor
 import { freshSchemaUrl } from "../helpers/postgres.js";
 import { GatewayError } from "../../src/errors.js";
 
-
 /** A backend's table, and a way to age a claim as time passing would (no clock is faked). */
 interface Backend {
   table: IdempotencyTable;
@@ -32,7 +31,8 @@ const backends: Record<string, () => Promise<Backend>> = {
     await migrate(db);
     return {
       table: sqlIdempotencyTable(db),
-      age: async (scope, key, ms) => void (await db.query("update idempotency set created_at = created_at - $3 * interval '1 millisecond' where scope = $1 and key = $2", [scope, key, ms])),
+      age: async (scope, key, ms) =>
+        void (await db.query("update idempotency set created_at = created_at - $3 * interval '1 millisecond' where scope = $1 and key = $2", [scope, key, ms])),
       async close() {
         await db.close();
         await schema.drop();
@@ -93,7 +93,12 @@ describe.each(Object.keys(backends))("IdempotencyStore (%s)", (kind) => {
       journaled();
       throw new GatewayError("execution_reverted", "execution reverted: sold out", { jsonRpcCode: 3 });
     };
-    for (let i = 0; i < 2; i++) await expect(store.once("j", "revert", "payload", reverted)).rejects.toMatchObject({ kind: "execution_reverted", message: "execution reverted: sold out", jsonRpcCode: 3 });
+    for (let i = 0; i < 2; i++)
+      await expect(store.once("j", "revert", "payload", reverted)).rejects.toMatchObject({
+        kind: "execution_reverted",
+        message: "execution reverted: sold out",
+        jsonRpcCode: 3,
+      });
     expect(runs).toBe(3);
   });
 

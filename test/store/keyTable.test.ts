@@ -8,7 +8,14 @@ import { openStores, type Stores } from "../../src/store/openStores.js";
 import type { KeyTable, NewKeyRow } from "../../src/store/keyTable.js";
 import { freshSchemaUrl } from "../helpers/postgres.js";
 
-const key = (n: number, prefix: string): NewKeyRow => ({ id: `id-${n}`, prefix, keyHash: `hash-${n}`, label: `key ${n}`, requestsPerMinute: n === 1 ? 600 : null, transactionsPerDay: null });
+const key = (n: number, prefix: string): NewKeyRow => ({
+  id: `id-${n}`,
+  prefix,
+  keyHash: `hash-${n}`,
+  label: `key ${n}`,
+  requestsPerMinute: n === 1 ? 600 : null,
+  transactionsPerDay: null,
+});
 
 describe.each(["embedded", "postgres"] as const)("key table (%s)", (kind) => {
   let stores: Stores;

@@ -47,7 +47,18 @@ for (const kind of ["postgres", "sqlite"] as const) {
 
     it("journals a submission and follows its status", async () => {
       const store = journal();
-      const rec: SubmissionRecord = { queueId: "7f0c2b8e-0000-4000-8000-000000000001", network: "testnet", signer: "0xabc", nonce: 12, hash: "0x01", raw: "0x02", kind: "message", status: "pending", createdAt: new Date("2026-01-01T00:00:00Z"), idempotencyKey: "k1" };
+      const rec: SubmissionRecord = {
+        queueId: "7f0c2b8e-0000-4000-8000-000000000001",
+        network: "testnet",
+        signer: "0xabc",
+        nonce: 12,
+        hash: "0x01",
+        raw: "0x02",
+        kind: "message",
+        status: "pending",
+        createdAt: new Date("2026-01-01T00:00:00Z"),
+        idempotencyKey: "k1",
+      };
       await store.insert(rec);
       await expect(store.insert(rec)).rejects.toThrow();
       expect(await store.get(rec.queueId)).toEqual(rec);
@@ -66,7 +77,10 @@ for (const kind of ["postgres", "sqlite"] as const) {
       expect(await store.get("nope")).toBeUndefined();
       // "processing" is written late; mined first, the mark is dropped and "completed" stands.
       const { idempotencyKey: _, ...plain } = rec;
-      const [mined, broadcast] = [{ ...plain, queueId: randomUUID(), nonce: 13, hash: "0x03" }, { ...plain, queueId: randomUUID(), nonce: 14, hash: "0x04" }];
+      const [mined, broadcast] = [
+        { ...plain, queueId: randomUUID(), nonce: 13, hash: "0x03" },
+        { ...plain, queueId: randomUUID(), nonce: 14, hash: "0x04" },
+      ];
       await store.insert(mined);
       await store.insert(broadcast);
       const markMined = store.update(mined.queueId, { status: "processing" });
@@ -79,7 +93,17 @@ for (const kind of ["postgres", "sqlite"] as const) {
 
     it("finds a caller-signed submission by hash through an index; the sequencer's own are not indexed by hash", async () => {
       const store = journal();
-      const rec: SubmissionRecord = { queueId: randomUUID(), network: "byhash", signer: "0xabc", nonce: 1, hash: "0xfeed", raw: "0x02", kind: "raw", status: "pending", createdAt: new Date() };
+      const rec: SubmissionRecord = {
+        queueId: randomUUID(),
+        network: "byhash",
+        signer: "0xabc",
+        nonce: 1,
+        hash: "0xfeed",
+        raw: "0x02",
+        kind: "raw",
+        status: "pending",
+        createdAt: new Date(),
+      };
       await store.insert(rec);
       await store.insert({ ...rec, queueId: randomUUID(), hash: "0xcafe", kind: "message" });
       expect(await store.getRawByHash("byhash", "0xfeed")).toEqual(rec);
@@ -101,7 +125,18 @@ for (const kind of ["postgres", "sqlite"] as const) {
 
     it("finds the record journaled under an Idempotency-Key claim's journal key", async () => {
       const store = journal();
-      const rec: SubmissionRecord = { queueId: randomUUID(), network: "idem", signer: "0xabc", nonce: 1, hash: "0x0d", raw: "0x02", kind: "message", status: "pending", createdAt: new Date(), idempotencyKey: "zkt:testnet:public:1.2.3.4\norder-7\n1795000000000" };
+      const rec: SubmissionRecord = {
+        queueId: randomUUID(),
+        network: "idem",
+        signer: "0xabc",
+        nonce: 1,
+        hash: "0x0d",
+        raw: "0x02",
+        kind: "message",
+        status: "pending",
+        createdAt: new Date(),
+        idempotencyKey: "zkt:testnet:public:1.2.3.4\norder-7\n1795000000000",
+      };
       await store.insert(rec);
       expect(await store.getByIdempotencyKey(rec.idempotencyKey!)).toEqual(rec);
       expect(await store.getByIdempotencyKey("zkt:testnet:public:1.2.3.4\norder-7\n1795000000001")).toBeUndefined();
@@ -109,7 +144,17 @@ for (const kind of ["postgres", "sqlite"] as const) {
 
     it("one group commit for several lanes: consecutive nonces per signer, all or nothing", async () => {
       const store = journal();
-      const record = (signer: string, nonce: number): SubmissionRecord => ({ queueId: randomUUID(), network: "lanes", signer, nonce, hash: `0x${signer}${nonce}`, raw: "0x02", kind: "message", status: "pending", createdAt: new Date() });
+      const record = (signer: string, nonce: number): SubmissionRecord => ({
+        queueId: randomUUID(),
+        network: "lanes",
+        signer,
+        nonce,
+        hash: `0x${signer}${nonce}`,
+        raw: "0x02",
+        kind: "message",
+        status: "pending",
+        createdAt: new Date(),
+      });
       const lane = (signer: string, chainPending: number, count: number, fail = false): LaneReservation => ({
         signer,
         chainPending,
@@ -126,7 +171,15 @@ for (const kind of ["postgres", "sqlite"] as const) {
       await expect(store.reserveAndInsertLanes("lanes", [lane("0xaa", 0, 1), lane("0xbb", 0, 1, true)])).rejects.toThrow(/signing failed/);
       const [a2, b2] = await store.reserveAndInsertLanes("lanes", [lane("0xaa", 0, 1), lane("0xbb", 0, 1)]);
       expect([a2![0]!.nonce, b2![0]!.nonce]).toEqual([2, 8]);
-      expect((await store.listUnfinished("lanes", 100)).map((r) => `${r.signer}:${r.nonce}`)).toEqual(["0xaa:0", "0xaa:1", "0xaa:2", "0xbb:5", "0xbb:6", "0xbb:7", "0xbb:8"]);
+      expect((await store.listUnfinished("lanes", 100)).map((r) => `${r.signer}:${r.nonce}`)).toEqual([
+        "0xaa:0",
+        "0xaa:1",
+        "0xaa:2",
+        "0xbb:5",
+        "0xbb:6",
+        "0xbb:7",
+        "0xbb:8",
+      ]);
       // The chain ahead of the lane (another wallet user): the lane jumps to the chain's pending nonce.
       const [a3] = await store.reserveAndInsertLanes("lanes", [lane("0xaa", 20, 2)]);
       expect(a3!.map((r) => r.nonce)).toEqual([20, 21]);
@@ -137,7 +190,18 @@ for (const kind of ["postgres", "sqlite"] as const) {
       // Older than anything else this suite journals: the prune spans every network.
       const old = new Date("2020-01-01T00:00:00Z");
       const cutoff = new Date("2020-02-01T00:00:00Z");
-      const rec = (status: SubmissionRecord["status"], processedAt?: Date, createdAt = old): SubmissionRecord => ({ queueId: randomUUID(), network: "prune", signer: "0xp", nonce: 0, hash: `0x${randomUUID()}`, raw: "0x02", kind: "message", status, createdAt, ...(processedAt ? { processedAt } : {}) });
+      const rec = (status: SubmissionRecord["status"], processedAt?: Date, createdAt = old): SubmissionRecord => ({
+        queueId: randomUUID(),
+        network: "prune",
+        signer: "0xp",
+        nonce: 0,
+        hash: `0x${randomUUID()}`,
+        raw: "0x02",
+        kind: "message",
+        status,
+        createdAt,
+        ...(processedAt ? { processedAt } : {}),
+      });
       const recent = new Date("2020-03-01T00:00:00Z");
       // Age counts from creation: one finished after the cutoff goes too.
       const gone = [rec("completed", old), rec("completed", recent), rec("error"), { ...rec("completed", old), network: "prune-2" }];
@@ -155,7 +219,18 @@ for (const kind of ["postgres", "sqlite"] as const) {
         signer,
         chainPending: 0,
         count: 2,
-        build: async (nonces) => nonces.map((nonce) => ({ queueId: randomUUID(), network: "race", signer, nonce, hash: `0x${signer}${nonce}`, raw: "0x02", kind: "message", status: "pending", createdAt: new Date() })),
+        build: async (nonces) =>
+          nonces.map((nonce) => ({
+            queueId: randomUUID(),
+            network: "race",
+            signer,
+            nonce,
+            hash: `0x${signer}${nonce}`,
+            raw: "0x02",
+            kind: "message",
+            status: "pending",
+            createdAt: new Date(),
+          })),
       });
       // On PostgreSQL these run on separate pooled connections, so the row locks really contend.
       await Promise.all(Array.from({ length: 12 }, (_, i) => store.reserveAndInsertLanes("race", (i % 2 ? [...signers].reverse() : signers).map(lane))));
@@ -167,7 +242,17 @@ for (const kind of ["postgres", "sqlite"] as const) {
 }
 
 describe("SQLite journal (embedded)", () => {
-  const record = (signer: string, nonce: number, status: SubmissionRecord["status"] = "pending"): SubmissionRecord => ({ queueId: randomUUID(), network: "sq", signer, nonce, hash: `0x${signer}${nonce}`, raw: "0x02", kind: "message", status, createdAt: new Date("2026-02-01T00:00:00Z") });
+  const record = (signer: string, nonce: number, status: SubmissionRecord["status"] = "pending"): SubmissionRecord => ({
+    queueId: randomUUID(),
+    network: "sq",
+    signer,
+    nonce,
+    hash: `0x${signer}${nonce}`,
+    raw: "0x02",
+    kind: "message",
+    status,
+    createdAt: new Date("2026-02-01T00:00:00Z"),
+  });
   const lane = (signer: string, count: number, opts: { chainPending?: number; queueId?: string } = {}): LaneReservation => ({
     signer,
     chainPending: opts.chainPending ?? 0,

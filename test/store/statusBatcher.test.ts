@@ -35,7 +35,7 @@ describe("StatusBatcher", () => {
     expect(flushes.map((f) => f.ids)).toEqual([["a", "b"], ["c"]]);
   });
 
-  it("a \"processing\" mark made moot by a later status is not written", async () => {
+  it('a "processing" mark made moot by a later status is not written', async () => {
     const { batcher, flushes } = recording();
     const marked = batcher.mark("a", "processing", undefined);
     await batcher.mark("a", "completed", new Date(), true);

@@ -7,7 +7,8 @@ import type { Gateway } from "../../src/gateway.js";
 import { startTestGateway } from "../helpers/gateway.js";
 
 const run = promisify(execFile);
-const bufCurl = async (...args: string[]): Promise<string> => (await run("node_modules/.bin/buf", ["curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { timeout: 60_000 })).stdout;
+const bufCurl = async (...args: string[]): Promise<string> =>
+  (await run("node_modules/.bin/buf", ["curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { timeout: 60_000 })).stdout;
 
 describe("gRPC server reflection", () => {
   let gw: Gateway;
@@ -23,14 +24,23 @@ describe("gRPC server reflection", () => {
   for (const protocol of ["grpc-v1", "grpc-v1alpha"]) {
     it(`buf curl --list-methods (${protocol}) lists every method of both services, with no schema`, async () => {
       const methods = (await bufCurl("--reflect-protocol", protocol, "--list-methods", url)).trim().split("\n");
-      expect(methods).toEqual(expect.arrayContaining(["chaingateway.rpc.v1.RpcService/Call", "chaingateway.rpc.v1.RpcService/GetChainId", "chaingateway.zkt.v1.ZktService/WriteMessage", "chaingateway.zkt.v1.ZktService/GetTransactionStatus"]));
+      expect(methods).toEqual(
+        expect.arrayContaining([
+          "chaingateway.rpc.v1.RpcService/Call",
+          "chaingateway.rpc.v1.RpcService/GetChainId",
+          "chaingateway.zkt.v1.ZktService/WriteMessage",
+          "chaingateway.zkt.v1.ZktService/GetTransactionStatus",
+        ]),
+      );
     });
   }
 
   it("buf curl calls a method with the schema it got by reflection", async () => {
     const out = JSON.parse(await bufCurl("-d", "{}", `${url}/chaingateway.rpc.v1.RpcService/GetChainId`)) as { chainId: string };
     expect(out.chainId).toBe("0x133edcb");
-    const call = JSON.parse(await bufCurl("-d", '{"method": "platform_getValidatorList"}', `${url}/chaingateway.rpc.v1.RpcService/Call`)) as { result: { code: number } };
+    const call = JSON.parse(await bufCurl("-d", '{"method": "platform_getValidatorList"}', `${url}/chaingateway.rpc.v1.RpcService/Call`)) as {
+      result: { code: number };
+    };
     expect(call.result.code).toBe(200);
   });
 });

@@ -34,7 +34,13 @@ describe("JSON-RPC bad input", () => {
     ["params an object", { jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: { address: PROBE } }, 200, -32602, /positional params/],
     ["id an object", { jsonrpc: "2.0", id: {}, method: "eth_chainId", params: [] }, 400, -32600, /"id" must be a string, a number or null/],
     ["empty batch", [], 400, -32600, /empty batch/],
-    ["batch of 41", Array.from({ length: 41 }, (_, i) => req("eth_chainId", [], i)), 400, -32600, /at most 40 requests, this one has 41; set your client.s batch size to 40 \(viem: .*batchSize: 40.*ethers: .*batchMaxCount: 40/],
+    [
+      "batch of 41",
+      Array.from({ length: 41 }, (_, i) => req("eth_chainId", [], i)),
+      400,
+      -32600,
+      /at most 40 requests, this one has 41; set your client.s batch size to 40 \(viem: .*batchSize: 40.*ethers: .*batchMaxCount: 40/,
+    ],
     ["unknown method", req("eth_doesNotExist"), 200, -32601, /Method not found/],
     ["unknown namespace", req("foo_bar"), 200, -32601, /Method not found: foo_bar/],
     ["eth_blobBaseFee", req("eth_blobBaseFee"), 200, -32601, /eth_blobBaseFee is not supported/],
@@ -43,7 +49,13 @@ describe("JSON-RPC bad input", () => {
     ["anvil_setBalance", req("anvil_setBalance", [PROBE, "0x1000"]), 200, -32601, /not available on this gateway/],
     ["debug_traceTransaction", req("debug_traceTransaction", ["0x" + "00".repeat(32)]), 200, -32601, /not available on this gateway/],
     ["eth_sign", req("eth_sign", [PROBE, "0x00"]), 200, -32601, /not available on this gateway/],
-    ["eth_sendRawTransaction on the public path", req("eth_sendRawTransaction", ["0x00"]), 200, -32003, /needs an API key.*POST \/portal\/keys.*\/zgt\/<API_KEY>/],
+    [
+      "eth_sendRawTransaction on the public path",
+      req("eth_sendRawTransaction", ["0x00"]),
+      200,
+      -32003,
+      /needs an API key.*POST \/portal\/keys.*\/zgt\/<API_KEY>/,
+    ],
     ["invalid params passed through from the node", req("eth_getBalance", ["0x12", "latest"]), 200, -32602, /./],
   ];
 
@@ -68,7 +80,10 @@ describe("JSON-RPC bad input", () => {
   });
 
   it("a batch of exactly 40 is served", async () => {
-    const res = await postJson(url, Array.from({ length: 40 }, (_, i) => req("eth_blockNumber", [], i)));
+    const res = await postJson(
+      url,
+      Array.from({ length: 40 }, (_, i) => req("eth_blockNumber", [], i)),
+    );
     expect(res.status).toBe(200);
     expect(res.json).toHaveLength(40);
   });

@@ -26,7 +26,11 @@ const specDispatcher: RpcDispatcher = {
   },
 };
 
-const err = (code: number, message: string, id: JsonValue) => ({ jsonrpc: "2.0", error: { code, message: expect.stringMatching(new RegExp("^" + message)) }, id });
+const err = (code: number, message: string, id: JsonValue) => ({
+  jsonrpc: "2.0",
+  error: { code, message: expect.stringMatching(new RegExp("^" + message)) },
+  id,
+});
 const ok = (result: JsonValue, id: JsonValue) => ({ jsonrpc: "2.0", result, id });
 
 // [request text, expected response (undefined: nothing returned)]
@@ -40,7 +44,11 @@ const examples: [string, string, unknown][] = [
   ["non-existent method", '{"jsonrpc": "2.0", "method": "foobar", "id": "1"}', err(-32601, "Method not found", "1")],
   ["invalid JSON", '{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]', err(-32700, "Parse error", null)],
   ["invalid Request object", '{"jsonrpc": "2.0", "method": 1, "params": "bar"}', err(-32600, "Invalid Request", null)],
-  ["batch, invalid JSON", '[\n  {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},\n  {"jsonrpc": "2.0", "method"\n]', err(-32700, "Parse error", null)],
+  [
+    "batch, invalid JSON",
+    '[\n  {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},\n  {"jsonrpc": "2.0", "method"\n]',
+    err(-32700, "Parse error", null),
+  ],
   ["empty Array", "[]", err(-32600, "Invalid Request", null)],
   ["invalid batch, not empty", "[1]", [err(-32600, "Invalid Request", null)]],
   ["invalid batch", "[1,2,3]", [err(-32600, "Invalid Request", null), err(-32600, "Invalid Request", null), err(-32600, "Invalid Request", null)]],
@@ -56,7 +64,11 @@ const examples: [string, string, unknown][] = [
     ]`,
     [ok(7, "1"), ok(19, "2"), err(-32600, "Invalid Request", null), err(-32601, "Method not found", "5"), ok(["hello", 5], "9")],
   ],
-  ["batch, all notifications", '[{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]}, {"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]', undefined],
+  [
+    "batch, all notifications",
+    '[{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]}, {"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]',
+    undefined,
+  ],
 ];
 
 describe("JSON-RPC 2.0 specification examples (envelope with the spec's methods)", () => {
@@ -85,7 +97,16 @@ describe("JSON-RPC 2.0 specification examples against the gateway", () => {
   });
   afterAll(() => gw?.close());
 
-  const methodFree = new Set(["notification of unknown", "non-existent method", "invalid JSON", "invalid Request object", "batch, invalid JSON", "empty Array", "invalid batch, not empty", "invalid batch"]);
+  const methodFree = new Set([
+    "notification of unknown",
+    "non-existent method",
+    "invalid JSON",
+    "invalid Request object",
+    "batch, invalid JSON",
+    "empty Array",
+    "invalid batch, not empty",
+    "invalid batch",
+  ]);
   for (const [name, request, expected] of examples.filter(([n]) => methodFree.has(n))) {
     it(name, async () => {
       const res = await postJson(url, request);

@@ -26,7 +26,10 @@ describe("SolidityCompiler", () => {
 
   it("compiles identical source and settings once", async () => {
     const before = compiler.compilations;
-    const [a, b] = await Promise.all([compiler.compile(SOURCE + "\n// v2", { evmVersion: "paris" }), compiler.compile(SOURCE + "\n// v2", { evmVersion: "paris" })]);
+    const [a, b] = await Promise.all([
+      compiler.compile(SOURCE + "\n// v2", { evmVersion: "paris" }),
+      compiler.compile(SOURCE + "\n// v2", { evmVersion: "paris" }),
+    ]);
     await compiler.compile(SOURCE + "\n// v2", { evmVersion: "paris", contractName: "First" });
     expect(compiler.compilations - before).toBe(1);
     expect(a.bytecode).toBe(b.bytecode);

@@ -35,7 +35,8 @@ describe("compiler by pragma", () => {
     const compiler = new SolidityCompiler();
     afterAll(() => compiler.close());
     it("0.8.24 and 0.8.19 sources compile (they failed with the one pinned 0.8.37)", { timeout: 120_000 }, async () => {
-      const greeter = (pragma: string) => `pragma solidity ${pragma};\ncontract Greeter { string public greeting; constructor(string memory g) { greeting = g; } function set(string memory g) public { greeting = g; } }`;
+      const greeter = (pragma: string) =>
+        `pragma solidity ${pragma};\ncontract Greeter { string public greeting; constructor(string memory g) { greeting = g; } function set(string memory g) public { greeting = g; } }`;
       for (const pragma of ["0.8.24", "0.8.19", ">=0.8.0 <0.8.25", "^0.8.20"]) {
         const c = await compiler.compile(greeter(pragma), { evmVersion: "paris" });
         expect(c.name, pragma).toBe("Greeter");

@@ -38,7 +38,9 @@ describe("Stability's clients, by their request shapes", () => {
       expect(toJson(ValueSchema, viaConnect.result!)).toEqual(platform.result);
     }
     // The sponsored write: public callers are refused as for platform_, keyed ones reach it (and its checks).
-    const pub = (await postJson(url + "/", rpc("stability_sendSponsoredTransaction", ["0x00", "0x00", "0x00"]))).json as { error: { code: number; message: string } };
+    const pub = (await postJson(url + "/", rpc("stability_sendSponsoredTransaction", ["0x00", "0x00", "0x00"]))).json as {
+      error: { code: number; message: string };
+    };
     expect(pub.error.message).toMatch(/needs an API key/);
     const keyed = (await postJson(url + `/zgt/${apiKey}`, rpc("stability_sendSponsoredTransaction", [1]))).json as { error: { message: string } };
     expect(keyed.error.message).toMatch(/stability_sendSponsoredTransaction takes \[rawSignedTx, sponsorAddress, sponsorSignature\]/);
@@ -68,7 +70,9 @@ describe("Stability's clients, by their request shapes", () => {
     expect(res.json).toMatchObject({ success: true, ignoredFields: ["network", "colour"] });
   });
 
-  it("the docs' V2 examples: deploy a greeting contract with constructor arguments, read it, write it, with pragma 0.8.24 and ^0.8.20", { timeout: 120_000 }, async () => {
+  it("the docs' V2 examples: deploy a greeting contract with constructor arguments, read it, write it, with pragma 0.8.24 and ^0.8.20", {
+    timeout: 120_000,
+  }, async () => {
     const abi = [
       { type: "function", name: "greeting", inputs: [], outputs: [{ name: "", type: "string" }], stateMutability: "view" },
       { type: "function", name: "setGreeting", inputs: [{ name: "g", type: "string" }], outputs: [], stateMutability: "nonpayable" },
@@ -92,7 +96,16 @@ describe("Stability's clients, by their request shapes", () => {
     expect(deployed.status, deployed.text).toBe(200);
     const to = (deployed.json as { contractAddress: string }).contractAddress;
     const abi = [
-      { type: "function", name: "storeFile", inputs: [{ name: "name", type: "string" }, { name: "content", type: "string" }], outputs: [], stateMutability: "nonpayable" },
+      {
+        type: "function",
+        name: "storeFile",
+        inputs: [
+          { name: "name", type: "string" },
+          { name: "content", type: "string" },
+        ],
+        outputs: [],
+        stateMutability: "nonpayable",
+      },
       { type: "function", name: "getFile", inputs: [{ name: "name", type: "string" }], outputs: [{ name: "", type: "string" }], stateMutability: "view" },
     ];
     const write = await postJson(url + `/zkt/${apiKey}`, { to, abi, method: "storeFile", arguments: ["notes.txt", "hello, chain"], wait: true });
@@ -102,11 +115,16 @@ describe("Stability's clients, by their request shapes", () => {
   });
 
   it("the OpenAPI document keeps the official path parameter (api_key) and documents what this gateway adds", async () => {
-    const doc = (await (await fetch(url + "/zkt/openapi.json")).json()) as { paths: Record<string, { post?: { parameters?: { name: string }[]; responses: Record<string, unknown> } }>; components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+    const doc = (await (await fetch(url + "/zkt/openapi.json")).json()) as {
+      paths: Record<string, { post?: { parameters?: { name: string }[]; responses: Record<string, unknown> } }>;
+      components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+    };
     expect(doc.paths["/zkt/{api_key}"]?.post?.parameters?.[0]?.name).toBe("api_key");
     expect(Object.keys(doc.paths["/zkt/{api_key}"]!.post!.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "409", "413", "422", "429", "503"]));
     expect(Object.keys(doc.components.schemas.MessageRequest!.properties)).toContain("wait");
-    expect(Object.keys(doc.components.schemas.MessageResponse!.properties)).toEqual(expect.arrayContaining(["queueId", "transactionHash", "receipt", "ignoredFields"]));
+    expect(Object.keys(doc.components.schemas.MessageResponse!.properties)).toEqual(
+      expect.arrayContaining(["queueId", "transactionHash", "receipt", "ignoredFields"]),
+    );
     expect(Object.keys(doc.components.schemas.DeployRequest!.properties)).toEqual(expect.arrayContaining(["wait", "contractName"]));
   });
 });

@@ -48,7 +48,13 @@ describe("ZKT over Connect", () => {
       const rest = await postJson(net.url + "/zkt/try-it-out", { to: deployed.contractAddress, abi: TOKEN_ABI, method: "info", arguments: [] });
       expect((rest.json as { output: unknown[] }).output).toEqual(toJson(ListValueSchema, info.output!));
 
-      const write = await client.writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x000000000000000000000000000000000000dEaD", "5"]), wait: true });
+      const write = await client.writeContract({
+        to: deployed.contractAddress,
+        abi: list(TOKEN_ABI),
+        method: "transfer",
+        arguments: list(["0x000000000000000000000000000000000000dEaD", "5"]),
+        wait: true,
+      });
       expect(write.receipt?.status).toBe("success");
       expect(write.receipt?.logs[0]?.event).toBe("Transfer");
       expect(write.receipt?.logs[0]?.args).toEqual({ from: gw.publicSignerAddress, to: "0x000000000000000000000000000000000000dEaD", value: "5" });
@@ -63,10 +69,19 @@ describe("ZKT over Connect", () => {
       expect(status.status).toBe(TransactionStatus.COMPLETED);
       expect(status.transactionHash).toBe(write.hash);
 
-      const bad = await client.writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x12", "5"]) }).catch((e: unknown) => e as ConnectError);
+      const bad = await client
+        .writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x12", "5"]) })
+        .catch((e: unknown) => e as ConnectError);
       expect((bad as ConnectError).code).toBe(Code.InvalidArgument);
       expect((bad as ConnectError).rawMessage).toMatch(/is not an address/);
-      const reverted = await client.writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x000000000000000000000000000000000000dEaD", "100000"]) }).catch((e: unknown) => e as ConnectError);
+      const reverted = await client
+        .writeContract({
+          to: deployed.contractAddress,
+          abi: list(TOKEN_ABI),
+          method: "transfer",
+          arguments: list(["0x000000000000000000000000000000000000dEaD", "100000"]),
+        })
+        .catch((e: unknown) => e as ConnectError);
       expect((reverted as ConnectError).code).toBe(Code.FailedPrecondition);
       expect((reverted as ConnectError).rawMessage).toMatch(/InsufficientBalance/);
 
@@ -79,12 +94,21 @@ describe("ZKT over Connect", () => {
       const first = await client.writeMessage({ message: "once", idempotencyKey: key });
       await provider.waitForTransaction(first.hash, 1, 10_000);
       const nonceAfterFirst = await provider.getTransactionCount(gw.publicSignerAddress, "pending");
-      const [again, concurrent] = await Promise.all([client.writeMessage({ message: "once", idempotencyKey: key }), client.writeMessage({ message: "once", idempotencyKey: key })]);
+      const [again, concurrent] = await Promise.all([
+        client.writeMessage({ message: "once", idempotencyKey: key }),
+        client.writeMessage({ message: "once", idempotencyKey: key }),
+      ]);
       expect([again.hash, again.queueId, concurrent.hash]).toEqual([first.hash, first.queueId, first.hash]);
       const reused = await client.writeMessage({ message: "another", idempotencyKey: key }).catch((e: unknown) => e as ConnectError);
       expect((reused as ConnectError).code).toBe(Code.FailedPrecondition);
       expect((reused as ConnectError).rawMessage).toMatch(/different request payload/);
-      const otherMethod = await client.writeContract({ to: deployed.contractAddress, abi: list(TOKEN_ABI), method: "transfer", arguments: list(["0x000000000000000000000000000000000000dEaD", "1"]), idempotencyKey: key });
+      const otherMethod = await client.writeContract({
+        to: deployed.contractAddress,
+        abi: list(TOKEN_ABI),
+        method: "transfer",
+        arguments: list(["0x000000000000000000000000000000000000dEaD", "1"]),
+        idempotencyKey: key,
+      });
       expect(otherMethod.hash).not.toBe(first.hash);
       await provider.waitForTransaction(otherMethod.hash, 1, 10_000);
       expect(await provider.getTransactionCount(gw.publicSignerAddress, "pending")).toBe(nonceAfterFirst + 1);

@@ -6,14 +6,17 @@ import addFormatsModule from "ajv-formats";
 
 // ajv-formats is CommonJS with a default export; under NodeNext the function sits on .default.
 type AddFormats = (ajv: Ajv) => Ajv;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats));
+const addFormats = (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { TOKEN_ABI, TOKEN_SOURCE } from "../fixtures/contracts.js";
 
 interface Doc {
   openapi: string;
-  paths: Record<string, Record<string, { requestBody?: { $ref: string }; responses: Record<string, { content?: { "application/json": { schema: unknown } } }> }>>;
+  paths: Record<
+    string,
+    Record<string, { requestBody?: { $ref: string }; responses: Record<string, { content?: { "application/json": { schema: unknown } } }> }>
+  >;
 }
 
 describe("ZKT OpenAPI document", () => {
@@ -73,7 +76,11 @@ describe("ZKT OpenAPI document", () => {
       expect(out.success).toBe(true);
     }
     // Error responses are documented too.
-    for (const body of [{ nope: 1 }, { to, abi: TOKEN_ABI, method: "transfer", arguments: ["0x000000000000000000000000000000000000dEaD", "1000"] }, { code: "contract {" }]) {
+    for (const body of [
+      { nope: 1 },
+      { to, abi: TOKEN_ABI, method: "transfer", arguments: ["0x000000000000000000000000000000000000dEaD", "1000"] },
+      { code: "contract {" },
+    ]) {
       const out = await exchange(body);
       expect(out.success).toBe(false);
     }

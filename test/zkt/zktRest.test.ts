@@ -6,7 +6,17 @@ import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { OZ_TOKEN_SOURCE, TOKEN_ABI, TOKEN_SOURCE } from "../fixtures/contracts.js";
 
-type Ok = { success: true; hash: string; transactionHash: string; queueId: string; output: unknown[]; contractAddress: string; abi: { type: string; name?: string }[]; id?: unknown; receipt?: { status: string; blockNumber: number; logs: { event: string | null; args: Record<string, unknown> | null }[] } };
+type Ok = {
+  success: true;
+  hash: string;
+  transactionHash: string;
+  queueId: string;
+  output: unknown[];
+  contractAddress: string;
+  abi: { type: string; name?: string }[];
+  id?: unknown;
+  receipt?: { status: string; blockNumber: number; logs: { event: string | null; args: Record<string, unknown> | null }[] };
+};
 
 describe("ZKT REST on embedded anvil", () => {
   let gw: Gateway;
@@ -56,7 +66,14 @@ describe("ZKT REST on embedded anvil", () => {
     token = res.body.contractAddress;
     expect(await provider.getCode(token)).not.toBe("0x");
     const fn = res.body.abi.find((e) => e.name === "transfer");
-    expect(fn).toMatchObject({ type: "function", stateMutability: "nonpayable", inputs: [{ internalType: "address", name: "to", type: "address" }, { internalType: "uint256", name: "value", type: "uint256" }] });
+    expect(fn).toMatchObject({
+      type: "function",
+      stateMutability: "nonpayable",
+      inputs: [
+        { internalType: "address", name: "to", type: "address" },
+        { internalType: "uint256", name: "value", type: "uint256" },
+      ],
+    });
     expect(res.body.abi.some((e) => e.type === "constructor")).toBe(true);
   });
 
@@ -95,8 +112,16 @@ describe("ZKT REST on embedded anvil", () => {
     const nonce = await provider.getTransactionCount(gw.publicSignerAddress, "pending");
     const custom = await zkt({ to: token, abi: TOKEN_ABI, method: "transfer", arguments: [bob, "10000000"], id: 4 });
     expect(custom.status).toBe(422);
-    expect(custom.body).toMatchObject({ success: false, errorCode: "TXN_NOT_PROCESSED", id: 4, error: "transfer reverted: InsufficientBalance(uint256,uint256)" });
-    expect((custom.body as unknown as { details: unknown }).details).toMatchObject({ error: "InsufficientBalance", args: { available: "999000", required: "10000000" } });
+    expect(custom.body).toMatchObject({
+      success: false,
+      errorCode: "TXN_NOT_PROCESSED",
+      id: 4,
+      error: "transfer reverted: InsufficientBalance(uint256,uint256)",
+    });
+    expect((custom.body as unknown as { details: unknown }).details).toMatchObject({
+      error: "InsufficientBalance",
+      args: { available: "999000", required: "10000000" },
+    });
     const reason = await zkt({ to: token, abi: TOKEN_ABI, method: "mustBePositive", arguments: ["0"] });
     expect(reason.status).toBe(422);
     expect(reason.body.error).toBe("mustBePositive reverted: x must be positive");
@@ -106,7 +131,12 @@ describe("ZKT REST on embedded anvil", () => {
   it("deploys with an OpenZeppelin import", async () => {
     const res = await zkt({ code: OZ_TOKEN_SOURCE, arguments: ["5000"] });
     expect(res.status).toBe(200);
-    const read = await zkt({ to: res.body.contractAddress, abi: ["function symbol() view returns (string)", "function totalSupply() view returns (uint256)"], method: "symbol", arguments: [] });
+    const read = await zkt({
+      to: res.body.contractAddress,
+      abi: ["function symbol() view returns (string)", "function totalSupply() view returns (uint256)"],
+      method: "symbol",
+      arguments: [],
+    });
     expect(read.body.output).toEqual(["OZT"]);
     const supply = await zkt({ to: res.body.contractAddress, abi: res.body.abi, method: "totalSupply", arguments: [] });
     expect(supply.body.output).toEqual(["5000"]);

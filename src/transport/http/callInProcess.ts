@@ -1,7 +1,16 @@
 // A REST route's way onto a Connect handler: the handler is called in process, with a HandlerContext that
 // carries the caller as the Connect transport would, so the same guard applies the same policy.
 import { createContextValues, type HandlerContext } from "@connectrpc/connect";
-import { create, isMessage, type DescMessage, type DescMethod, type DescMethodUnary, type DescService, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import {
+  create,
+  isMessage,
+  type DescMessage,
+  type DescMethod,
+  type DescMethodUnary,
+  type DescService,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { callerKey } from "../../handlers/context.js";
 import type { Caller } from "../../policy/policy.js";
 

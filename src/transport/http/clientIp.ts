@@ -3,7 +3,10 @@
 export function clientIp(remoteAddress: string | undefined, forwardedFor: string | string[] | undefined, trustedProxies: ReadonlySet<string>): string {
   const remote = normalise(remoteAddress ?? "unknown");
   if (!trustedProxies.has(remote) || forwardedFor === undefined) return remote;
-  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor).split(",").map((s) => normalise(s.trim())).filter(Boolean);
+  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor)
+    .split(",")
+    .map((s) => normalise(s.trim()))
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) if (!trustedProxies.has(hops[i]!)) return hops[i]!;
   return hops[0] ?? remote;
 }

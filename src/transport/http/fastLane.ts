@@ -1,6 +1,6 @@
 // An HTTP/1.1 fast lane for the requests that make up nearly all of a gateway's traffic: a POST with a
 // Content-Length body to a REST route (JSON-RPC, ZKT). It parses exactly that shape itself and answers with a
-// single write, several times cheaper per request than node:http (bench/RESULTS.md). The first request it
+// single write, several times cheaper per request than node:http (bench/README.md). The first request it
 // does not take hands the connection, unread bytes and all, to node:http for good, so everything else
 // (GET, chunked bodies, Expect, Upgrade, oversized or odd heads, HTTP/1.0, Connection: close, errors in the
 // request) keeps node:http's own behaviour. Requests on one connection are answered one at a time, in order.
@@ -165,7 +165,15 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
       busy = true;
       let answer: MaybePromise<HttpAnswer>;
       try {
-        answer = options.handle({ method: head.method, url: head.url, path: head.path, headers: head.headers, remoteAddress: socket.remoteAddress, body: () => Promise.resolve(body), text: body });
+        answer = options.handle({
+          method: head.method,
+          url: head.url,
+          path: head.path,
+          headers: head.headers,
+          remoteAddress: socket.remoteAddress,
+          body: () => Promise.resolve(body),
+          text: body,
+        });
       } catch {
         return void socket.destroy();
       }
@@ -262,7 +270,16 @@ function parseHead(buf: Buffer): Head | null | undefined {
   if (contentLength < 0 || headers.host === undefined) return null;
   const query = url.indexOf("?");
   // Frozen: a later request on the connection may be given the same object (repeatedHead).
-  return { method, url, path: query < 0 ? url : url.slice(0, query), headers: Object.freeze(headers), headLength: end + HEAD_END.length, contentLength, lengthAt, lengthEnd };
+  return {
+    method,
+    url,
+    path: query < 0 ? url : url.slice(0, query),
+    headers: Object.freeze(headers),
+    headLength: end + HEAD_END.length,
+    contentLength,
+    lengthAt,
+    lengthEnd,
+  };
 }
 
 /** Header names as sent -> lower case, or null when not a token; clients repeat the same few names. */

@@ -41,7 +41,13 @@ const TOO_MANY = (() => {
  * With `fastLane`, HTTP/1.1 connections start in the fast lane (fastLane.ts) and move to node:http at the
  * first request it does not take.
  */
-export async function listenDual(innerHandler: NodeHandlerFn, host: string, port: number, limits: ConnectionLimits, fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs">): Promise<DualServer> {
+export async function listenDual(
+  innerHandler: NodeHandlerFn,
+  host: string,
+  port: number,
+  limits: ConnectionLimits,
+  fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs">,
+): Promise<DualServer> {
   // Requests in flight on every path (fast lane, node:http, http2), for close() to wait on.
   let inFlight = 0;
   const handler: NodeHandlerFn = (req, res) => {

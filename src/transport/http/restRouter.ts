@@ -74,7 +74,9 @@ export function json(status: number, value: unknown, headers?: Record<string, st
  * drawing randomness per request (randomUUID was ~1.5 % of the gateway's CPU on eth_chainId).
  */
 function requestIds(): () => string {
-  const prefix = randomBytes(10).toString("hex").replace(/^(.{8})(.{4})(.{4})(.{4})$/, "$1-$2-$3-$4-");
+  const prefix = randomBytes(10)
+    .toString("hex")
+    .replace(/^(.{8})(.{4})(.{4})(.{4})$/, "$1-$2-$3-$4-");
   let n = 0;
   return () => {
     const hex = (n++).toString(16);
@@ -151,7 +153,8 @@ export function createRestRouter(
     const { matched, pathKnown } = literal.get(path)?.get(method) ?? match(routes, method, path);
     const finish = (answer: HttpAnswer): HttpAnswer => {
       observe(matched?.route.pattern.source ?? "unmatched", answer.status);
-      if (log.debugEnabled) log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
+      if (log.debugEnabled)
+        log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
       const headers: Record<string, string> = { "x-request-id": requestId };
       if (input.headers.origin !== undefined) copyInto(headers, corsHeaders(input.headers.origin));
       if (answer.headers) copyInto(headers, answer.headers);
@@ -160,7 +163,11 @@ export function createRestRouter(
       return { status: answer.status, body: answer.body, contentType: headers["content-type"], headers };
     };
     if (!matched) {
-      return finish(json(pathKnown ? 405 : 404, { error: pathKnown ? `${method} is not allowed on ${redactPath(path)}` : `no such endpoint: ${method} ${redactPath(path)}` }));
+      return finish(
+        json(pathKnown ? 405 : 404, {
+          error: pathKnown ? `${method} is not allowed on ${redactPath(path)}` : `no such endpoint: ${method} ${redactPath(path)}`,
+        }),
+      );
     }
     const { route, params } = matched;
     const failed = (err: unknown): HttpAnswer => {

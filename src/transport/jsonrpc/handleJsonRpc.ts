@@ -67,7 +67,14 @@ export function handleJsonRpc(text: string, dispatcher: RpcDispatcher, options: 
 async function handleBatch(body: unknown[], text: string, dispatcher: RpcDispatcher, options: JsonRpcOptions): Promise<JsonRpcHttpAnswer> {
   if (body.length === 0) return errorAnswer(400, null, new GatewayError("invalid_request", "Invalid Request: empty batch"));
   if (body.length > options.maxBatchSize) {
-    return errorAnswer(400, null, new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}; set your client's batch size to ${options.maxBatchSize} (viem: http(url, { batch: { batchSize: ${options.maxBatchSize} } }); ethers: new JsonRpcProvider(url, network, { batchMaxCount: ${options.maxBatchSize} }))`));
+    return errorAnswer(
+      400,
+      null,
+      new GatewayError(
+        "invalid_request",
+        `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}; set your client's batch size to ${options.maxBatchSize} (viem: http(url, { batch: { batchSize: ${options.maxBatchSize} } }); ethers: new JsonRpcProvider(url, network, { batchMaxCount: ${options.maxBatchSize} }))`,
+      ),
+    );
   }
   let idTexts: (string | undefined)[] | undefined;
   const parsed = body.map((r, i) => parseRequest(r, () => (idTexts ??= batchIdTexts(text, body))[i]));
@@ -132,7 +139,8 @@ async function dispatch(parsed: Parsed[], ctx: { access: Access }, dispatcher: R
 
 function batchWideError(outcomes: (RpcOutcome | undefined)[]): GatewayError | undefined {
   const first = outcomes.find((o) => o !== undefined);
-  if (first && !first.ok && httpStatusForJsonRpc(first.error) !== 200 && outcomes.every((o) => o === undefined || (!o.ok && o.error === first.error))) return first.error;
+  if (first && !first.ok && httpStatusForJsonRpc(first.error) !== 200 && outcomes.every((o) => o === undefined || (!o.ok && o.error === first.error)))
+    return first.error;
   return undefined;
 }
 
@@ -167,7 +175,8 @@ function batchIdTexts(text: string, body: unknown[]): (string | undefined)[] {
     if (typeof id !== "number") continue;
     const canonical = String(id);
     const next = text.charCodeAt(at + 5 + canonical.length);
-    if (!Number.isSafeInteger(id) || !text.startsWith(canonical, at + 5) || (next >= 0x30 && next <= 0x39) || next === 0x2e || next === 0x65 || next === 0x45) return numericIdTexts(text, true);
+    if (!Number.isSafeInteger(id) || !text.startsWith(canonical, at + 5) || (next >= 0x30 && next <= 0x39) || next === 0x2e || next === 0x65 || next === 0x45)
+      return numericIdTexts(text, true);
     out[i] = canonical;
   }
   // More "id" keys than elements with one: some are inside params, so the pairing above may be wrong.
@@ -209,4 +218,3 @@ function withRetryAfter(answer: JsonRpcHttpAnswer, outcome: RpcOutcome | undefin
   if (outcome && !outcome.ok && outcome.error.retryAfterSeconds !== undefined) answer.headers = { "retry-after": String(outcome.error.retryAfterSeconds) };
   return answer;
 }
-

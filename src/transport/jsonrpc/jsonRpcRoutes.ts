@@ -3,7 +3,7 @@
 // policy (who, limits, idempotency) is Policy's under RpcService.Call/Batch — the entries Connect's Call and
 // Batch run under — and the calls are RpcCore's, as behind those handlers. JSON-RPC does not go through the
 // Call/Batch message handlers themselves: turning every param and result into google.protobuf.Value and
-// back would cost the hot path its speed (bench), for the same core call.
+// back would cost the hot path its speed (`npm run bench:via-handler`), for the same core call.
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GatewayError } from "../../errors.js";
@@ -29,7 +29,12 @@ export interface JsonRpcRouteOptions {
 function renderError(err: GatewayError): HttpAnswer {
   const status = err.kind === "parse_error" || err.kind === "invalid_request" ? 400 : httpStatusForJsonRpc(err);
   const headers = err.retryAfterSeconds !== undefined ? { "retry-after": String(err.retryAfterSeconds) } : undefined;
-  return { status, body: JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(err) }), contentType: "application/json", ...(headers ? { headers } : {}) };
+  return {
+    status,
+    body: JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(err) }),
+    contentType: "application/json",
+    ...(headers ? { headers } : {}),
+  };
 }
 
 /** A kept JSON-RPC answer (for idempotent replays) is the answer itself. */
@@ -54,11 +59,13 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
         ? {}
         : {
             around: async (batch: boolean, admitted, run) => {
-              const outcome = await policy.run(batch ? "RpcService.Batch" : "RpcService.Call", admitted, caller, () => req.text ?? "", answerCodec, run).catch((err: unknown) => {
-                // A kept error replayed: answered as JSON-RPC by handleJsonRpc, marked as a replay here.
-                if (err instanceof GatewayError && err.replayed) admitted.headers = { ...admitted.headers, "idempotent-replayed": "true" };
-                throw err;
-              });
+              const outcome = await policy
+                .run(batch ? "RpcService.Batch" : "RpcService.Call", admitted, caller, () => req.text ?? "", answerCodec, run)
+                .catch((err: unknown) => {
+                  // A kept error replayed: answered as JSON-RPC by handleJsonRpc, marked as a replay here.
+                  if (err instanceof GatewayError && err.replayed) admitted.headers = { ...admitted.headers, "idempotent-replayed": "true" };
+                  throw err;
+                });
               return outcome.replayed ? { ...outcome.value, headers: { ...outcome.value.headers, "idempotent-replayed": "true" } } : outcome.value;
             },
           }),
@@ -77,7 +84,10 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
       renderError,
       async handle(req) {
         const text = req.text ?? (await req.body());
-        return serve({ ...req, text }, { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp, idempotencyKey: headerValue(req.headers["idempotency-key"]) });
+        return serve(
+          { ...req, text },
+          { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp, idempotencyKey: headerValue(req.headers["idempotency-key"]) },
+        );
       },
     },
     {
@@ -96,7 +106,13 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
         const raw = (body as { rawTransaction?: unknown } | null)?.rawTransaction;
         if (typeof raw !== "string") throw new GatewayError("validation", 'rawTransaction is required: {"rawTransaction": "0x…"}');
         const caller = { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp };
-        const call = callInProcess(RpcService.method.signSponsorConsent, options.rpc.signSponsorConsent, create(SignSponsorConsentRequestSchema, { rawTransaction: raw }), caller, req.path);
+        const call = callInProcess(
+          RpcService.method.signSponsorConsent,
+          options.rpc.signSponsorConsent,
+          create(SignSponsorConsentRequestSchema, { rawTransaction: raw }),
+          caller,
+          req.path,
+        );
         const { $typeName: _, ...fields } = await call.result;
         return json(200, { success: true, ...fields }, call.headers());
       },

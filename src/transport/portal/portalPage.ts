@@ -10,8 +10,21 @@ contract MyToken is ERC20 {
 const EXAMPLES = {
   message: { arguments: "Hello from the portal" },
   deploy: { code: TOKEN, arguments: ["1000000"], id: "deploy-1" },
-  read: { to: "0x…contractAddress", abi: ["function totalSupply() view returns (uint256)", "function balanceOf(address) view returns (uint256)"], method: "totalSupply", arguments: [], id: 1 },
-  write: { to: "0x…contractAddress", abi: ["function transfer(address to, uint256 value) returns (bool)", "event Transfer(address indexed from, address indexed to, uint256 value)"], method: "transfer", arguments: ["0x000000000000000000000000000000000000dEaD", "100"], wait: true, id: 2 },
+  read: {
+    to: "0x…contractAddress",
+    abi: ["function totalSupply() view returns (uint256)", "function balanceOf(address) view returns (uint256)"],
+    method: "totalSupply",
+    arguments: [],
+    id: 1,
+  },
+  write: {
+    to: "0x…contractAddress",
+    abi: ["function transfer(address to, uint256 value) returns (bool)", "event Transfer(address indexed from, address indexed to, uint256 value)"],
+    method: "transfer",
+    arguments: ["0x000000000000000000000000000000000000dEaD", "100"],
+    wait: true,
+    id: 2,
+  },
 };
 
 export function portalPage(networks: Record<string, string>): string {
@@ -26,7 +39,9 @@ textarea{width:100%;height:14rem} input,select,button{font:inherit;padding:.35re
 .row{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center;margin:.5rem 0} .muted{color:#667} .warn{color:#a40}
 </style></head><body>
 <h1>chain-gateway</h1>
-<p class="muted">JSON-RPC and ZKT (beta) for ${Object.entries(networks).map(([n, u]) => `${n} <code>${u}</code>`).join(" and ")}. Docs: <a href="/zkt/docs">ZKT API</a> · <a href="/zkt/openapi.json">OpenAPI</a></p>
+<p class="muted">JSON-RPC and ZKT (beta) for ${Object.entries(networks)
+    .map(([n, u]) => `${n} <code>${u}</code>`)
+    .join(" and ")}. Docs: <a href="/zkt/docs">ZKT API</a> · <a href="/zkt/openapi.json">OpenAPI</a></p>
 
 <h2>1. Get a free API key</h2>
 <div class="row"><input id="label" placeholder="label (optional)"><button id="create-key">Create key</button></div>

@@ -17,7 +17,12 @@ const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
 
 export function portalRoutes(options: PortalRouteOptions): RestRoute[] {
   return [
-    { method: "GET", pattern: /^\/portal\/?$/, renderError, handle: async () => ({ status: 200, body: portalPage(options.baseUrls()), contentType: "text/html; charset=utf-8" }) },
+    {
+      method: "GET",
+      pattern: /^\/portal\/?$/,
+      renderError,
+      handle: async () => ({ status: 200, body: portalPage(options.baseUrls()), contentType: "text/html; charset=utf-8" }),
+    },
     {
       method: "POST",
       pattern: /^\/portal\/keys$/,
@@ -29,7 +34,7 @@ export function portalRoutes(options: PortalRouteOptions): RestRoute[] {
           try {
             body = JSON.parse(text);
           } catch {
-            throw new GatewayError("validation", "the body must be JSON, e.g. {\"label\": \"my app\"}, or empty");
+            throw new GatewayError("validation", 'the body must be JSON, e.g. {"label": "my app"}, or empty');
           }
         }
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new GatewayError("validation", "the body must be a JSON object");

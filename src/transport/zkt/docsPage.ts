@@ -13,12 +13,17 @@ export function docsPage(): string {
     .flatMap(([path, methods]) =>
       Object.entries(methods).map(
         ([method, op]) => `<section><h3><code>${method.toUpperCase()} ${esc(path)}</code></h3><p>${esc(op.summary)}</p>
-<table><tr><th>status</th><th>meaning</th></tr>${Object.entries(op.responses).map(([code, r]) => `<tr><td>${code}</td><td>${esc(r.description)}</td></tr>`).join("")}</table></section>`,
+<table><tr><th>status</th><th>meaning</th></tr>${Object.entries(op.responses)
+          .map(([code, r]) => `<tr><td>${code}</td><td>${esc(r.description)}</td></tr>`)
+          .join("")}</table></section>`,
       ),
     )
     .join("\n");
   const schemas = Object.entries(doc.components.schemas)
-    .map(([name, schema]) => `<details><summary><code>${name}</code>${schema.description ? ` — ${esc(schema.description)}` : ""}</summary><pre>${esc(JSON.stringify(schema, null, 2))}</pre></details>`)
+    .map(
+      ([name, schema]) =>
+        `<details><summary><code>${name}</code>${schema.description ? ` — ${esc(schema.description)}` : ""}</summary><pre>${esc(JSON.stringify(schema, null, 2))}</pre></details>`,
+    )
     .join("\n");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(doc.info.title)}</title>
 <style>body{font:15px/1.45 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem}pre{background:#f4f6fa;padding:.8rem;overflow:auto}

@@ -13,7 +13,20 @@ const errorResponse = {
   properties: {
     success: { type: "boolean", enum: [false] },
     error: { type: "string", description: "What went wrong, for people." },
-    errorCode: { type: "string", enum: ["VALIDATION_ERROR", "COMPILATION_ERROR", "UNAUTHORIZED", "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "TXN_NOT_PROCESSED", "UPSTREAM_UNAVAILABLE", "NOT_FOUND", "INTERNAL_ERROR"] },
+    errorCode: {
+      type: "string",
+      enum: [
+        "VALIDATION_ERROR",
+        "COMPILATION_ERROR",
+        "UNAUTHORIZED",
+        "PAYLOAD_TOO_LARGE",
+        "RATE_LIMITED",
+        "TXN_NOT_PROCESSED",
+        "UPSTREAM_UNAVAILABLE",
+        "NOT_FOUND",
+        "INTERNAL_ERROR",
+      ],
+    },
     details: { description: "Machine-readable specifics: compiler messages with line/column, revert reason and data, …" },
     id,
   },
@@ -51,7 +64,11 @@ const receipt = {
 const okBase = {
   success: { type: "boolean", enum: [true] },
   id,
-  ignoredFields: { type: "array", items: { type: "string" }, description: "This gateway: request fields no operation knows, ignored (named so a typo does not pass unseen)." },
+  ignoredFields: {
+    type: "array",
+    items: { type: "string" },
+    description: "This gateway: request fields no operation knows, ignored (named so a typo does not pass unseen).",
+  },
 };
 
 export const openApiDocument = {
@@ -99,7 +116,13 @@ export const openApiDocument = {
         required: true,
         content: {
           "application/json": {
-            schema: { oneOf: [{ $ref: "#/components/schemas/MessageRequest" }, { $ref: "#/components/schemas/ContractCallRequest" }, { $ref: "#/components/schemas/DeployRequest" }] },
+            schema: {
+              oneOf: [
+                { $ref: "#/components/schemas/MessageRequest" },
+                { $ref: "#/components/schemas/ContractCallRequest" },
+                { $ref: "#/components/schemas/DeployRequest" },
+              ],
+            },
           },
         },
       },
@@ -110,7 +133,11 @@ export const openApiDocument = {
         type: "object",
         description: "V1: write a message. A transaction to the network's message recipient whose data is the message's UTF-8 bytes.",
         required: ["arguments"],
-        properties: { arguments: { type: "string", minLength: 1 }, wait: { type: "boolean", description: "This gateway: return after mining, with the receipt." }, id },
+        properties: {
+          arguments: { type: "string", minLength: 1 },
+          wait: { type: "boolean", description: "This gateway: return after mining, with the receipt." },
+          id,
+        },
       },
       ContractCallRequest: {
         type: "object",
@@ -120,14 +147,19 @@ export const openApiDocument = {
           to: address,
           abi: { type: "array", minItems: 1, items: abiEntry },
           method: { type: "string", minLength: 1, description: "Function name, or full signature for an overload." },
-          arguments: { type: "array", items: jsonValue, description: "Strings (numbers decimal or 0x, booleans, JSON text for arrays/tuples) or native JSON values." },
+          arguments: {
+            type: "array",
+            items: jsonValue,
+            description: "Strings (numbers decimal or 0x, booleans, JSON text for arrays/tuples) or native JSON values.",
+          },
           wait: { type: "boolean", description: "Return after mining, with the receipt." },
           id,
         },
       },
       DeployRequest: {
         type: "object",
-        description: "V2: compile Solidity source (the newest shipped solc its pragma allows: 0.8.37, 0.8.24, 0.8.19; @openzeppelin/contracts imports resolve) and deploy; returns once mined, or with wait: false once signed and journaled.",
+        description:
+          "V2: compile Solidity source (the newest shipped solc its pragma allows: 0.8.37, 0.8.24, 0.8.19; @openzeppelin/contracts imports resolve) and deploy; returns once mined, or with wait: false once signed and journaled.",
         required: ["code"],
         properties: {
           code: { type: "string", minLength: 1 },
@@ -147,7 +179,10 @@ export const openApiDocument = {
         type: "object",
         required: ["success", "output"],
         additionalProperties: false,
-        properties: { ...okBase, output: { type: "array", items: jsonValue, description: "Return values in order, tuples flattened, integers as decimal strings." } },
+        properties: {
+          ...okBase,
+          output: { type: "array", items: jsonValue, description: "Return values in order, tuples flattened, integers as decimal strings." },
+        },
       },
       WriteResponse: {
         type: "object",
@@ -162,7 +197,20 @@ export const openApiDocument = {
         properties: {
           ...okBase,
           contractAddress: address,
-          abi: { type: "array", items: { type: "object", required: ["type"], properties: { type: { type: "string" }, name: { type: "string" }, inputs: { type: "array" }, outputs: { type: "array" }, stateMutability: { type: "string" } } } },
+          abi: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["type"],
+              properties: {
+                type: { type: "string" },
+                name: { type: "string" },
+                inputs: { type: "array" },
+                outputs: { type: "array" },
+                stateMutability: { type: "string" },
+              },
+            },
+          },
           hash,
           transactionHash: hash,
           queueId: { type: "string" },
@@ -193,7 +241,14 @@ const submitResponses = {
     content: {
       "application/json": {
         // anyOf: a message reply is also a valid write reply without a receipt.
-        schema: { anyOf: [{ $ref: "#/components/schemas/MessageResponse" }, { $ref: "#/components/schemas/ReadResponse" }, { $ref: "#/components/schemas/WriteResponse" }, { $ref: "#/components/schemas/DeployResponse" }] },
+        schema: {
+          anyOf: [
+            { $ref: "#/components/schemas/MessageResponse" },
+            { $ref: "#/components/schemas/ReadResponse" },
+            { $ref: "#/components/schemas/WriteResponse" },
+            { $ref: "#/components/schemas/DeployResponse" },
+          ],
+        },
       },
     },
   },

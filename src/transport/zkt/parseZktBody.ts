@@ -44,7 +44,13 @@ export function parseZktBody(body: unknown): ZktOperation {
   const ignored = Object.keys(b).filter((k) => !COMMON.includes(k) && !known.has(k));
   const foreign = Object.keys(b).filter((k) => known.has(k) && !FIELDS[op].includes(k));
   if (foreign.length > 0) {
-    const owners = foreign.map((k) => `"${k}" (${(Object.keys(FIELDS) as ZktOperation["op"][]).filter((o) => FIELDS[o].includes(k)).map(describe).join(" or ")})`);
+    const owners = foreign.map(
+      (k) =>
+        `"${k}" (${(Object.keys(FIELDS) as ZktOperation["op"][])
+          .filter((o) => FIELDS[o].includes(k))
+          .map(describe)
+          .join(" or ")})`,
+    );
     throw invalid(`fields of another operation in a ${describe(op)}: ${owners.join(", ")}`);
   }
   const parsed = parse(op, b, has);
@@ -54,8 +60,10 @@ export function parseZktBody(body: unknown): ZktOperation {
 function parse(op: ZktOperation["op"], b: Record<string, JsonValue>, has: (k: string) => boolean): Operation {
   switch (op) {
     case "message": {
-      if (!has("arguments")) throw invalid("arguments is required: a string to write a message, or an array with to, abi and method for a contract call (or code for a deploy)");
-      if (Array.isArray(b.arguments)) throw invalid("arguments is an array, but to, abi and method are missing: a contract call needs all of them (a plain message takes a string)");
+      if (!has("arguments"))
+        throw invalid("arguments is required: a string to write a message, or an array with to, abi and method for a contract call (or code for a deploy)");
+      if (Array.isArray(b.arguments))
+        throw invalid("arguments is an array, but to, abi and method are missing: a contract call needs all of them (a plain message takes a string)");
       if (typeof b.arguments !== "string") throw invalid(`arguments must be a string (the message), got ${typeName(b.arguments)}`);
       if (has("wait") && typeof b.wait !== "boolean") throw invalid(`wait must be true or false, got ${typeName(b.wait)}`);
       return { op, message: b.arguments, wait: b.wait === true };
@@ -76,7 +84,13 @@ function parse(op: ZktOperation["op"], b: Record<string, JsonValue>, has: (k: st
       if (has("contractName") && typeof b.contractName !== "string") throw invalid("contractName must be a string");
       if (has("wait") && typeof b.wait !== "boolean") throw invalid(`wait must be true or false, got ${typeName(b.wait)}`);
       // A deploy waits for mining unless told not to: its answer promises a contract that can be called.
-      return { op, code: b.code, arguments: (b.arguments as JsonValue[] | undefined) ?? [], ...(typeof b.contractName === "string" ? { contractName: b.contractName } : {}), wait: b.wait !== false };
+      return {
+        op,
+        code: b.code,
+        arguments: (b.arguments as JsonValue[] | undefined) ?? [],
+        ...(typeof b.contractName === "string" ? { contractName: b.contractName } : {}),
+        wait: b.wait !== false,
+      };
     }
   }
 }

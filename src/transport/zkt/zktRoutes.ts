@@ -52,7 +52,14 @@ function receiptBody(r: ReceiptMsg): Record<string, JsonValue> {
     blockHash: r.blockHash,
     gasUsed: r.gasUsed,
     contractAddress: r.contractAddress === "" ? null : r.contractAddress,
-    logs: r.logs.map((l) => ({ address: l.address, event: l.event === "" ? null : l.event, args: (l.args as JsonValue | undefined) ?? null, topics: l.topics, data: l.data, logIndex: l.logIndex })),
+    logs: r.logs.map((l) => ({
+      address: l.address,
+      event: l.event === "" ? null : l.event,
+      args: (l.args as JsonValue | undefined) ?? null,
+      topics: l.topics,
+      data: l.data,
+      logIndex: l.logIndex,
+    })),
   };
 }
 
@@ -85,10 +92,21 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       const op = parseZktBody(body);
       switch (op.op) {
         case "message": {
-          const call = run(req, caller, ZktService.method.writeMessage, zkt.writeMessage, create(WriteMessageRequestSchema, { message: op.message, wait: op.wait }));
+          const call = run(
+            req,
+            caller,
+            ZktService.method.writeMessage,
+            zkt.writeMessage,
+            create(WriteMessageRequestSchema, { message: op.message, wait: op.wait }),
+          );
           headers = call.headers;
           const r = await call.result;
-          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}) }, id, call.headers(), op.ignored);
+          return ok(
+            { hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}) },
+            id,
+            call.headers(),
+            op.ignored,
+          );
         }
         case "call": {
           const fields = { to: op.to, abi: fromJsonList(op.abi as JsonValue[]), method: op.method, arguments: fromJsonList(op.arguments) };
@@ -102,14 +120,29 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
           const call = run(req, caller, ZktService.method.writeContract, zkt.writeContract, create(WriteContractRequestSchema, { ...fields, wait: op.wait }));
           headers = call.headers;
           const r = await call.result;
-          return ok({ hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}) }, id, call.headers(), op.ignored);
+          return ok(
+            { hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}) },
+            id,
+            call.headers(),
+            op.ignored,
+          );
         }
         case "deploy": {
-          const message = create(DeployContractRequestSchema, { code: op.code, arguments: fromJsonList(op.arguments), contractName: op.contractName ?? "", wait: op.wait });
+          const message = create(DeployContractRequestSchema, {
+            code: op.code,
+            arguments: fromJsonList(op.arguments),
+            contractName: op.contractName ?? "",
+            wait: op.wait,
+          });
           const call = run(req, caller, ZktService.method.deployContract, zkt.deployContract, message);
           headers = call.headers;
           const r = await call.result;
-          return ok({ contractAddress: r.contractAddress, abi: list(r.abi), hash: r.hash, transactionHash: r.hash, queueId: r.queueId }, id, call.headers(), op.ignored);
+          return ok(
+            { contractAddress: r.contractAddress, abi: list(r.abi), hash: r.hash, transactionHash: r.hash, queueId: r.queueId },
+            id,
+            call.headers(),
+            op.ignored,
+          );
         }
       }
     } catch (err) {
@@ -122,16 +155,38 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
   };
   return [
     { method: "GET", pattern: /^\/zkt\/openapi\.json$/, renderError, handle: async () => json(200, openApiDocument) },
-    { method: "GET", pattern: /^\/zkt\/docs\/?$/, renderError, handle: async () => ({ status: 200, body: docsPage(), contentType: "text/html; charset=utf-8" }) },
+    {
+      method: "GET",
+      pattern: /^\/zkt\/docs\/?$/,
+      renderError,
+      handle: async () => ({ status: 200, body: docsPage(), contentType: "text/html; charset=utf-8" }),
+    },
     {
       method: "GET",
       pattern: /^\/zkt\/transactions\/([^/]+)$/,
       renderError,
       async handle(req) {
-        const call = run(req, { clientIp: req.clientIp }, ZktService.method.getTransactionStatus, zkt.getTransactionStatus, create(GetTransactionStatusRequestSchema, { queueId: decodeURIComponent(req.params[0]!) }));
+        const call = run(
+          req,
+          { clientIp: req.clientIp },
+          ZktService.method.getTransactionStatus,
+          zkt.getTransactionStatus,
+          create(GetTransactionStatusRequestSchema, { queueId: decodeURIComponent(req.params[0]!) }),
+        );
         try {
           const r = await call.result;
-          return json(200, { queueId: r.queueId, status: statusName[r.status], transactionHash: r.transactionHash, errorMessage: r.errorMessage || null, createdAt: r.createdAt, processedAt: r.processedAt || null }, call.headers());
+          return json(
+            200,
+            {
+              queueId: r.queueId,
+              status: statusName[r.status],
+              transactionHash: r.transactionHash,
+              errorMessage: r.errorMessage || null,
+              createdAt: r.createdAt,
+              processedAt: r.processedAt || null,
+            },
+            call.headers(),
+          );
         } catch (err) {
           const answer = zktErrorAnswer(toGatewayError(err));
           answer.headers = { ...call.headers(), ...answer.headers };

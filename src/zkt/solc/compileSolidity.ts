@@ -60,7 +60,11 @@ export class SolidityCompiler {
     const input = JSON.stringify({
       language: "Solidity",
       sources: { [SOURCE_NAME]: { content: code } },
-      settings: { evmVersion: options.evmVersion, optimizer: { enabled: true, runs: 200 }, outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"], "": ["ast"] } } },
+      settings: {
+        evmVersion: options.evmVersion,
+        optimizer: { enabled: true, runs: 200 },
+        outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"], "": ["ast"] } },
+      },
     });
     const pkg = compilerFor(code).pkg;
     const key = createHash("sha256").update(pkg).update(input).digest("hex");
@@ -128,15 +132,24 @@ function pickContract(out: SolcOutput, code: string, contractName: string | unde
   const errors = (out.errors ?? []).filter((e) => e.severity === "error");
   if (errors.length > 0) {
     throw new GatewayError("compilation", `the source does not compile: ${errors[0]!.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`, {
-      details: errors.map((e) => ({ type: e.type, message: e.message, ...position(code, e), ...(e.formattedMessage ? { formattedMessage: e.formattedMessage } : {}) })),
+      details: errors.map((e) => ({
+        type: e.type,
+        message: e.message,
+        ...position(code, e),
+        ...(e.formattedMessage ? { formattedMessage: e.formattedMessage } : {}),
+      })),
     });
   }
   const compiled = out.contracts?.[SOURCE_NAME] ?? {};
-  const defined = (out.sources?.[SOURCE_NAME]?.ast?.nodes ?? []).filter((n) => n.nodeType === "ContractDefinition" && n.contractKind === "contract" && !n.abstract).map((n) => n.name!);
-  if (defined.length === 0) throw new GatewayError("compilation", "the source defines no deployable contract (only interfaces, libraries or abstract contracts)");
+  const defined = (out.sources?.[SOURCE_NAME]?.ast?.nodes ?? [])
+    .filter((n) => n.nodeType === "ContractDefinition" && n.contractKind === "contract" && !n.abstract)
+    .map((n) => n.name!);
+  if (defined.length === 0)
+    throw new GatewayError("compilation", "the source defines no deployable contract (only interfaces, libraries or abstract contracts)");
   const name = contractName ?? defined[defined.length - 1]!;
   const c = compiled[name];
-  if (!c || !defined.includes(name)) throw new GatewayError("validation", `contractName "${name}" is not a deployable contract in the source (defined: ${defined.join(", ")})`);
+  if (!c || !defined.includes(name))
+    throw new GatewayError("validation", `contractName "${name}" is not a deployable contract in the source (defined: ${defined.join(", ")})`);
   return { name, abi: c.abi, bytecode: "0x" + c.evm.bytecode.object };
 }
 

@@ -31,9 +31,13 @@ export function compilerFor(code: string): Compiler {
   const range = semver.validRange(pragma.replace(/(>=|<=|>|<|=|\^|~)\s+/g, "$1"));
   const found = range ? COMPILERS.find((c) => semver.satisfies(c.version, range)) : undefined;
   if (!found) {
-    throw new GatewayError("compilation", `no installed Solidity compiler satisfies "pragma solidity ${pragma};" (available: ${COMPILERS.map((c) => c.version).join(", ")})`, {
-      details: { pragma, available: COMPILERS.map((c) => c.version) },
-    });
+    throw new GatewayError(
+      "compilation",
+      `no installed Solidity compiler satisfies "pragma solidity ${pragma};" (available: ${COMPILERS.map((c) => c.version).join(", ")})`,
+      {
+        details: { pragma, available: COMPILERS.map((c) => c.version) },
+      },
+    );
   }
   return found;
 }

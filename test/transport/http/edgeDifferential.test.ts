@@ -24,7 +24,11 @@ const nodeApp: NodeHandlerFn = (req, res) => {
 
 const laneApp = {
   serves: (method: string, path: string): boolean => method === "POST" && (path === "/" || path === "/zkt/try-it-out"),
-  handle: (input: RestInput): HttpAnswer => ({ status: 200, headers: { "content-type": "application/json" }, body: echo(input.method, input.url, input.text ?? "") }),
+  handle: (input: RestInput): HttpAnswer => ({
+    status: 200,
+    headers: { "content-type": "application/json" },
+    body: echo(input.method, input.url, input.text ?? ""),
+  }),
   bodyLimitBytes: 1024 * 1024,
 };
 
@@ -128,8 +132,14 @@ function corpus(): { name: string; raw: string }[] {
     ["two leading empty lines", "\r\n\r\n" + req([host, `Content-Length: ${cl}`])],
     ["Transfer-Encoding chunked", req([host, "Transfer-Encoding: chunked"], { body: `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n` })],
     ["TE chunked, upper case", req([host, "Transfer-Encoding: CHUNKED"], { body: `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n` })],
-    ["TE chunked with CL (smuggling)", req([host, `Content-Length: ${cl}`, "Transfer-Encoding: chunked"], { body: `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n` })],
-    ["CL with TE chunked (smuggling)", req([host, "Transfer-Encoding: chunked", `Content-Length: ${cl}`], { body: `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n` })],
+    [
+      "TE chunked with CL (smuggling)",
+      req([host, `Content-Length: ${cl}`, "Transfer-Encoding: chunked"], { body: `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n` }),
+    ],
+    [
+      "CL with TE chunked (smuggling)",
+      req([host, "Transfer-Encoding: chunked", `Content-Length: ${cl}`], { body: `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n` }),
+    ],
     ["TE identity", req([host, "Transfer-Encoding: identity", `Content-Length: ${cl}`])],
     ["TE xchunked", req([host, "Transfer-Encoding: xchunked", `Content-Length: ${cl}`])],
     ["TE chunked, identity", req([host, "Transfer-Encoding: chunked, identity"], { body: `0\r\n\r\n` })],
@@ -163,11 +173,14 @@ function corpus(): { name: string; raw: string }[] {
     ["valid then garbage", req([host, `Content-Length: ${cl}`]) + "GARBAGE\r\n\r\n"],
     ["valid then LF-only head", req([host, `Content-Length: ${cl}`]) + req([host, `Content-Length: ${cl}`], { eol: "\n" })],
     ["valid then NBSP length", req([host, `Content-Length: ${cl}`]) + req([host, `Content-Length: ${cl}\xa0`])],
-    ["valid then smuggled TE", req([host, `Content-Length: ${cl}`]) + req([host, `Content-Length: ${cl}`, "Transfer-Encoding: chunked"], { body: "0\r\n\r\n" })],
+    [
+      "valid then smuggled TE",
+      req([host, `Content-Length: ${cl}`]) + req([host, `Content-Length: ${cl}`, "Transfer-Encoding: chunked"], { body: "0\r\n\r\n" }),
+    ],
     ["h2 preface prefix then h1", "PRI * HTTP/1.1\r\nHost: gw\r\n\r\n"],
     ["only CRLFs", "\r\n\r\n\r\n\r\n"],
     ["binary junk", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"],
-    ["valid, UTF-8 body", req([host, `Content-Length: ${Buffer.byteLength("{\"a\":\"é\"}")}`], { body: Buffer.from('{"a":"é"}').toString("latin1") })],
+    ["valid, UTF-8 body", req([host, `Content-Length: ${Buffer.byteLength('{"a":"é"}')}`], { body: Buffer.from('{"a":"é"}').toString("latin1") })],
   ];
   for (const path of ["/", "/zkt/try-it-out", "/elsewhere"]) {
     for (const [name, raw] of variants) cases.push({ name: `${name} [${path}]`, raw: raw.replaceAll("{path}", path) });
@@ -259,7 +272,8 @@ describe("the HTTP edge against plain node:http (differential corpus)", () => {
       await Promise.all(
         cases.slice(i, i + 50).map(async (c) => {
           const [want, got] = (await Promise.all([exchange(plainPort, c.raw), exchange(edge.port, c.raw)])).map(settled) as [Outcome, Outcome];
-          if (JSON.stringify(want) !== JSON.stringify(got)) mismatches.push(`${c.name}: node:http ${JSON.stringify(want.answers)} gateway ${JSON.stringify(got.answers)}`);
+          if (JSON.stringify(want) !== JSON.stringify(got))
+            mismatches.push(`${c.name}: node:http ${JSON.stringify(want.answers)} gateway ${JSON.stringify(got.answers)}`);
           if (want.answers.some((a) => a.status === 200)) verdicts.accepted++;
           else verdicts.refused++;
         }),

@@ -13,7 +13,8 @@ const KEEP_ALIVE_MS = 2_000;
 const MAX_CONNECTIONS = 40;
 
 const rpc = (method: string, params: unknown[] = []): string => JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
-const post = (body: string): string => `POST / HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const post = (body: string): string =>
+  `POST / HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
 interface Watched {
   socket: net.Socket;

@@ -34,7 +34,11 @@ describe("REST router", () => {
   it("an answer ready at once comes back as a plain value, with the router's headers", () => {
     const answer = router.handle(input("/now"));
     expect(answer).not.toBeInstanceOf(Promise);
-    expect(answer).toMatchObject({ status: 200, body: '{"at":"once"}', headers: { "content-type": "application/json", "x-request-id": expect.stringMatching(/^[0-9a-f-]{36}$/) } });
+    expect(answer).toMatchObject({
+      status: 200,
+      body: '{"at":"once"}',
+      headers: { "content-type": "application/json", "x-request-id": expect.stringMatching(/^[0-9a-f-]{36}$/) },
+    });
   });
 
   it("an async route's answer comes back as a promise of the same shape", async () => {
@@ -55,7 +59,10 @@ describe("REST router", () => {
 
   it("JSON-RPC: a call the dispatcher answers at once, admitted at once, is answered without a promise", () => {
     const dispatcher: RpcDispatcher = { callMany: (_ctx, calls) => calls.map(() => ({ ok: true as const, result: "0x1" })) };
-    const answer = handleJsonRpc('{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}', dispatcher, { maxBatchSize: 40, admit: () => ({ access: { kind: "public" }, headers: { "x-ratelimit-remaining": "9" } }) });
+    const answer = handleJsonRpc('{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}', dispatcher, {
+      maxBatchSize: 40,
+      admit: () => ({ access: { kind: "public" }, headers: { "x-ratelimit-remaining": "9" } }),
+    });
     expect(answer).not.toBeInstanceOf(Promise);
     expect(answer).toEqual({ status: 200, body: '{"jsonrpc":"2.0","id":7,"result":"0x1"}', headers: { "x-ratelimit-remaining": "9" } });
   });
@@ -76,4 +83,3 @@ describe("REST router", () => {
     expect((await call("DELETE", "/now-not-routed")).status).toBe(404);
   });
 });
-
