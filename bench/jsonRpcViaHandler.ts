@@ -3,6 +3,7 @@
 // same core, the same policy, the same answers; only the way there differs (params and result as
 // google.protobuf.Value messages, a HandlerContext, the guard). Measured for a locally answered call and a
 // large result (a block with 200 transactions, as eth_getBlockByNumber(n, true) returns).
+import type { SubscriptionHub } from "../src/live/subscriptions.js";
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { RpcCore } from "../src/rpc/rpcCore.js";
@@ -57,7 +58,7 @@ const policy = new Policy({
   limits,
   idempotency: undefined as unknown as IdempotencyStore,
 });
-const rpc = guard(RpcService, rpcHandlers(core, 40, undefined as unknown as Sponsorship), policy);
+const rpc = guard(RpcService, rpcHandlers(core, 40, undefined as unknown as Sponsorship, undefined as unknown as SubscriptionHub), policy);
 
 /** Today's path: the envelope, Policy.admit under RpcService.Call, RpcCore. */
 async function direct(body: string): Promise<string> {

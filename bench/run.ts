@@ -13,6 +13,7 @@ import { startEmbeddedNode, anvilBinaryPath, type EmbeddedNode } from "../src/ch
 import { SolidityCompiler } from "../src/zkt/solc/compileSolidity.js";
 import { build } from "esbuild";
 import { signTransaction } from "../src/sequencer/signTransaction.js";
+import { fanout, type FanoutRow } from "./fanout.js";
 
 const execFileAsync = promisify(execFile);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -30,7 +31,7 @@ const TAIL_ROUNDS = Number(process.env.BENCH_TAIL_ROUNDS ?? 5);
  */
 const NOISY_SPREAD = 2;
 const mean = (xs: number[]): number => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
-/** BENCH_ONLY=rpc,p99,cache,zkt,deploy runs only those sections (rpc includes p99) and prints instead of writing RESULTS.md. */
+/** BENCH_ONLY=rpc,p99,cache,zkt,deploy,fanout,keys runs only those sections (rpc includes p99) and prints instead of writing RESULTS.md. */
 const only = (section: string): boolean => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(",").includes(section);
 const scratch = mkdtempSync(join(tmpdir(), "bench-"));
 const DEV_MNEMONIC = "test test test test test test test test test test test junk";
@@ -853,6 +854,30 @@ async function main(): Promise<void> {
         `| ratio | ${Math.round(compileFirst / compileCached)}× |`,
         "",
       );
+    }
+    if (only("fanout")) {
+      lines.push("## 6. Live heads fan-out: N WebSocket subscribers to newHeads", "");
+      // A gateway of its own in front of the same anvil; anvil serves WebSocket on its HTTP port.
+      const fanGw = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-fanout-")), { WS_MAX_SOCKETS_PER_CALLER: "100000" });
+      procs.push(fanGw.proc);
+      const rows: FanoutRow[] = [];
+      for (const n of [1_000, 10_000]) {
+        rows.push(await fanout("gateway", fanGw.url.replace("http://", "ws://"), fanGw.proc.pid!, n, 8));
+        rows.push(await fanout("anvil direct", node.url.replace("http://", "ws://"), anvilPid, n, 8));
+      }
+      lines.push(
+        "Per block, the time from the first subscriber receiving it to the last (the server's fan-out; all subscribers live in the bench's one process, so their reading is included), p50/p99 over the blocks of 8 s; and the server's RSS growth per subscribed socket.",
+        "",
+        "| target | subscribers | blocks | spread p50 (ms) | spread p99 (ms) | RSS per subscriber (KB) |",
+        "|---|---|---|---|---|---|",
+        ...rows.map((r) => `| ${r.target} | ${r.subscribers} | ${r.blocks} | ${r.p50Ms} | ${r.p99Ms} | ${(r.rssPerSubscriber / 1024).toFixed(1)} |`),
+        "",
+      );
+      const tenK = rows.find((r) => r.target === "gateway" && r.subscribers === 10_000);
+      if (tenK) {
+        target("fan-out p99 at 10,000 subscribers", "< 100 ms", `${tenK.p99Ms} ms`, tenK.p99Ms < 100);
+        target("RSS per idle subscriber", "< 20 KB", `${(tenK.rssPerSubscriber / 1024).toFixed(1)} KB`, tenK.rssPerSubscriber < 20 * 1024);
+      }
     }
     if (only("keys")) {
       lines.push("## 5. Cost per signer: 10, 1,000 and 10,000 keys", "");

@@ -46,6 +46,9 @@ import { clientIp } from "./transport/http/clientIp.js";
 import type { IdempotencyStore } from "./store/idempotencyStore.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { HDNodeWallet } from "ethers";
+import { HeadFeed } from "./live/headFeed.js";
+import { SubscriptionHub } from "./live/subscriptions.js";
+import { webSocketEndpoint } from "./transport/websocket/webSocketEndpoint.js";
 
 export interface RunningNetwork {
   config: NetworkConfig;
@@ -58,6 +61,8 @@ export interface RunningNetwork {
   zkt: ZktCore;
   pool: UpstreamPool;
   sequencer: Sequencer;
+  /** Live subscriptions (WebSocket, Connect streams), on the network's one head feed. */
+  hub: SubscriptionHub;
   close(): Promise<void>;
 }
 
@@ -187,15 +192,37 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       compiler: deps.compiler,
       waitTimeoutMs: gw.receiptWaitMs,
     });
+    // One follower of the chain for every live subscriber; it polls only while someone subscribes.
+    const feed = new HeadFeed(pool, {
+      pollMs: gw.websocket.headPollMs ?? Math.max(50, Math.min(1_000, Math.round(net.blockTimeSeconds * 500))),
+      onError: (err) => log.debug("head feed poll failed; retried next poll", { error: err.message }),
+    });
+    const hub = new SubscriptionHub(feed, {
+      subscriptions: (kind, delta) => m.subscriptions.inc({ network: net.name, kind }, delta),
+      notified: (kind, n) => n > 0 && m.notifications.inc({ network: net.name, kind }, n),
+    });
     // One policy for every transport (policy/operations.ts), applied around the handlers by the guard; the
     // REST adapters call the same guarded handlers (JSON-RPC: the same policy entries, then RpcCore directly).
     const policy = new Policy({ network: net.name, authenticate: deps.authenticate, limits, idempotency: deps.idempotency });
     const handlers = {
-      rpc: guard(RpcService, rpcHandlers(core, gw.maxBatchSize, sponsorship), policy, (method, req) =>
+      rpc: guard(RpcService, rpcHandlers(core, gw.maxBatchSize, sponsorship, hub), policy, (method, req) =>
         method === "Batch" ? Math.max(1, (req as BatchRequest).calls.length) : 1,
       ),
-      zkt: guard(ZktService, zktHandlers(zkt), policy),
+      zkt: guard(ZktService, zktHandlers(zkt, hub), policy),
     };
+    const sockets = webSocketEndpoint({
+      dispatcher: core,
+      hub,
+      policy,
+      maxBatchSize: gw.maxBatchSize,
+      limits: { ...gw.websocket, maxPayloadBytes: gw.bodyLimitBytes },
+      trustedProxies: trusted,
+      log,
+      observer: {
+        sockets: (delta) => m.webSockets.inc({ network: net.name }, delta),
+        slowConsumerClosed: () => m.slowConsumerCloses.inc({ network: net.name }),
+      },
+    });
     let draining = false;
     const rest = createRestRouter(
       [
@@ -225,11 +252,18 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     });
     // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
     await deps.beforeListen?.();
-    server = await listenDual(withCors(withMediaTypeHint(handler)), gw.host, net.port, gw.http, {
-      serves: rest.serves,
-      handle: rest.handle,
-      bodyLimitBytes: gw.bodyLimitBytes,
-    });
+    server = await listenDual(
+      withCors(withMediaTypeHint(handler)),
+      gw.host,
+      net.port,
+      gw.http,
+      {
+        serves: rest.serves,
+        handle: rest.handle,
+        bodyLimitBytes: gw.bodyLimitBytes,
+      },
+      sockets.upgrade,
+    );
     const url = `http://${gw.host}:${server.port}`;
     const srv = server;
     const p = pool;
@@ -243,10 +277,13 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       zkt,
       pool,
       sequencer,
+      hub,
       async close() {
         // Readiness goes false first, so balancers stop sending; then in-flight broadcasts finish.
         draining = true;
         await s.drain();
+        await sockets.close();
+        feed.stop();
         await srv.close();
         s.stop();
         p.stop();

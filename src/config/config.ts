@@ -186,6 +186,35 @@ export const configSchema = z.strictObject({
       }),
     })
     .prefault({}),
+  // Live data: JSON-RPC over WebSocket (eth_subscribe) and Connect server streams.
+  websocket: z
+    .strictObject({
+      maxSocketsPerCaller: setting(positiveInt().default(100), {
+        env: "WS_MAX_SOCKETS_PER_CALLER",
+        doc: "Open WebSockets per caller (API key, else IP) per network; past it the upgrade is answered 429.",
+      }),
+      maxSubscriptionsPerSocket: setting(positiveInt().default(100), {
+        env: "WS_MAX_SUBSCRIPTIONS_PER_SOCKET",
+        doc: "eth_subscribe subscriptions one socket may hold (-32005 past it).",
+      }),
+      maxBufferedBytes: setting(positiveInt().default(4 * 1024 * 1024), {
+        env: "WS_MAX_BUFFERED_BYTES",
+        doc: "Notifications a socket may leave unread, in bytes; past it the socket is closed with 1008 (slow consumer).",
+      }),
+      pingIntervalMs: setting(positiveInt().default(30_000), {
+        env: "WS_PING_INTERVAL_MS",
+        doc: "A ping this often; a socket that did not answer the previous one is dropped.",
+      }),
+      idleTimeoutMs: setting(positiveInt().default(300_000), {
+        env: "WS_IDLE_TIMEOUT_MS",
+        doc: "A socket with no subscription and no message for this long is closed (1000).",
+      }),
+      headPollMs: setting(positiveInt().optional(), {
+        env: "HEAD_POLL_MS",
+        doc: "How often the live feed asks the node for its head while anyone subscribes; default half the block time, 50..1000 ms. Nothing is polled while nobody subscribes.",
+      }),
+    })
+    .prefault({}),
   masterMnemonic: setting(z.string().optional(), {
     env: "MASTER_MNEMONIC",
     doc: "BIP-39 phrase every gateway wallet derives from; generated into dataDir/master-seed when unset. Replicas must share it.",

@@ -9,6 +9,7 @@ import { OPERATIONS, operationOf } from "../policy/operations.js";
 import { accessKey, callerKey, claimHooksKey } from "./context.js";
 
 type Unary = (req: MessageShape<DescMessage>, ctx: HandlerContext) => Promise<unknown>;
+type Streaming = (req: MessageShape<DescMessage>, ctx: HandlerContext) => AsyncIterable<unknown>;
 
 export function guard<S extends DescService>(
   service: S,
@@ -16,11 +17,23 @@ export function guard<S extends DescService>(
   policy: Policy,
   weightOf: (method: string, req: unknown) => number = () => 1,
 ): ServiceImpl<S> {
-  const guarded: Record<string, Unary> = {};
+  const guarded: Record<string, Unary | Streaming> = {};
   for (const method of service.methods) {
     const op = operationOf(method);
     if (op === undefined) throw new Error(`${service.typeName}.${method.name} has no entry in OPERATIONS`);
-    if (method.methodKind !== "unary") throw new Error(`${service.typeName}.${method.name}: only unary methods are guarded`);
+    if (method.methodKind === "server_streaming") {
+      // A stream is admitted once, when it opens (the key checked, one request counted); never idempotent.
+      const stream = (impl as unknown as Record<string, Streaming>)[method.localName]!;
+      guarded[method.localName] = async function* (req, ctx) {
+        const caller = ctx.values.get(callerKey);
+        const admission = await policy.admit(op, caller, 1);
+        ctx.values.set(accessKey, admission.access);
+        for (const [k, v] of Object.entries(admission.headers)) ctx.responseHeader.set(k, v);
+        yield* stream(req, ctx);
+      };
+      continue;
+    }
+    if (method.methodKind !== "unary") throw new Error(`${service.typeName}.${method.name}: only unary and server-streaming methods are guarded`);
     const m = method as DescMethodUnary;
     const fn = (impl as unknown as Record<string, Unary>)[method.localName]!;
     const codec = {

@@ -10,6 +10,13 @@ import { requireAddress, requireBlockTag, requireData } from "../rpc/hex.js";
 import { toRpcError } from "./rpcError.js";
 import { accessKey } from "./context.js";
 import type { Sponsorship } from "../platform/sponsorship.js";
+import { parseLogFilter, type SubscriptionHub } from "../live/subscriptions.js";
+import { subscriptionStream } from "../live/subscriptionStream.js";
+
+/** Notifications a stream may hold for a reader that does not keep up, before it is ended. */
+const MAX_QUEUED = 1_024;
+
+const hexNumber = (v: unknown): bigint => (typeof v === "string" && /^0x[0-9a-fA-F]+$/.test(v) ? BigInt(v) : 0n);
 
 function callContext(ctx: HandlerContext): CallContext {
   return { access: ctx.values.get(accessKey) };
@@ -34,8 +41,39 @@ async function platformList(core: RpcCore, ctx: HandlerContext, method: string, 
   return { code: result.code, value: result.value };
 }
 
-export function rpcHandlers(core: RpcCore, maxBatchSize: number, sponsorship: Sponsorship): ServiceImpl<typeof RpcService> {
+export function rpcHandlers(core: RpcCore, maxBatchSize: number, sponsorship: Sponsorship, hub: SubscriptionHub): ServiceImpl<typeof RpcService> {
   return {
+    async *subscribeNewHeads(_req, ctx) {
+      for await (const text of subscriptionStream(hub, "newHeads", {}, ctx.signal, MAX_QUEUED)) {
+        const header = JSON.parse(text) as Record<string, JsonValue>;
+        yield {
+          number: hexNumber(header.number),
+          hash: String(header.hash ?? ""),
+          parentHash: String(header.parentHash ?? ""),
+          timestamp: hexNumber(header.timestamp),
+          header,
+        };
+      }
+    },
+    async *subscribeLogs(req, ctx) {
+      const filter = parseLogFilter({
+        ...(req.addresses.length > 0 ? { address: req.addresses } : {}),
+        ...(req.topics.length > 0 ? { topics: req.topics.map((t) => (t.anyOf.length > 0 ? t.anyOf : null)) } : {}),
+      });
+      for await (const text of subscriptionStream(hub, "logs", filter, ctx.signal, MAX_QUEUED)) {
+        const log = JSON.parse(text) as Record<string, JsonValue>;
+        yield {
+          address: String(log.address ?? ""),
+          topics: (log.topics as string[] | undefined) ?? [],
+          data: String(log.data ?? "0x"),
+          blockNumber: hexNumber(log.blockNumber),
+          blockHash: String(log.blockHash ?? ""),
+          transactionHash: String(log.transactionHash ?? ""),
+          logIndex: Number(hexNumber(log.logIndex)),
+          removed: log.removed === true,
+        };
+      }
+    },
     async call(req, ctx) {
       const result = await core.call(callContext(ctx), req.method, paramsOf(req.params));
       return { result: fromJson(ValueSchema, result) };

@@ -16,6 +16,12 @@ import type { Receipt, WriteHooks, ZktCore } from "../zkt/zktCore.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ReceiptSchema } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import { accessKey, claimHooksKey } from "./context.js";
+import type { SubscriptionHub } from "../live/subscriptions.js";
+import { subscriptionStream } from "../live/subscriptionStream.js";
+import { GetTransactionStatusResponseSchema } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
+
+/** WatchTransaction looks at least this often, blocks or not. */
+const WATCH_MS = 1_000;
 
 const list = (l: ListValue | undefined): JsonValue[] => (l ? (toJson(ListValueSchema, l) as JsonValue[]) : []);
 const toList = (v: JsonValue[]): ListValue => fromJson(ListValueSchema, v);
@@ -52,7 +58,18 @@ function hooksOf(ctx: HandlerContext): WriteHooks {
   return { ...(h.journaled ? { journaled: h.journaled } : {}), ...(h.journalKey ? { idempotencyKey: h.journalKey } : {}) };
 }
 
-export function zktHandlers(core: ZktCore): ServiceImpl<typeof ZktService> {
+export function zktHandlers(core: ZktCore, hub: SubscriptionHub): ServiceImpl<typeof ZktService> {
+  const statusOf = async (queueId: string): Promise<MessageInitShape<typeof GetTransactionStatusResponseSchema>> => {
+    const r = await core.transactionStatus(queueId);
+    return {
+      queueId: r.queueId,
+      status: statusEnum[r.status],
+      transactionHash: r.hash,
+      errorMessage: r.errorMessage ?? "",
+      createdAt: r.createdAt.toISOString(),
+      processedAt: r.processedAt?.toISOString() ?? "",
+    };
+  };
   return {
     async writeMessage(req, ctx) {
       const r = await core.writeMessage(access(ctx), req.message, { ...hooksOf(ctx), wait: req.wait });
@@ -83,16 +100,26 @@ export function zktHandlers(core: ZktCore): ServiceImpl<typeof ZktService> {
       });
       return create(DeployContractResponseSchema, { contractAddress: r.contractAddress, abi: toList(r.abi), hash: r.hash, queueId: r.queueId });
     },
-    async getTransactionStatus(req) {
-      const r = await core.transactionStatus(req.queueId);
-      return {
-        queueId: r.queueId,
-        status: statusEnum[r.status],
-        transactionHash: r.hash,
-        errorMessage: r.errorMessage ?? "",
-        createdAt: r.createdAt.toISOString(),
-        processedAt: r.processedAt?.toISOString() ?? "",
-      };
+    getTransactionStatus: (req) => statusOf(req.queueId),
+    async *watchTransaction(req, ctx) {
+      // Checked at each new block of the network's one feed (a status changes when a block is mined), and
+      // at least every WATCH_MS (a broadcast changes it between blocks).
+      let last = "";
+      const blocks = subscriptionStream(hub, "newHeads", {}, ctx.signal, 16)[Symbol.asyncIterator]();
+      try {
+        for (;;) {
+          const status = await statusOf(req.queueId);
+          const key = `${status.status}/${status.transactionHash}`;
+          if (key !== last) {
+            last = key;
+            yield { status };
+          }
+          if (status.status === TransactionStatus.COMPLETED || status.status === TransactionStatus.ERROR || ctx.signal.aborted) return;
+          await Promise.race([blocks.next(), new Promise((r) => setTimeout(r, WATCH_MS))]);
+        }
+      } finally {
+        await blocks.return?.(undefined);
+      }
     },
   };
 }

@@ -88,6 +88,30 @@ export class Metrics {
     labelNames: ["network"],
     registers: [this.registry],
   });
+  readonly webSockets = new Gauge({
+    name: "gateway_websocket_connections",
+    help: "Open WebSocket connections",
+    labelNames: ["network"],
+    registers: [this.registry],
+  });
+  readonly subscriptions = new Gauge({
+    name: "gateway_subscriptions",
+    help: "Live subscriptions (WebSocket eth_subscribe and Connect streams) by kind",
+    labelNames: ["network", "kind"],
+    registers: [this.registry],
+  });
+  readonly notifications = new Counter({
+    name: "gateway_notifications_total",
+    help: "Subscription notifications sent, by kind",
+    labelNames: ["network", "kind"],
+    registers: [this.registry],
+  });
+  readonly slowConsumerCloses = new Counter({
+    name: "gateway_websocket_slow_consumer_closes_total",
+    help: "WebSockets closed because they did not read their notifications",
+    labelNames: ["network"],
+    registers: [this.registry],
+  });
   private readonly sequencerSources = new Map<string, () => SequencerFigures>();
 
   constructor() {

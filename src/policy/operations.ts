@@ -39,6 +39,10 @@ export const OPERATIONS = {
   "ZktService.WriteContract": zktWrite,
   "ZktService.DeployContract": zktWrite,
   "ZktService.GetTransactionStatus": read,
+  // Streams: opening one is a request (the key checked, the request limit counted); what flows after is not.
+  "RpcService.SubscribeNewHeads": read,
+  "RpcService.SubscribeLogs": read,
+  "ZktService.WatchTransaction": read,
 } as const satisfies Record<string, OperationPolicy>;
 
 export type OperationName = keyof typeof OPERATIONS;

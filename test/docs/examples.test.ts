@@ -20,6 +20,19 @@ describe("docs/examples", () => {
     expect(key).toMatchObject({ label: "my app", apiKey: expect.stringMatching(/^cgw_/), walletAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) });
   });
 
+  it("webSocketViem.ts and webSocketEthers.ts each see three consecutive blocks", async () => {
+    for (const example of ["webSocketViem.ts", "webSocketEthers.ts"]) {
+      const { stdout } = await run(process.execPath, ["--import", "tsx", `docs/examples/${example}`], {
+        env: { ...process.env, GATEWAY_WS: gw.network("testnet").url.replace("http://", "ws://") },
+        timeout: 30_000,
+      });
+      const out = JSON.parse(stdout) as { chainId: number; blocks: number[] };
+      expect(out.chainId, example).toBe(20180427);
+      expect(out.blocks[1], example).toBe(out.blocks[0]! + 1);
+      expect(out.blocks[2], example).toBe(out.blocks[1]! + 1);
+    }
+  });
+
   it("jsonRpcEthers.ts reads chain id, block number and validators", async () => {
     const { stdout } = await run(process.execPath, ["--import", "tsx", "docs/examples/jsonRpcEthers.ts"], {
       env: { ...process.env, GATEWAY_URL: gw.network("testnet").url },

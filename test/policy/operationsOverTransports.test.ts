@@ -101,10 +101,17 @@ describe("the policy table holds the same over every transport", () => {
       rest: (c) => rest(zktPath(c), c, { code: SOURCE, wait: false }),
       connect: (t) => createClient(ZktService, t).deployContract({ code: SOURCE, wait: false }),
     },
+    "RpcService.SubscribeNewHeads": { connect: (t) => first(createClient(RpcService, t).subscribeNewHeads({})) },
+    "RpcService.SubscribeLogs": { connect: (t) => first(createClient(RpcService, t).subscribeLogs({ addresses: [SOMEWHERE] }, { timeoutMs: 300 })) },
+    "ZktService.WatchTransaction": { connect: (t) => first(createClient(ZktService, t).watchTransaction({ queueId: QUEUE_ID })) },
     "ZktService.GetTransactionStatus": {
       rest: (c) => restGet(`/zkt/transactions/${QUEUE_ID}`, c),
       connect: (t) => createClient(ZktService, t).getTransactionStatus({ queueId: QUEUE_ID }),
     },
+  };
+  /** A stream's verdict is its opening: the first message (or the error it opened with). */
+  const first = async (stream: AsyncIterable<unknown>): Promise<unknown> => {
+    for await (const m of stream) return m;
   };
   const zktPath = (c: Creds) => (c.apiKey ? `/zkt/${c.apiKey}` : "/zkt/try-it-out");
   const rest = async (path: string, c: Creds, body: unknown) => (await postJson(url + path, body, { "x-forwarded-for": c.ip })).status;

@@ -11,12 +11,23 @@ export function toConnectError(err: GatewayError): ConnectError {
   return new ConnectError(err.message, err.connectCode, headers, [{ desc: RpcErrorSchema, value: toRpcError(err) }]);
 }
 
-/** Maps whatever a handler throws; ConnectErrors raised by the framework itself pass through. */
+const mapped = (err: unknown): ConnectError => (err instanceof ConnectError ? err : toConnectError(toGatewayError(err)));
+
+/** A stream's messages, with whatever its handler throws while streaming mapped the same way. */
+async function* mappedStream<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* messages;
+  } catch (err) {
+    throw mapped(err);
+  }
+}
+
+/** Maps whatever a handler throws, before its answer or (a stream) during it; the framework's own ConnectErrors pass through. */
 export const errorMappingInterceptor: Interceptor = (next) => async (req) => {
   try {
-    return await next(req);
+    const res = await next(req);
+    return res.stream ? { ...res, message: mappedStream(res.message) } : res;
   } catch (err) {
-    if (err instanceof ConnectError) throw err;
-    throw toConnectError(toGatewayError(err));
+    throw mapped(err);
   }
 };

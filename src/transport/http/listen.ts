@@ -47,6 +47,8 @@ export async function listenDual(
   port: number,
   limits: ConnectionLimits,
   fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs">,
+  /** HTTP/1.1 upgrades (WebSocket); without it node:http closes them. */
+  upgrade?: (req: http.IncomingMessage, socket: import("node:stream").Duplex, head: Buffer) => void,
 ): Promise<DualServer> {
   // Requests in flight on every path (fast lane, node:http, http2), for close() to wait on.
   let inFlight = 0;
@@ -62,6 +64,7 @@ export async function listenDual(
   // node:http enforces headersTimeout/requestTimeout from a timer it starts on "listening"; this server is
   // handed sockets and never listens itself, so without this a trickling client was never timed out.
   h1.emit("listening");
+  if (upgrade) h1.on("upgrade", upgrade);
   const toH1 = (socket: net.Socket, unread: Buffer): void => {
     socket.pause();
     if (unread.length > 0) socket.unshift(unread);

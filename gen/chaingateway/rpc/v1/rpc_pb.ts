@@ -6,13 +6,13 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { ListValue, Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file chaingateway/rpc/v1/rpc.proto.
  */
 export const file_chaingateway_rpc_v1_rpc: GenFile = /*@__PURE__*/
-  fileDesc("Ch1jaGFpbmdhdGV3YXkvcnBjL3YxL3JwYy5wcm90bxITY2hhaW5nYXRld2F5LnJwYy52MSJJCgtDYWxsUmVxdWVzdBIOCgZtZXRob2QYASABKAkSKgoGcGFyYW1zGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZSI2CgxDYWxsUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIj8KDEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlcXVlc3QiPgoNQmF0Y2hSZXNwb25zZRItCgVpdGVtcxgBIAMoCzIeLmNoYWluZ2F0ZXdheS5ycGMudjEuQmF0Y2hJdGVtImEKCUJhdGNoSXRlbRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSLAoFZXJyb3IYAiABKAsyHS5jaGFpbmdhdGV3YXkucnBjLnYxLlJwY0Vycm9yIk8KCFJwY0Vycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIkCgRkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIhMKEUdldENoYWluSWRSZXF1ZXN0IkAKEkdldENoYWluSWRSZXNwb25zZRIQCghjaGFpbl9pZBgBIAEoCRIYChBjaGFpbl9pZF9kZWNpbWFsGAIgASgEIhcKFUdldEJsb2NrTnVtYmVyUmVxdWVzdCIuChZHZXRCbG9ja051bWJlclJlc3BvbnNlEhQKDGJsb2NrX251bWJlchgBIAEoCSIzChFHZXRCYWxhbmNlUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJEg0KBWJsb2NrGAIgASgJIiUKEkdldEJhbGFuY2VSZXNwb25zZRIPCgdiYWxhbmNlGAEgASgJIjQKGVNlbmRSYXdUcmFuc2FjdGlvblJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIjYKGlNlbmRSYXdUcmFuc2FjdGlvblJlc3BvbnNlEhgKEHRyYW5zYWN0aW9uX2hhc2gYASABKAkiLQoXR2V0VmFsaWRhdG9yTGlzdFJlcXVlc3QSEgoKYmxvY2tfaGFzaBgBIAEoCSI3ChhHZXRWYWxpZGF0b3JMaXN0UmVzcG9uc2USDAoEY29kZRgBIAEoBRINCgV2YWx1ZRgCIAMoCSIzCh1HZXRBY3RpdmVWYWxpZGF0b3JMaXN0UmVxdWVzdBISCgpibG9ja19oYXNoGAEgASgJIj0KHkdldEFjdGl2ZVZhbGlkYXRvckxpc3RSZXNwb25zZRIMCgRjb2RlGAEgASgFEg0KBXZhbHVlGAIgAygJIi8KGUdldFN1cHBvcnRlZFRva2Vuc1JlcXVlc3QSEgoKYmxvY2tfaGFzaBgBIAEoCSI5ChpHZXRTdXBwb3J0ZWRUb2tlbnNSZXNwb25zZRIMCgRjb2RlGAEgASgFEg0KBXZhbHVlGAIgAygJIjQKGVNpZ25TcG9uc29yQ29uc2VudFJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIlkKGlNpZ25TcG9uc29yQ29uc2VudFJlc3BvbnNlEhcKD3Nwb25zb3JfYWRkcmVzcxgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSJuCh9TZW5kU3BvbnNvcmVkVHJhbnNhY3Rpb25SZXF1ZXN0EhcKD3Jhd190cmFuc2FjdGlvbhgBIAEoCRIXCg9zcG9uc29yX2FkZHJlc3MYAiABKAkSGQoRc3BvbnNvcl9zaWduYXR1cmUYAyABKAkiPAogU2VuZFNwb25zb3JlZFRyYW5zYWN0aW9uUmVzcG9uc2USGAoQdHJhbnNhY3Rpb25faGFzaBgBIAEoCTK7CQoKUnBjU2VydmljZRJLCgRDYWxsEiAuY2hhaW5nYXRld2F5LnJwYy52MS5DYWxsUmVxdWVzdBohLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlc3BvbnNlEk4KBUJhdGNoEiEuY2hhaW5nYXRld2F5LnJwYy52MS5CYXRjaFJlcXVlc3QaIi5jaGFpbmdhdGV3YXkucnBjLnYxLkJhdGNoUmVzcG9uc2USYgoKR2V0Q2hhaW5JZBImLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0Q2hhaW5JZFJlcXVlc3QaJy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldENoYWluSWRSZXNwb25zZSIDkAIBEmkKDkdldEJsb2NrTnVtYmVyEiouY2hhaW5nYXRld2F5LnJwYy52MS5HZXRCbG9ja051bWJlclJlcXVlc3QaKy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEJsb2NrTnVtYmVyUmVzcG9uc2USXQoKR2V0QmFsYW5jZRImLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0QmFsYW5jZVJlcXVlc3QaJy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEJhbGFuY2VSZXNwb25zZRJ1ChJTZW5kUmF3VHJhbnNhY3Rpb24SLi5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRSYXdUcmFuc2FjdGlvblJlcXVlc3QaLy5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRSYXdUcmFuc2FjdGlvblJlc3BvbnNlEm8KEEdldFZhbGlkYXRvckxpc3QSLC5jaGFpbmdhdGV3YXkucnBjLnYxLkdldFZhbGlkYXRvckxpc3RSZXF1ZXN0Gi0uY2hhaW5nYXRld2F5LnJwYy52MS5HZXRWYWxpZGF0b3JMaXN0UmVzcG9uc2USgQEKFkdldEFjdGl2ZVZhbGlkYXRvckxpc3QSMi5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEFjdGl2ZVZhbGlkYXRvckxpc3RSZXF1ZXN0GjMuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRBY3RpdmVWYWxpZGF0b3JMaXN0UmVzcG9uc2USdQoSR2V0U3VwcG9ydGVkVG9rZW5zEi4uY2hhaW5nYXRld2F5LnJwYy52MS5HZXRTdXBwb3J0ZWRUb2tlbnNSZXF1ZXN0Gi8uY2hhaW5nYXRld2F5LnJwYy52MS5HZXRTdXBwb3J0ZWRUb2tlbnNSZXNwb25zZRJ1ChJTaWduU3BvbnNvckNvbnNlbnQSLi5jaGFpbmdhdGV3YXkucnBjLnYxLlNpZ25TcG9uc29yQ29uc2VudFJlcXVlc3QaLy5jaGFpbmdhdGV3YXkucnBjLnYxLlNpZ25TcG9uc29yQ29uc2VudFJlc3BvbnNlEocBChhTZW5kU3BvbnNvcmVkVHJhbnNhY3Rpb24SNC5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRTcG9uc29yZWRUcmFuc2FjdGlvblJlcXVlc3QaNS5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRTcG9uc29yZWRUcmFuc2FjdGlvblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("Ch1jaGFpbmdhdGV3YXkvcnBjL3YxL3JwYy5wcm90bxITY2hhaW5nYXRld2F5LnJwYy52MSJJCgtDYWxsUmVxdWVzdBIOCgZtZXRob2QYASABKAkSKgoGcGFyYW1zGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZSI2CgxDYWxsUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIj8KDEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlcXVlc3QiPgoNQmF0Y2hSZXNwb25zZRItCgVpdGVtcxgBIAMoCzIeLmNoYWluZ2F0ZXdheS5ycGMudjEuQmF0Y2hJdGVtImEKCUJhdGNoSXRlbRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSLAoFZXJyb3IYAiABKAsyHS5jaGFpbmdhdGV3YXkucnBjLnYxLlJwY0Vycm9yIk8KCFJwY0Vycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIkCgRkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIhMKEUdldENoYWluSWRSZXF1ZXN0IkAKEkdldENoYWluSWRSZXNwb25zZRIQCghjaGFpbl9pZBgBIAEoCRIYChBjaGFpbl9pZF9kZWNpbWFsGAIgASgEIhcKFUdldEJsb2NrTnVtYmVyUmVxdWVzdCIuChZHZXRCbG9ja051bWJlclJlc3BvbnNlEhQKDGJsb2NrX251bWJlchgBIAEoCSIzChFHZXRCYWxhbmNlUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJEg0KBWJsb2NrGAIgASgJIiUKEkdldEJhbGFuY2VSZXNwb25zZRIPCgdiYWxhbmNlGAEgASgJIjQKGVNlbmRSYXdUcmFuc2FjdGlvblJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIjYKGlNlbmRSYXdUcmFuc2FjdGlvblJlc3BvbnNlEhgKEHRyYW5zYWN0aW9uX2hhc2gYASABKAkiLQoXR2V0VmFsaWRhdG9yTGlzdFJlcXVlc3QSEgoKYmxvY2tfaGFzaBgBIAEoCSI3ChhHZXRWYWxpZGF0b3JMaXN0UmVzcG9uc2USDAoEY29kZRgBIAEoBRINCgV2YWx1ZRgCIAMoCSIzCh1HZXRBY3RpdmVWYWxpZGF0b3JMaXN0UmVxdWVzdBISCgpibG9ja19oYXNoGAEgASgJIj0KHkdldEFjdGl2ZVZhbGlkYXRvckxpc3RSZXNwb25zZRIMCgRjb2RlGAEgASgFEg0KBXZhbHVlGAIgAygJIi8KGUdldFN1cHBvcnRlZFRva2Vuc1JlcXVlc3QSEgoKYmxvY2tfaGFzaBgBIAEoCSI5ChpHZXRTdXBwb3J0ZWRUb2tlbnNSZXNwb25zZRIMCgRjb2RlGAEgASgFEg0KBXZhbHVlGAIgAygJIjQKGVNpZ25TcG9uc29yQ29uc2VudFJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIlkKGlNpZ25TcG9uc29yQ29uc2VudFJlc3BvbnNlEhcKD3Nwb25zb3JfYWRkcmVzcxgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSJuCh9TZW5kU3BvbnNvcmVkVHJhbnNhY3Rpb25SZXF1ZXN0EhcKD3Jhd190cmFuc2FjdGlvbhgBIAEoCRIXCg9zcG9uc29yX2FkZHJlc3MYAiABKAkSGQoRc3BvbnNvcl9zaWduYXR1cmUYAyABKAkiPAogU2VuZFNwb25zb3JlZFRyYW5zYWN0aW9uUmVzcG9uc2USGAoQdHJhbnNhY3Rpb25faGFzaBgBIAEoCSIaChhTdWJzY3JpYmVOZXdIZWFkc1JlcXVlc3QiigEKGVN1YnNjcmliZU5ld0hlYWRzUmVzcG9uc2USDgoGbnVtYmVyGAEgASgEEgwKBGhhc2gYAiABKAkSEwoLcGFyZW50X2hhc2gYAyABKAkSEQoJdGltZXN0YW1wGAQgASgEEicKBmhlYWRlchgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiWwoUU3Vic2NyaWJlTG9nc1JlcXVlc3QSEQoJYWRkcmVzc2VzGAEgAygJEjAKBnRvcGljcxgCIAMoCzIgLmNoYWluZ2F0ZXdheS5ycGMudjEuVG9waWNDaG9pY2UiHQoLVG9waWNDaG9pY2USDgoGYW55X29mGAEgAygJIq4BChVTdWJzY3JpYmVMb2dzUmVzcG9uc2USDwoHYWRkcmVzcxgBIAEoCRIOCgZ0b3BpY3MYAiADKAkSDAoEZGF0YRgDIAEoCRIUCgxibG9ja19udW1iZXIYBCABKAQSEgoKYmxvY2tfaGFzaBgFIAEoCRIYChB0cmFuc2FjdGlvbl9oYXNoGAYgASgJEhEKCWxvZ19pbmRleBgHIAEoDRIPCgdyZW1vdmVkGAggASgIMpsLCgpScGNTZXJ2aWNlEksKBENhbGwSIC5jaGFpbmdhdGV3YXkucnBjLnYxLkNhbGxSZXF1ZXN0GiEuY2hhaW5nYXRld2F5LnJwYy52MS5DYWxsUmVzcG9uc2USTgoFQmF0Y2gSIS5jaGFpbmdhdGV3YXkucnBjLnYxLkJhdGNoUmVxdWVzdBoiLmNoYWluZ2F0ZXdheS5ycGMudjEuQmF0Y2hSZXNwb25zZRJiCgpHZXRDaGFpbklkEiYuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRDaGFpbklkUmVxdWVzdBonLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0Q2hhaW5JZFJlc3BvbnNlIgOQAgESaQoOR2V0QmxvY2tOdW1iZXISKi5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEJsb2NrTnVtYmVyUmVxdWVzdBorLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0QmxvY2tOdW1iZXJSZXNwb25zZRJdCgpHZXRCYWxhbmNlEiYuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRCYWxhbmNlUmVxdWVzdBonLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0QmFsYW5jZVJlc3BvbnNlEnUKElNlbmRSYXdUcmFuc2FjdGlvbhIuLmNoYWluZ2F0ZXdheS5ycGMudjEuU2VuZFJhd1RyYW5zYWN0aW9uUmVxdWVzdBovLmNoYWluZ2F0ZXdheS5ycGMudjEuU2VuZFJhd1RyYW5zYWN0aW9uUmVzcG9uc2USbwoQR2V0VmFsaWRhdG9yTGlzdBIsLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0VmFsaWRhdG9yTGlzdFJlcXVlc3QaLS5jaGFpbmdhdGV3YXkucnBjLnYxLkdldFZhbGlkYXRvckxpc3RSZXNwb25zZRKBAQoWR2V0QWN0aXZlVmFsaWRhdG9yTGlzdBIyLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0QWN0aXZlVmFsaWRhdG9yTGlzdFJlcXVlc3QaMy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEFjdGl2ZVZhbGlkYXRvckxpc3RSZXNwb25zZRJ1ChJHZXRTdXBwb3J0ZWRUb2tlbnMSLi5jaGFpbmdhdGV3YXkucnBjLnYxLkdldFN1cHBvcnRlZFRva2Vuc1JlcXVlc3QaLy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldFN1cHBvcnRlZFRva2Vuc1Jlc3BvbnNlEnUKElNpZ25TcG9uc29yQ29uc2VudBIuLmNoYWluZ2F0ZXdheS5ycGMudjEuU2lnblNwb25zb3JDb25zZW50UmVxdWVzdBovLmNoYWluZ2F0ZXdheS5ycGMudjEuU2lnblNwb25zb3JDb25zZW50UmVzcG9uc2UShwEKGFNlbmRTcG9uc29yZWRUcmFuc2FjdGlvbhI0LmNoYWluZ2F0ZXdheS5ycGMudjEuU2VuZFNwb25zb3JlZFRyYW5zYWN0aW9uUmVxdWVzdBo1LmNoYWluZ2F0ZXdheS5ycGMudjEuU2VuZFNwb25zb3JlZFRyYW5zYWN0aW9uUmVzcG9uc2USdAoRU3Vic2NyaWJlTmV3SGVhZHMSLS5jaGFpbmdhdGV3YXkucnBjLnYxLlN1YnNjcmliZU5ld0hlYWRzUmVxdWVzdBouLmNoYWluZ2F0ZXdheS5ycGMudjEuU3Vic2NyaWJlTmV3SGVhZHNSZXNwb25zZTABEmgKDVN1YnNjcmliZUxvZ3MSKS5jaGFpbmdhdGV3YXkucnBjLnYxLlN1YnNjcmliZUxvZ3NSZXF1ZXN0GiouY2hhaW5nYXRld2F5LnJwYy52MS5TdWJzY3JpYmVMb2dzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * @generated from message chaingateway.rpc.v1.CallRequest
@@ -522,6 +522,157 @@ export const SendSponsoredTransactionResponseSchema: GenMessage<SendSponsoredTra
   messageDesc(file_chaingateway_rpc_v1_rpc, 23);
 
 /**
+ * @generated from message chaingateway.rpc.v1.SubscribeNewHeadsRequest
+ */
+export type SubscribeNewHeadsRequest = Message<"chaingateway.rpc.v1.SubscribeNewHeadsRequest"> & {
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.SubscribeNewHeadsRequest.
+ * Use `create(SubscribeNewHeadsRequestSchema)` to create a new message.
+ */
+export const SubscribeNewHeadsRequestSchema: GenMessage<SubscribeNewHeadsRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 24);
+
+/**
+ * @generated from message chaingateway.rpc.v1.SubscribeNewHeadsResponse
+ */
+export type SubscribeNewHeadsResponse = Message<"chaingateway.rpc.v1.SubscribeNewHeadsResponse"> & {
+  /**
+   * @generated from field: uint64 number = 1;
+   */
+  number: bigint;
+
+  /**
+   * @generated from field: string hash = 2;
+   */
+  hash: string;
+
+  /**
+   * @generated from field: string parent_hash = 3;
+   */
+  parentHash: string;
+
+  /**
+   * @generated from field: uint64 timestamp = 4;
+   */
+  timestamp: bigint;
+
+  /**
+   * The whole header, as geth's newHeads notification carries it (hex quantities).
+   *
+   * @generated from field: google.protobuf.Struct header = 5;
+   */
+  header?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.SubscribeNewHeadsResponse.
+ * Use `create(SubscribeNewHeadsResponseSchema)` to create a new message.
+ */
+export const SubscribeNewHeadsResponseSchema: GenMessage<SubscribeNewHeadsResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 25);
+
+/**
+ * @generated from message chaingateway.rpc.v1.SubscribeLogsRequest
+ */
+export type SubscribeLogsRequest = Message<"chaingateway.rpc.v1.SubscribeLogsRequest"> & {
+  /**
+   * Logs of any of these contracts; empty: any contract.
+   *
+   * @generated from field: repeated string addresses = 1;
+   */
+  addresses: string[];
+
+  /**
+   * Per position, any of its topics; an empty position matches any topic.
+   *
+   * @generated from field: repeated chaingateway.rpc.v1.TopicChoice topics = 2;
+   */
+  topics: TopicChoice[];
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.SubscribeLogsRequest.
+ * Use `create(SubscribeLogsRequestSchema)` to create a new message.
+ */
+export const SubscribeLogsRequestSchema: GenMessage<SubscribeLogsRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 26);
+
+/**
+ * One topic position of a logs filter.
+ *
+ * @generated from message chaingateway.rpc.v1.TopicChoice
+ */
+export type TopicChoice = Message<"chaingateway.rpc.v1.TopicChoice"> & {
+  /**
+   * @generated from field: repeated string any_of = 1;
+   */
+  anyOf: string[];
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.TopicChoice.
+ * Use `create(TopicChoiceSchema)` to create a new message.
+ */
+export const TopicChoiceSchema: GenMessage<TopicChoice> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 27);
+
+/**
+ * @generated from message chaingateway.rpc.v1.SubscribeLogsResponse
+ */
+export type SubscribeLogsResponse = Message<"chaingateway.rpc.v1.SubscribeLogsResponse"> & {
+  /**
+   * @generated from field: string address = 1;
+   */
+  address: string;
+
+  /**
+   * @generated from field: repeated string topics = 2;
+   */
+  topics: string[];
+
+  /**
+   * @generated from field: string data = 3;
+   */
+  data: string;
+
+  /**
+   * @generated from field: uint64 block_number = 4;
+   */
+  blockNumber: bigint;
+
+  /**
+   * @generated from field: string block_hash = 5;
+   */
+  blockHash: string;
+
+  /**
+   * @generated from field: string transaction_hash = 6;
+   */
+  transactionHash: string;
+
+  /**
+   * @generated from field: uint32 log_index = 7;
+   */
+  logIndex: number;
+
+  /**
+   * True when a reorg dropped the block that held this log.
+   *
+   * @generated from field: bool removed = 8;
+   */
+  removed: boolean;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.SubscribeLogsResponse.
+ * Use `create(SubscribeLogsResponseSchema)` to create a new message.
+ */
+export const SubscribeLogsResponseSchema: GenMessage<SubscribeLogsResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 28);
+
+/**
  * RpcService is the JSON-RPC half of the gateway for one network. The generic Call and Batch carry any
  * method the caller's access allows, with JSON params and results; the typed methods serve gRPC clients
  * that prefer fields to JSON. Ethereum quantities and data are 0x-hex strings (proto bytes/uint64 do not
@@ -641,6 +792,28 @@ export const RpcService: GenService<{
     methodKind: "unary";
     input: typeof SendSponsoredTransactionRequestSchema;
     output: typeof SendSponsoredTransactionResponseSchema;
+  },
+  /**
+   * SubscribeNewHeads streams every new block header of the network, in order, each once (eth_subscribe
+   * newHeads), from the gateway's one follower of the chain. After a reorg the new branch's heads follow.
+   *
+   * @generated from rpc chaingateway.rpc.v1.RpcService.SubscribeNewHeads
+   */
+  subscribeNewHeads: {
+    methodKind: "server_streaming";
+    input: typeof SubscribeNewHeadsRequestSchema;
+    output: typeof SubscribeNewHeadsResponseSchema;
+  },
+  /**
+   * SubscribeLogs streams the logs matching a filter, block by block (eth_subscribe logs); a reorg sends the
+   * dropped blocks' logs again with removed = true.
+   *
+   * @generated from rpc chaingateway.rpc.v1.RpcService.SubscribeLogs
+   */
+  subscribeLogs: {
+    methodKind: "server_streaming";
+    input: typeof SubscribeLogsRequestSchema;
+    output: typeof SubscribeLogsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_chaingateway_rpc_v1_rpc, 0);

@@ -1,0 +1,71 @@
+// Fan-out of live heads (#32): N WebSocket subscribers to newHeads on one server. For each block, the
+// spread from the first subscriber receiving it to the last one (the server's fan-out; the subscribers live
+// in this one process, so their own reading is in the figure too), p50/p99 over the blocks seen; and the
+// server's RSS per idle subscriber. Run against the gateway and against anvil's own WebSocket, side by side.
+import { readFileSync } from "node:fs";
+import WebSocket from "ws";
+
+export interface FanoutRow {
+  target: string;
+  subscribers: number;
+  blocks: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Bytes of server RSS per connected, subscribed socket. */
+  rssPerSubscriber: number;
+}
+
+const rssBytes = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
+const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+export async function fanout(target: string, wsUrl: string, serverPid: number, subscribers: number, seconds: number): Promise<FanoutRow> {
+  const rssBefore = rssBytes(serverPid);
+  const sockets: WebSocket[] = [];
+  /** Per block number: first and last arrival (ms), and how many arrived. */
+  const arrivals = new Map<string, { first: number; last: number; n: number }>();
+  let subscribed = 0;
+  const open = async (): Promise<void> => {
+    const ws = new WebSocket(wsUrl, { perMessageDeflate: false });
+    sockets.push(ws);
+    ws.on("error", () => undefined);
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    await new Promise<void>((resolve) => {
+      ws.on("message", (data) => {
+        const text = String(data);
+        if (text.includes('"eth_subscription"')) {
+          const number = /"number":"(0x[0-9a-f]+)"/.exec(text)?.[1] ?? "?";
+          const now = performance.now();
+          const a = arrivals.get(number);
+          if (a) {
+            a.last = now;
+            a.n++;
+          } else arrivals.set(number, { first: now, last: now, n: 1 });
+        } else {
+          subscribed++;
+          resolve();
+        }
+      });
+      ws.send('{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}');
+    });
+  };
+  // Opened in waves: a burst of 10,000 handshakes at once is a connect storm, not what is measured here.
+  for (let i = 0; i < subscribers; i += 200) await Promise.all(Array.from({ length: Math.min(200, subscribers - i) }, open));
+  const rssAfter = rssBytes(serverPid);
+  const startAt = arrivals.size;
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  // Only blocks every subscriber got, counted after all were subscribed.
+  const spreads = [...arrivals.values()].slice(startAt).filter((a) => a.n === subscribers).map((a) => a.last - a.first);
+  for (const ws of sockets) ws.terminate();
+  await new Promise((r) => setTimeout(r, 500));
+  return {
+    target,
+    subscribers: subscribed,
+    blocks: spreads.length,
+    p50Ms: spreads.length ? Math.round(percentile(spreads, 50) * 10) / 10 : Number.NaN,
+    p99Ms: spreads.length ? Math.round(percentile(spreads, 99) * 10) / 10 : Number.NaN,
+    rssPerSubscriber: Math.round((rssAfter - rssBefore) / Math.max(1, subscribed)),
+  };
+}

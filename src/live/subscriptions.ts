@@ -1,0 +1,184 @@
+// eth_subscribe as geth serves it, for any transport that can push: newHeads, logs (address and topics
+// filter) and newPendingTransactions, fed by the network's one HeadFeed. A notification's text is built
+// around the block's or log's JSON, serialised once per block, whatever the number of subscribers.
+import { randomBytes } from "node:crypto";
+import { GatewayError, type JsonValue } from "../errors.js";
+import type { FeedBlock, FeedListener, FeedLog, HeadFeed } from "./headFeed.js";
+
+export type SubscriptionKind = "newHeads" | "logs" | "newPendingTransactions";
+
+/** A logs filter as geth takes it: one address or several; per position a topic, any of several, or null (any). */
+export interface LogFilter {
+  addresses?: string[];
+  topics?: (string[] | null)[];
+}
+
+/** Where a subscription's notifications go: the full JSON-RPC notification text. */
+export type NotificationSink = (text: string) => void;
+
+const HEX32 = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** eth_subscribe's logs params, checked as geth does (-32602 with what was wrong). */
+export function parseLogFilter(raw: JsonValue | undefined): LogFilter {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== "object" || Array.isArray(raw))
+    throw new GatewayError("invalid_params", "Invalid params: the logs filter must be an object {address?, topics?}");
+  const filter: LogFilter = {};
+  const { address, topics, ...rest } = raw;
+  const unknown = Object.keys(rest).filter((k) => k !== "fromBlock" && k !== "toBlock");
+  if (unknown.length > 0) throw new GatewayError("invalid_params", `Invalid params: unknown logs filter field(s) ${unknown.join(", ")}`);
+  if (address !== undefined && address !== null) {
+    const list = Array.isArray(address) ? address : [address];
+    if (!list.every((a) => typeof a === "string" && ADDRESS.test(a)))
+      throw new GatewayError("invalid_params", "Invalid params: address must be a 0x address or a list of them");
+    filter.addresses = (list as string[]).map((a) => a.toLowerCase());
+  }
+  if (topics !== undefined && topics !== null) {
+    if (!Array.isArray(topics) || topics.length > 4) throw new GatewayError("invalid_params", "Invalid params: topics must be a list of at most 4 positions");
+    filter.topics = topics.map((t) => {
+      if (t === null) return null;
+      const list = Array.isArray(t) ? t : [t];
+      if (!list.every((x) => typeof x === "string" && HEX32.test(x)))
+        throw new GatewayError("invalid_params", "Invalid params: a topic must be a 32-byte 0x value, a list of them, or null");
+      return (list as string[]).map((x) => x.toLowerCase());
+    });
+  }
+  return filter;
+}
+
+export function matches(filter: LogFilter, log: FeedLog): boolean {
+  if (filter.addresses && !filter.addresses.includes(log.address)) return false;
+  const topics = filter.topics;
+  if (!topics) return true;
+  for (let i = 0; i < topics.length; i++) {
+    const want = topics[i];
+    if (want === null || want === undefined || want.length === 0) continue;
+    const have = log.topics[i]?.toLowerCase();
+    if (have === undefined || !want.includes(have)) return false;
+  }
+  return true;
+}
+
+interface Subscription {
+  id: string;
+  kind: SubscriptionKind;
+  /** "notification": the JSON-RPC notification text (WebSocket); "result": the result's JSON alone (streams). */
+  format: "notification" | "result";
+  filter: LogFilter;
+  sink: NotificationSink;
+  /** Notifications before the subscribe answer went out wait here (the answer must come first). */
+  held: string[] | undefined;
+}
+
+/** The fixed parts of a notification; the subscription id and the result go between them. */
+const HEAD = '{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"';
+const MID = '","result":';
+const TAIL = "}}";
+
+export interface HubObserver {
+  subscriptions(kind: SubscriptionKind, delta: number): void;
+  notified(kind: SubscriptionKind, n: number): void;
+}
+
+/** A network's live subscriptions, across every socket and stream, on its one feed. */
+export class SubscriptionHub {
+  private readonly subs = new Map<string, Subscription>();
+  private readonly byKind: Record<SubscriptionKind, Set<Subscription>> = { newHeads: new Set(), logs: new Set(), newPendingTransactions: new Set() };
+  private readonly listener: FeedListener;
+  private listening = false;
+
+  constructor(
+    private readonly feed: HeadFeed,
+    private readonly observer?: HubObserver,
+  ) {
+    const hub = this;
+    this.listener = {
+      get wantsLogs() {
+        return hub.byKind.logs.size > 0;
+      },
+      get wantsPending() {
+        return hub.byKind.newPendingTransactions.size > 0;
+      },
+      block: (b) => this.onBlock(b, false),
+      removed: (b) => this.onBlock(b, true),
+      pending: (hashes) => this.onPending(hashes),
+    };
+  }
+
+  /**
+   * A new subscription; its notifications are held until `release(id)` (call it once the subscribe answer is
+   * sent). Returns the id geth would: 16 random bytes, hex.
+   */
+  subscribe(kind: SubscriptionKind, filter: LogFilter, sink: NotificationSink, format: "notification" | "result" = "notification"): string {
+    const id = `0x${randomBytes(16).toString("hex")}`;
+    const sub: Subscription = { id, kind, format, filter, sink, held: [] };
+    this.subs.set(id, sub);
+    this.byKind[kind].add(sub);
+    this.observer?.subscriptions(kind, 1);
+    if (!this.listening) {
+      this.listening = true;
+      this.feed.add(this.listener);
+    }
+    return id;
+  }
+
+  /** Sends what was held for a new subscription, and everything from now on directly. */
+  release(id: string): void {
+    const sub = this.subs.get(id);
+    if (!sub?.held) return;
+    const held = sub.held;
+    sub.held = undefined;
+    for (const text of held) sub.sink(text);
+  }
+
+  unsubscribe(id: string): boolean {
+    const sub = this.subs.get(id);
+    if (!sub) return false;
+    this.subs.delete(id);
+    this.byKind[sub.kind].delete(sub);
+    this.observer?.subscriptions(sub.kind, -1);
+    if (this.subs.size === 0 && this.listening) {
+      this.listening = false;
+      this.feed.remove(this.listener);
+    }
+    return true;
+  }
+
+  get size(): number {
+    return this.subs.size;
+  }
+
+  private send(sub: Subscription, result: string): void {
+    const text = sub.format === "result" ? result : HEAD + sub.id + MID + result + TAIL;
+    if (sub.held) sub.held.push(text);
+    else sub.sink(text);
+  }
+
+  private onBlock(block: FeedBlock, removed: boolean): void {
+    if (!removed) {
+      for (const sub of this.byKind.newHeads) this.send(sub, block.headerJson);
+      this.observer?.notified("newHeads", this.byKind.newHeads.size);
+    }
+    if (this.byKind.logs.size === 0 || !block.logs) return;
+    let n = 0;
+    for (const log of block.logs) {
+      let text: string | undefined;
+      for (const sub of this.byKind.logs) {
+        if (!matches(sub.filter, log)) continue;
+        text ??= JSON.stringify(removed ? { ...log.json, removed: true } : log.json);
+        this.send(sub, text);
+        n++;
+      }
+    }
+    if (n > 0) this.observer?.notified("logs", n);
+  }
+
+  private onPending(hashes: string[]): void {
+    for (const hash of hashes) {
+      const text = JSON.stringify(hash);
+      for (const sub of this.byKind.newPendingTransactions) this.send(sub, text);
+    }
+    this.observer?.notified("newPendingTransactions", hashes.length * this.byKind.newPendingTransactions.size);
+  }
+}

@@ -1,0 +1,244 @@
+// JSON-RPC 2.0 over WebSocket on a network's port: GET / (public, read-only) and /zgt/<API_KEY> (the key's
+// rights) upgraded with `ws`. Every message is a JSON-RPC request or batch, run exactly as over HTTP
+// (handleJsonRpc, the same Policy admission: a message counts as a request, a batch as its size), plus
+// eth_subscribe/eth_unsubscribe on the network's SubscriptionHub. Bounded everywhere: sockets per caller,
+// subscriptions per socket, frame size, unsent bytes per socket (a slow consumer is closed, 1008), ping/pong
+// keepalive and an idle timeout; shutdown closes every socket with 1001.
+import type http from "node:http";
+import type { Duplex } from "node:stream";
+import { type WebSocket, WebSocketServer } from "ws";
+import { GatewayError, type JsonValue, toGatewayError } from "../../errors.js";
+import type { Logger } from "../../log/logger.js";
+import type { RpcOutcome } from "../../chain/upstreamPool.js";
+import type { CallContext, CoreCall, RpcDispatcher } from "../../rpc/rpcCore.js";
+import { andThen } from "../../maybePromise.js";
+import type { Caller, Policy } from "../../policy/policy.js";
+import { parseLogFilter, type SubscriptionHub, type SubscriptionKind } from "../../live/subscriptions.js";
+import { handleJsonRpc } from "../jsonrpc/handleJsonRpc.js";
+import { httpStatusForJsonRpc, toJsonRpcError } from "../jsonrpc/errorMap.js";
+import { clientIp } from "../http/clientIp.js";
+
+export interface WebSocketLimits {
+  maxSocketsPerCaller: number;
+  maxSubscriptionsPerSocket: number;
+  /** Unsent bytes a socket may hold; past it the consumer is too slow and is closed (1008). */
+  maxBufferedBytes: number;
+  /** A ping this often; a socket that did not answer the previous one is dropped. */
+  pingIntervalMs: number;
+  /** A socket with no subscription and no message for this long is closed (1000). */
+  idleTimeoutMs: number;
+  /** Largest frame (message) accepted; a bigger one closes the socket (1009). */
+  maxPayloadBytes: number;
+}
+
+export interface WebSocketObserver {
+  sockets(delta: number): void;
+  slowConsumerClosed(): void;
+}
+
+export interface WebSocketEndpointOptions {
+  dispatcher: RpcDispatcher;
+  hub: SubscriptionHub;
+  policy: Policy;
+  maxBatchSize: number;
+  limits: WebSocketLimits;
+  trustedProxies: ReadonlySet<string>;
+  log: Logger;
+  observer?: WebSocketObserver;
+}
+
+export interface WebSocketEndpoint {
+  /** node:http's "upgrade" listener. */
+  upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Closes every socket with 1001 (after the HTTP drain). */
+  close(): Promise<void>;
+}
+
+const KINDS: ReadonlySet<string> = new Set<SubscriptionKind>(["newHeads", "logs", "newPendingTransactions"]);
+const isSubscriptionCall = (c: CoreCall): boolean => c.method === "eth_subscribe" || c.method === "eth_unsubscribe";
+
+/** The endpoint a path names: public, keyed (with its key), or none. */
+function route(url: string | undefined): { apiKey?: string } | undefined {
+  const path = (url ?? "/").split("?")[0]!;
+  if (path === "/" || path === "/zgt" || path === "/zgt/") return {};
+  const m = /^\/zgt\/([^/]+)\/?$/.exec(path);
+  if (!m) return undefined;
+  try {
+    return { apiKey: decodeURIComponent(m[1]!) };
+  } catch {
+    return { apiKey: m[1]! };
+  }
+}
+
+/** An HTTP answer to an upgrade we refuse, with the JSON-RPC error as its body. */
+function refuse(socket: Duplex, status: number, err: GatewayError): void {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(err) });
+  const retry = err.retryAfterSeconds !== undefined ? `retry-after: ${err.retryAfterSeconds}\r\n` : "";
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 404 ? "Not Found" : "Refused"}\r\ncontent-type: application/json\r\n${retry}connection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketEndpoint {
+  const { limits, hub, policy, log } = options;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: true });
+  /** Open sockets per caller (the key as presented, else the IP). */
+  const perCaller = new Map<string, number>();
+  let closing = false;
+
+  const session = (ws: WebSocket, caller: Caller, who: string): void => {
+    options.observer?.sockets(1);
+    const subscriptions = new Set<string>();
+    let answeredPing = true;
+    let lastActivity = Date.now();
+    let slow = false;
+
+    const send = (text: string): void => {
+      if (slow || ws.readyState !== ws.OPEN) return;
+      if (ws.bufferedAmount > limits.maxBufferedBytes) {
+        // Never unbounded memory: a consumer that does not read is told why and let go.
+        slow = true;
+        options.observer?.slowConsumerClosed();
+        ws.close(1008, `slow consumer: more than ${limits.maxBufferedBytes} bytes unsent`);
+        setTimeout(() => ws.terminate(), 5_000).unref();
+        return;
+      }
+      ws.send(text);
+    };
+
+    const subscribe = (ctx: CallContext, params: JsonValue[]): string => {
+      const kind = params[0];
+      if (typeof kind !== "string" || !KINDS.has(kind)) {
+        throw new GatewayError(
+          "invalid_params",
+          `Invalid params: unsupported subscription type ${JSON.stringify(kind)} (newHeads, logs, newPendingTransactions)`,
+        );
+      }
+      if (kind === "newPendingTransactions" && ctx.access.kind === "public") {
+        throw new GatewayError("unauthorized", "newPendingTransactions needs an API key: subscribe on /zgt/<API_KEY>");
+      }
+      if (kind !== "logs" && params.length > 1 && params[1] !== null && kind !== "newHeads")
+        throw new GatewayError("invalid_params", `Invalid params: ${kind} takes no filter`);
+      const filter = kind === "logs" ? parseLogFilter(params[1]) : {};
+      if (subscriptions.size >= limits.maxSubscriptionsPerSocket) {
+        throw new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSubscriptionsPerSocket} subscriptions per socket`);
+      }
+      const id = hub.subscribe(kind as SubscriptionKind, filter, send);
+      subscriptions.add(id);
+      return id;
+    };
+
+    /** The core's calls, with eth_subscribe/eth_unsubscribe answered here (they belong to this socket). */
+    const released: string[] = [];
+    const local = (ctx: CallContext, call: CoreCall): RpcOutcome => {
+      try {
+        const params = Array.isArray(call.params) ? (call.params as JsonValue[]) : [];
+        if (call.method === "eth_subscribe") {
+          const id = subscribe(ctx, params);
+          released.push(id);
+          return { ok: true, result: id };
+        }
+        const id = params[0];
+        if (typeof id !== "string" || params.length !== 1)
+          throw new GatewayError("invalid_params", "Invalid params: eth_unsubscribe takes one subscription id");
+        const mine = subscriptions.delete(id);
+        return { ok: true, result: mine && hub.unsubscribe(id) };
+      } catch (err) {
+        return { ok: false, error: toGatewayError(err) };
+      }
+    };
+    const dispatcher: RpcDispatcher = {
+      callMany(ctx, calls) {
+        if (!calls.some(isSubscriptionCall)) return options.dispatcher.callMany(ctx, calls);
+        const others = calls.filter((c) => !isSubscriptionCall(c));
+        return andThen(others.length > 0 ? options.dispatcher.callMany(ctx, others) : [], (outcomes) => {
+          let i = 0;
+          return calls.map((c) => (isSubscriptionCall(c) ? local(ctx, c) : outcomes[i++]!));
+        });
+      },
+    };
+
+    ws.on("message", (data, isBinary) => {
+      lastActivity = Date.now();
+      const text = isBinary ? Buffer.from(data as Buffer).toString("utf8") : String(data);
+      let answer: ReturnType<typeof handleJsonRpc>;
+      try {
+        answer = handleJsonRpc(text, dispatcher, {
+          maxBatchSize: options.maxBatchSize,
+          admit: (weight, batch) => policy.admit(batch ? "RpcService.Batch" : "RpcService.Call", caller, weight),
+        });
+      } catch (err) {
+        send(JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(toGatewayError(err)) }));
+        return;
+      }
+      Promise.resolve(answer).then(
+        (a) => {
+          if (a.body !== undefined) send(a.body);
+          // A subscription's first notification goes after the answer that names it.
+          for (const id of released.splice(0)) hub.release(id);
+        },
+        (err: unknown) => send(JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(toGatewayError(err)) })),
+      );
+    });
+    ws.on("pong", () => {
+      answeredPing = true;
+    });
+    const keepalive = setInterval(() => {
+      if (!answeredPing) return void ws.terminate();
+      if (subscriptions.size === 0 && Date.now() - lastActivity > limits.idleTimeoutMs) return void ws.close(1000, "idle");
+      answeredPing = false;
+      ws.ping();
+    }, limits.pingIntervalMs);
+    keepalive.unref();
+    ws.on("error", (err) => log.debug("websocket error", { error: err.message }));
+    ws.on("close", () => {
+      clearInterval(keepalive);
+      for (const id of subscriptions) hub.unsubscribe(id);
+      subscriptions.clear();
+      const n = (perCaller.get(who) ?? 1) - 1;
+      if (n <= 0) perCaller.delete(who);
+      else perCaller.set(who, n);
+      options.observer?.sockets(-1);
+    });
+  };
+
+  return {
+    upgrade(req, socket, head) {
+      socket.on("error", () => socket.destroy());
+      if (closing) return refuse(socket, 503, new GatewayError("upstream_unavailable", "the gateway is shutting down"));
+      const target = route(req.url);
+      if (!target) return refuse(socket, 404, new GatewayError("not_found", "no WebSocket endpoint here: use / (public) or /zgt/<API_KEY>"));
+      const caller: Caller = { apiKey: target.apiKey, clientIp: clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], options.trustedProxies) };
+      // Opening a socket is a request: the key is checked and it counts against the caller's limit.
+      Promise.resolve()
+        .then(() => policy.admit("RpcService.Call", caller, 1))
+        .then(
+          () => {
+            const who = caller.apiKey !== undefined ? `key:${caller.apiKey}` : `ip:${caller.clientIp}`;
+            const open = perCaller.get(who) ?? 0;
+            if (open >= limits.maxSocketsPerCaller) {
+              return refuse(socket, 429, new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSocketsPerCaller} open WebSockets per caller`));
+            }
+            // Counted once the handshake is through (a bad handshake is answered 400 by ws and never opens).
+            wss.handleUpgrade(req, socket, head, (ws) => {
+              perCaller.set(who, (perCaller.get(who) ?? 0) + 1);
+              session(ws, caller, who);
+            });
+          },
+          (err: unknown) => {
+            const e = toGatewayError(err);
+            refuse(socket, httpStatusForJsonRpc(e) === 200 ? 400 : httpStatusForJsonRpc(e), e);
+          },
+        );
+    },
+    async close() {
+      closing = true;
+      const open = [...wss.clients];
+      for (const ws of open) ws.close(1001, "the gateway is shutting down");
+      const deadline = Date.now() + 1_000;
+      while ([...wss.clients].some((ws) => ws.readyState !== ws.CLOSED) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
