@@ -57,7 +57,10 @@ export async function fanout(target: string, wsUrl: string, serverPid: number, s
   const startAt = arrivals.size;
   await new Promise((r) => setTimeout(r, seconds * 1000));
   // Only blocks every subscriber got, counted after all were subscribed.
-  const spreads = [...arrivals.values()].slice(startAt).filter((a) => a.n === subscribers).map((a) => a.last - a.first);
+  const spreads = [...arrivals.values()]
+    .slice(startAt)
+    .filter((a) => a.n === subscribers)
+    .map((a) => a.last - a.first);
   for (const ws of sockets) ws.terminate();
   await new Promise((r) => setTimeout(r, 500));
   return {
