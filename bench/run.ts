@@ -856,7 +856,7 @@ async function main(): Promise<void> {
       );
     }
     if (only("fanout")) {
-      lines.push("## 6. Live heads fan-out: N WebSocket subscribers to newHeads", "");
+      lines.push("## 7. Live heads fan-out: N WebSocket subscribers to newHeads", "");
       // A gateway of its own in front of the same anvil; anvil serves WebSocket on its HTTP port.
       const fanGw = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-fanout-")), { WS_MAX_SOCKETS_PER_CALLER: "100000" });
       procs.push(fanGw.proc);
