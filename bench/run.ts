@@ -879,6 +879,75 @@ async function main(): Promise<void> {
         target("RSS per idle subscriber", "< 20 KB", `${(tenK.rssPerSubscriber / 1024).toFixed(1)} KB`, tenK.rssPerSubscriber < 20 * 1024);
       }
     }
+    if (only("failover")) {
+      lines.push("## 8. Upstream failover and hedging: two nodes of one network", "");
+      // Two anvils with the same genesis (chain id and genesis time) behind one gateway; the first is killed
+      // with SIGKILL mid-load and started again on its port. A third setup puts 50 ms in front of one node.
+      const anvilArgs = (port: number) => [
+        "--port",
+        String(port),
+        "--chain-id",
+        "20180427",
+        "--timestamp",
+        "1700000000",
+        "--block-time",
+        String(BLOCK_SECONDS),
+        "--gas-price",
+        "0",
+        "--base-fee",
+        "0",
+        "--quiet",
+      ];
+      const startAnvilOn = async (port: number): Promise<ChildProcess> => {
+        const child = spawn(anvilBinaryPath(), anvilArgs(port), { stdio: "ignore" });
+        await waitFor(`http://127.0.0.1:${port}/`);
+        return child;
+      };
+      const [portA, portB] = [await free(), await free()];
+      let nodeA = await startAnvilOn(portA);
+      const nodeB = await startAnvilOn(portB);
+      procs.push(nodeB);
+      const upstreams = `http://127.0.0.1:${portA},http://127.0.0.1:${portB}`;
+      const body = '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x000000000000000000000000000000000000bEEF","latest"]}';
+      const gwPool = await startGateway(upstreams, mkdtempSync(join(tmpdir(), "bench-gw-failover-")), { COALESCE_READS: "false", UPSTREAM_TIMEOUT_MS: "1000" });
+      procs.push(gwPool.proc);
+      const seconds = 6;
+      const healthy = await load(gwPool.url, body, { duration: seconds });
+      // Killed a third of the way in, back on its port two thirds of the way in.
+      const during = load(gwPool.url, body, { duration: seconds });
+      await new Promise((r) => setTimeout(r, (seconds * 1000) / 3));
+      nodeA.kill("SIGKILL");
+      await new Promise((r) => setTimeout(r, (seconds * 1000) / 3));
+      nodeA = await startAnvilOn(portA);
+      const failover = await during;
+      procs.push(nodeA);
+      const rows = [
+        { what: "healthy pool", r: healthy },
+        { what: "first node killed, then restarted", r: failover },
+      ];
+      // One node 50 ms slower than the other (a delaying proxy in front of it, listed first), hedging on and off.
+      const slowFront = await startFaultyUpstream(`http://127.0.0.1:${portA}`);
+      slowFront.slow(50, /eth_getBalance/);
+      for (const hedge of ["true", "false"]) {
+        const gw = await startGateway(`${slowFront.url},http://127.0.0.1:${portB}`, mkdtempSync(join(tmpdir(), "bench-gw-hedge-")), {
+          COALESCE_READS: "false",
+          TESTNET_HEDGE: hedge,
+        });
+        procs.push(gw.proc);
+        rows.push({ what: `one node +50 ms, hedging ${hedge === "true" ? "on" : "off"}`, r: await load(gw.url, body, { duration: seconds }) });
+        gw.proc.kill("SIGKILL");
+      }
+      slowFront.close();
+      lines.push(
+        `eth_getBalance, ${CONNECTIONS} connections, ${seconds} s each, reads uncoalesced (every request reaches a node). Failed = non-2xx answers and socket errors.`,
+        "",
+        "| load | req/s | p50 ms | p99 ms | failed |",
+        "|---|---|---|---|---|",
+        ...rows.map(({ what, r }) => `| ${what} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} |`),
+        "",
+      );
+      target("failed requests while a node is killed and restarted", "0", String(failover.errors), failover.errors === 0);
+    }
     if (only("keys")) {
       lines.push("## 5. Cost per signer: 10, 1,000 and 10,000 keys", "");
       // Each key writes one ZKT message through its own gateway (a fresh one per size, behind a proxy that counts

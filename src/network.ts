@@ -106,7 +106,14 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       observer: {
         latency: (upstream, seconds) => m.observeUpstream(net.name, upstream, seconds),
         health: (upstream, healthy) => m.upstreamHealthy.set({ network: net.name, upstream }, healthy ? 1 : 0),
+        routing: (upstream, f) => {
+          m.upstreamLag.set({ network: net.name, upstream }, f.lag);
+          m.upstreamScore.set({ network: net.name, upstream }, f.score);
+          m.upstreamCircuitOpen.set({ network: net.name, upstream }, f.open ? 1 : 0);
+        },
+        hedge: (won) => m.upstreamHedges.inc({ network: net.name, outcome: won ? "won" : "lost" }),
       },
+      routing: net.routing,
       urls: upstreamUrls,
       chainId: net.chainId,
       timeoutMs: gw.upstreamTimeoutMs,

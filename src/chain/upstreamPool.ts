@@ -1,8 +1,14 @@
-// The upstream pool of one network: sends JSON-RPC to a healthy node, failing over on timeouts, connection
-// errors and 5xx; a background probe keeps health (and readiness) current. Policy lives in front of it.
+// The upstream pool of one network: sends JSON-RPC to the best node, failing over on timeouts, connection
+// errors and 5xx; a background probe keeps health, each node's head (and readiness) current. Routing (#33):
+// nodes more than maxLagBlocks behind the best are passed over for reads; the rest are ordered by score
+// (recent errors, latency); a node that keeps failing has its circuit opened for a cooldown; a read not
+// answered by its node's recent p90 is also sent to the next node (hedged: first answer wins); writes go to
+// every usable node at once; eth_blockNumber never goes backwards; a null receipt or transaction for a hash
+// sent through this pool is asked of the other nodes too (read-your-writes). Policy lives in front of it.
 import { UpstreamHttp, UpstreamHttpError } from "./upstreamHttp.js";
 import { GatewayError, fromUpstreamError, type JsonValue } from "../errors.js";
 import type { Logger } from "../log/logger.js";
+import { keccak256 } from "ethers";
 
 export interface RpcCall {
   method: string;
@@ -38,11 +44,49 @@ interface Upstream {
   /** Reports another chain (chain id or genesis): never sent anything until a probe finds it right again. */
   wrongChain: boolean;
   lastError: string | undefined;
+  /** Its head as last seen (probe or eth_blockNumber answer); -1 before the first. */
+  head: number;
+  /** Failures in a row; at `breakerFailures` the circuit opens until `openUntil`. */
+  failures: number;
+  openUntil: number;
+  /** Moving averages: answer time (ms) and the share of failed requests. */
+  latencyMs: number;
+  errorRate: number;
+  /** Recent answer times (ms), for the hedge delay (their p90): a ring, next written at recentAt. */
+  recent: number[];
+  recentAt: number;
 }
+
+/** How reads and writes are routed (config `routing`, per network). */
+export interface RoutingOptions {
+  /** A node this many blocks behind the best is not used for reads while another is closer. */
+  maxLagBlocks: number;
+  /** Hedge a read after the first node's recent p90 answer time (at least hedgeMinMs); false: never. */
+  hedge: boolean;
+  hedgeMinMs: number;
+  /** Failures in a row that open a node's circuit, and how long it stays open before a trial request. */
+  breakerFailures: number;
+  breakerCooldownMs: number;
+  /** Connections (concurrent requests) per node. */
+  connections: number;
+}
+
+export const DEFAULT_ROUTING: RoutingOptions = { maxLagBlocks: 2, hedge: true, hedgeMinMs: 20, breakerFailures: 3, breakerCooldownMs: 2_000, connections: 128 };
+
+const RECENT = 64;
+const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown|transaction already exists/i;
+const WRITES = new Set(["eth_sendRawTransaction"]);
+const BY_HASH = new Set(["eth_getTransactionReceipt", "eth_getTransactionByHash"]);
+/** Hashes sent through this pool are remembered this long, at most this many (read-your-writes). */
+const SENT_TTL_MS = 10 * 60_000;
+const SENT_MAX = 50_000;
 
 export interface UpstreamObserver {
   latency(upstream: string, seconds: number): void;
   health(upstream: string, healthy: boolean): void;
+  /** After each probe: blocks behind the best, score (lower is better), circuit open. */
+  routing?(upstream: string, figures: { lag: number; score: number; open: boolean }): void;
+  hedge?(won: boolean): void;
 }
 
 export interface UpstreamPoolOptions {
@@ -52,6 +96,7 @@ export interface UpstreamPoolOptions {
   timeoutMs: number;
   probeIntervalMs: number;
   log: Logger;
+  routing?: Partial<RoutingOptions>;
 }
 
 class TransientUpstreamError extends Error {}
@@ -60,16 +105,29 @@ export class UpstreamPool {
   private readonly upstreams: Upstream[];
   private probeTimer: NodeJS.Timeout | undefined;
   private nextId = 1;
+  readonly routing: RoutingOptions;
+  /** The highest block number any answer gave on this network: eth_blockNumber never answers less. */
+  private highestBlock = -1;
+  /** Transaction hashes sent through this pool, with when (read-your-writes). */
+  private readonly sent = new Map<string, number>();
 
   constructor(private readonly options: UpstreamPoolOptions) {
     if (options.urls.length === 0) throw new Error("an upstream pool needs at least one URL");
+    this.routing = { ...DEFAULT_ROUTING, ...options.routing };
     this.upstreams = options.urls.map((url) => ({
       url,
       label: redactUrl(url),
-      http: new UpstreamHttp(new URL(url), { connections: 128, timeoutMs: options.timeoutMs }),
+      http: new UpstreamHttp(new URL(url), { connections: this.routing.connections, timeoutMs: options.timeoutMs }),
       healthy: true,
       wrongChain: false,
       lastError: undefined,
+      head: -1,
+      failures: 0,
+      openUntil: 0,
+      latencyMs: 0,
+      errorRate: 0,
+      recent: [],
+      recentAt: 0,
     }));
   }
 
@@ -122,6 +180,89 @@ export class UpstreamPool {
   /** Several calls as one upstream batch (one round trip); outcomes in call order. */
   async callMany(calls: RpcCall[]): Promise<RpcOutcome[]> {
     if (calls.length === 0) return [];
+    if (this.upstreams.length === 1) return this.callOn(calls, undefined);
+    if (calls.every((c) => WRITES.has(c.method))) return this.write(calls);
+    const outcomes = await this.callOn(calls, undefined);
+    // eth_blockNumber never goes backwards for a client: a node behind the best answers the best seen.
+    for (const [i, c] of calls.entries()) {
+      const o = outcomes[i]!;
+      if (c.method === "eth_blockNumber" && o.ok && typeof o.result === "string") {
+        const n = Number.parseInt(o.result, 16);
+        if (n > this.highestBlock) this.highestBlock = n;
+        else if (n < this.highestBlock) outcomes[i] = { ok: true, result: `0x${this.highestBlock.toString(16)}` };
+      }
+    }
+    // Read-your-writes: a hash this pool sent, not found on the node asked, is asked of the others.
+    for (const [i, c] of calls.entries()) {
+      const o = outcomes[i]!;
+      if (!BY_HASH.has(c.method) || !o.ok || o.result !== null || typeof c.params[0] !== "string" || !this.sent.has(c.params[0].toLowerCase())) continue;
+      for (const u of this.usable()) {
+        const [again] = await this.callOn([c], u).catch(() => [undefined]);
+        if (again?.ok && again.result !== null) {
+          outcomes[i] = again;
+          break;
+        }
+      }
+    }
+    return outcomes;
+  }
+
+  /** Writes go to every usable node at once: the first acceptance answers; "already known" is an acceptance. */
+  private async write(calls: RpcCall[]): Promise<RpcOutcome[]> {
+    const now = Date.now();
+    const targets = this.usable();
+    if (targets.length <= 1) return this.callOn(calls, undefined);
+    const answers = targets.map((u) => this.callOn(calls, u).catch((err: unknown) => err as Error));
+    const settled: (RpcOutcome[] | Error)[] = [];
+    // Resolved as soon as every call has an acceptance, or every node has answered.
+    const accepted = (o: RpcOutcome | undefined): boolean => o !== undefined && (o.ok || ALREADY_KNOWN.test(o.error.message));
+    await new Promise<void>((resolve) => {
+      let left = answers.length;
+      for (const a of answers)
+        void a.then((r) => {
+          settled.push(r);
+          left--;
+          const all = calls.every((_, i) => settled.some((s) => !(s instanceof Error) && accepted(s[i])));
+          if (all || left === 0) resolve();
+        });
+    });
+    const results = calls.map((c, i): RpcOutcome => {
+      const oks = settled.filter((s): s is RpcOutcome[] => !(s instanceof Error)).map((s) => s[i]!);
+      const ok = oks.find((o) => o.ok);
+      if (ok) return ok;
+      const known = oks.find((o) => accepted(o));
+      if (known && typeof c.params[0] === "string") return { ok: true, result: transactionHash(c.params[0]) };
+      if (oks[0]) return oks[0];
+      const err = settled.find((s) => s instanceof Error) as Error | undefined;
+      return {
+        ok: false,
+        error: err instanceof GatewayError ? err : new GatewayError("upstream_unavailable", "no healthy upstream node is reachable; try again shortly"),
+      };
+    });
+    for (const [i, c] of calls.entries()) {
+      const r = results[i]!;
+      if (r.ok && typeof r.result === "string") this.remember(r.result, now);
+      else if (typeof c.params[0] === "string") this.remember(transactionHash(c.params[0]), now);
+    }
+    return results;
+  }
+
+  private remember(hash: string, now: number): void {
+    this.sent.set(hash.toLowerCase(), now);
+    if (this.sent.size <= SENT_MAX) return;
+    for (const [h, at] of this.sent) {
+      if (this.sent.size <= SENT_MAX && now - at < SENT_TTL_MS) break;
+      this.sent.delete(h);
+    }
+  }
+
+  /** Nodes to send to, best first: on this chain, circuit not open, not lagging (unless all are). */
+  private usable(): Upstream[] {
+    return this.order().filter((u) => u.healthy);
+  }
+
+  /** `calls` as one request to `only`, or to the best node with failover (and hedging) when undefined. */
+  private async callOn(calls: RpcCall[], only: Upstream | undefined): Promise<RpcOutcome[]> {
     const firstId = this.nextId;
     this.nextId += calls.length;
     const body = JSON.stringify(
@@ -132,7 +273,12 @@ export class UpstreamPool {
     // A single call's answer in the layout nodes use ({"jsonrpc":"2.0","id":N,"result":…}) is sliced, not
     // parsed: the JSON-RPC reply re-uses the node's bytes, so a large result is not parsed and re-serialised.
     const prefix = calls.length === 1 ? `{"jsonrpc":"2.0","id":${firstId},"result":` : undefined;
-    const parsed = await this.send(body, (text) => (prefix !== undefined ? sliceResult(text, prefix) : undefined) ?? parseJson(text));
+    const decode = (text: string) => (prefix !== undefined ? sliceResult(text, prefix) : undefined) ?? parseJson(text);
+    const parsed = only
+      ? await this.post(only, body)
+          .then(decode)
+          .catch((err: unknown) => this.failed(only, err))
+      : await this.send(body, decode, !WRITES.has(calls[0]!.method));
     if (parsed instanceof RawResult) return [rawOutcome(parsed.raw)];
     const replies = Array.isArray(parsed) ? parsed : [parsed];
     const byId = new Map<number, UpstreamReply>();
@@ -145,34 +291,129 @@ export class UpstreamPool {
     });
   }
 
+  /**
+   * Nodes in the order to try: healthy ones that are not behind (by score), then lagging healthy ones, then
+   * unhealthy ones (a last resort, circuit open or not). A node of another chain is never tried.
+   */
   private order(): Upstream[] {
-    const healthy = this.upstreams.filter((u) => u.healthy);
-    // A node of another chain is never a last resort: its answers (and its acceptance of a write) are wrong.
-    const unhealthy = this.upstreams.filter((u) => !u.healthy && !u.wrongChain);
-    return [...healthy, ...unhealthy];
+    // One node (the embedded default): nothing to choose, and nothing allocated per request.
+    if (this.upstreams.length === 1) return this.upstreams[0]!.wrongChain ? [] : this.upstreams;
+    const now = Date.now();
+    const best = Math.max(...this.upstreams.map((u) => u.head));
+    const lagging = (u: Upstream): boolean => u.head >= 0 && best - u.head > this.routing.maxLagBlocks;
+    const closed = (u: Upstream): boolean => u.openUntil <= now;
+    const byScore = (a: Upstream, b: Upstream): number => this.score(a) - this.score(b);
+    const candidates = this.upstreams.filter((u) => !u.wrongChain);
+    const fresh = candidates.filter((u) => u.healthy && closed(u) && !lagging(u)).sort(byScore);
+    const behind = candidates.filter((u) => u.healthy && closed(u) && lagging(u)).sort((a, b) => b.head - a.head);
+    const rest = candidates.filter((u) => !fresh.includes(u) && !behind.includes(u)).sort(byScore);
+    return [...fresh, ...behind, ...rest];
   }
 
-  /** Posts to the first healthy upstream whose answer `decode` accepts, failing over on transient errors. */
-  private async send<T>(body: string, decode: (text: string) => T): Promise<T> {
+  /** Lower is better: answer time, tripled by a node that fails half its requests. */
+  private score(u: Upstream): number {
+    return (u.latencyMs + 1) * (1 + 4 * u.errorRate);
+  }
+
+  /** When to also ask the next node: the node's recent p90 answer time, at least hedgeMinMs. */
+  private hedgeDelay(u: Upstream): number {
+    if (u.recent.length < 8) return Math.max(this.routing.hedgeMinMs, 4 * u.latencyMs);
+    const sorted = [...u.recent].sort((a, b) => a - b);
+    return Math.max(this.routing.hedgeMinMs, sorted[Math.floor(sorted.length * 0.9)]!);
+  }
+
+  /**
+   * Posts to the best node whose answer `decode` accepts, failing over on transient errors; an idempotent
+   * read not answered within the node's hedge delay is also sent to the next node, and the first good answer
+   * wins (the other's is dropped).
+   */
+  private async send<T>(body: string, decode: (text: string) => T, idempotent: boolean): Promise<T> {
+    const order = this.order();
     let lastError: unknown;
-    for (const upstream of this.order()) {
+    let next = 0;
+    const attempt = (u: Upstream): Promise<T> =>
+      this.post(u, body)
+        .then(decode)
+        .catch((err: unknown) => this.failed(u, err));
+    while (next < order.length) {
+      const first = order[next++]!;
+      const hedgeTo = idempotent && this.routing.hedge && next < order.length && order[next]!.healthy ? order[next] : undefined;
       try {
-        const parsed = decode(await this.post(upstream, body));
-        if (!upstream.healthy) {
-          this.options.log.info("upstream recovered", { upstream: upstream.label });
-          this.setHealth(upstream, true);
-          upstream.lastError = undefined;
-        }
-        return parsed;
+        if (!hedgeTo) return await attempt(first);
+        return await this.hedged(attempt, first, hedgeTo, () => next++);
       } catch (err) {
         if (!(err instanceof TransientUpstreamError)) throw err;
         lastError = err;
-        if (upstream.healthy) this.options.log.warn("upstream failed, failing over", { upstream: upstream.label, error: err.message });
-        this.setHealth(upstream, false);
-        upstream.lastError = err.message;
       }
     }
     throw new GatewayError("upstream_unavailable", "no healthy upstream node is reachable; try again shortly", { cause: lastError });
+  }
+
+  /** `first`, and after its hedge delay `second` too: the first good answer; both failing throws the last error. */
+  private hedged<T>(attempt: (u: Upstream) => Promise<T>, first: Upstream, second: Upstream, usedSecond: () => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      let pending = 1;
+      let lastErr: unknown;
+      let hedgeSent = false;
+      const settle = (fromHedge: boolean) => (v: T) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (hedgeSent) this.options.observer?.hedge?.(fromHedge);
+        resolve(v);
+      };
+      const fail = (err: unknown) => {
+        lastErr = err;
+        if (--pending > 0 || done) return;
+        // The first failed before the hedge went: the caller moves on to the next node itself.
+        clearTimeout(timer);
+        done = true;
+        reject(lastErr);
+      };
+      const timer = setTimeout(() => {
+        if (done) return;
+        hedgeSent = true;
+        pending++;
+        usedSecond();
+        attempt(second).then(settle(true), fail);
+      }, this.hedgeDelay(first));
+      timer.unref?.();
+      attempt(first).then(settle(false), fail);
+    });
+  }
+
+  /** Counts a node's failure (its circuit opens after breakerFailures in a row) and rethrows. */
+  private failed(upstream: Upstream, err: unknown): never {
+    if (err instanceof TransientUpstreamError) {
+      upstream.failures++;
+      upstream.errorRate = upstream.errorRate * 0.9 + 0.1;
+      if (upstream.failures >= this.routing.breakerFailures && upstream.openUntil <= Date.now()) {
+        upstream.openUntil = Date.now() + this.routing.breakerCooldownMs;
+        this.options.log.warn("upstream circuit opened", { upstream: upstream.label, failures: upstream.failures, cooldownMs: this.routing.breakerCooldownMs });
+      }
+      if (upstream.healthy) this.options.log.warn("upstream failed, failing over", { upstream: upstream.label, error: err.message });
+      this.setHealth(upstream, false);
+      upstream.lastError = err.message;
+    }
+    throw err;
+  }
+
+  private succeeded(upstream: Upstream, ms: number): void {
+    upstream.failures = 0;
+    upstream.openUntil = 0;
+    upstream.errorRate *= 0.9;
+    upstream.latencyMs = upstream.latencyMs === 0 ? ms : upstream.latencyMs * 0.9 + ms * 0.1;
+    if (this.upstreams.length > 1) {
+      // Only a pool with somewhere to hedge to needs the distribution (a ring of the last RECENT).
+      upstream.recent[upstream.recentAt] = ms;
+      upstream.recentAt = (upstream.recentAt + 1) % RECENT;
+    }
+    if (!upstream.healthy) {
+      this.options.log.info("upstream recovered", { upstream: upstream.label });
+      this.setHealth(upstream, true);
+      upstream.lastError = undefined;
+    }
   }
 
   /** The body of a non-5xx answer; transient errors for timeouts, connection failures, 5xx and 429. */
@@ -182,6 +423,7 @@ export class UpstreamPool {
     try {
       answer = await upstream.http.post(body);
       this.options.observer?.latency(upstream.label, (performance.now() - started) / 1000);
+      if (answer.status < 500 && answer.status !== 429) this.succeeded(upstream, performance.now() - started);
     } catch (err) {
       throw new TransientUpstreamError(err instanceof UpstreamHttpError ? err.message : `connection failed: ${(err as Error).message}`);
     }
@@ -221,18 +463,32 @@ export class UpstreamPool {
           }
           u.wrongChain = false;
           const head = byId.get(2)?.result;
+          if (typeof head === "string") u.head = Number.parseInt(head, 16);
           if (this.onHead && typeof head === "string") this.onHead(head);
+          u.failures = 0;
+          u.openUntil = 0;
           if (!u.healthy) this.options.log.info("upstream healthy", { upstream: u.label });
           this.setHealth(u, true);
           u.lastError = undefined;
         } catch (err) {
+          // A failed probe is a failure like a failed request: a dead node's circuit stays open.
+          u.failures++;
+          if (u.failures >= this.routing.breakerFailures) u.openUntil = Date.now() + this.routing.breakerCooldownMs;
           if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: u.label, error: (err as Error).message });
           this.setHealth(u, false);
           u.lastError = (err as Error).message;
         }
       }),
     );
+    const best = Math.max(...this.upstreams.map((u) => u.head));
+    for (const u of this.upstreams)
+      this.options.observer?.routing?.(u.label, { lag: u.head < 0 ? 0 : best - u.head, score: this.score(u), open: u.openUntil > Date.now() });
   }
+}
+
+/** A signed transaction's hash (what a node answers eth_sendRawTransaction with). */
+function transactionHash(raw: string): string {
+  return keccak256(raw);
 }
 
 const PROBE_CALLS = [

@@ -98,6 +98,22 @@ export function networkSchema(name: NetworkName) {
       doc: "Token contracts platform_getSupportedTokens lists (checked at start to hold code).",
     }),
     cacheConfirmations: setting(positiveInt().default(2), { doc: "Blocks this deep are final for the read cache (reorg safety)." }),
+    // How requests are spread over several upstreams (one upstream: nothing to choose).
+    routing: z
+      .strictObject({
+        maxLagBlocks: setting(z.number().int().min(0).default(2), {
+          doc: "A node this many blocks behind the best is not used for reads while a closer one answers.",
+        }),
+        hedge: setting(onOff.default(true), {
+          env: "HEDGE",
+          doc: "A read not answered by its node's recent p90 answer time is also sent to the next node; the first answer wins. Never for writes.",
+        }),
+        hedgeMinMs: setting(positiveInt().default(20), { doc: "The least wait before a read is hedged." }),
+        breakerFailures: setting(positiveInt().default(3), { doc: "Failures in a row that open a node's circuit (it gets no requests but a trial)." }),
+        breakerCooldownMs: setting(positiveInt().default(2_000), { doc: "How long an open circuit stays open before a trial request." }),
+        connections: setting(positiveInt().default(128), { doc: "Connections (concurrent requests) per node." }),
+      })
+      .prefault({}),
   });
 }
 

@@ -88,6 +88,30 @@ export class Metrics {
     labelNames: ["network"],
     registers: [this.registry],
   });
+  readonly upstreamLag = new Gauge({
+    name: "gateway_upstream_lag_blocks",
+    help: "Blocks an upstream is behind the best one (last probe)",
+    labelNames: ["network", "upstream"],
+    registers: [this.registry],
+  });
+  readonly upstreamScore = new Gauge({
+    name: "gateway_upstream_score",
+    help: "An upstream's routing score (answer time weighted by recent errors; lower is chosen first)",
+    labelNames: ["network", "upstream"],
+    registers: [this.registry],
+  });
+  readonly upstreamCircuitOpen = new Gauge({
+    name: "gateway_upstream_circuit_open",
+    help: "1 while an upstream's circuit breaker is open",
+    labelNames: ["network", "upstream"],
+    registers: [this.registry],
+  });
+  readonly upstreamHedges = new Counter({
+    name: "gateway_upstream_hedges_total",
+    help: "Reads also sent to a second upstream because the first was slow, by whether the hedge answered first",
+    labelNames: ["network", "outcome"],
+    registers: [this.registry],
+  });
   readonly webSockets = new Gauge({
     name: "gateway_websocket_connections",
     help: "Open WebSocket connections",
