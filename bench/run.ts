@@ -912,6 +912,7 @@ async function main(): Promise<void> {
       const gwPool = await startGateway(upstreams, mkdtempSync(join(tmpdir(), "bench-gw-failover-")), { COALESCE_READS: "false", UPSTREAM_TIMEOUT_MS: "1000" });
       procs.push(gwPool.proc);
       const seconds = 6;
+      await load(gwPool.url, body, { duration: 3 }); // warm-up: JIT, connections, each node's latency figures
       const healthy = await load(gwPool.url, body, { duration: seconds });
       // Killed a third of the way in, back on its port two thirds of the way in.
       const during = load(gwPool.url, body, { duration: seconds });
@@ -934,6 +935,7 @@ async function main(): Promise<void> {
           TESTNET_HEDGE: hedge,
         });
         procs.push(gw.proc);
+        await load(gw.url, body, { duration: 3 });
         rows.push({ what: `one node +50 ms, hedging ${hedge === "true" ? "on" : "off"}`, r: await load(gw.url, body, { duration: seconds }) });
         gw.proc.kill("SIGKILL");
       }
