@@ -74,6 +74,8 @@ describe("JSON-RPC over WebSocket", () => {
       mutate: (c) => {
         c.websocket.maxSubscriptionsPerSocket = 3;
         c.websocket.maxSocketsPerCaller = 4;
+        c.websocket.maxBufferedBytes = 1024 * 1024;
+        c.rateLimit.requestsPerWindow = 1_000_000;
       },
     });
     http = gw.network("testnet").url;
@@ -240,6 +242,24 @@ describe("JSON-RPC over WebSocket", () => {
     expect(numbers[back]).toBeLessThanOrEqual(mined);
     const replaced = of(heads.result).find((h) => Number(h.number) === numbers[back]);
     expect(of(heads.result)[back]!.hash).not.toBe(replaced!.hash);
+  });
+
+  it("a consumer that stops reading is closed with 1008 once its unread answers pass the bound", { timeout: 60_000 }, async () => {
+    const c = await open(wsUrl);
+    c.ws.pause(); // reads nothing from now on
+    // Each batch's answer is ~150 KB (40 copies of Multicall3's code); kernel buffers fill, then the socket's own.
+    const multicall = "0xcA11bde05977b3631167028862bE2a173976CA11";
+    const batch = JSON.stringify(Array.from({ length: 40 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "eth_getCode", params: [multicall, "latest"] })));
+    for (let i = 0; i < 300 && c.ws.readyState === WebSocket.OPEN; i++) {
+      c.ws.send(batch);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    c.ws.resume();
+    const { code, reason } = await c.closed;
+    expect(code).toBe(1008);
+    expect(reason).toMatch(/slow consumer/);
+    const metrics = await (await fetch(`${http}/metrics`)).text();
+    expect(metrics).toMatch(/gateway_websocket_slow_consumer_closes_total\{network="testnet"\} 1/);
   });
 
   it("nothing is polled while nobody subscribes", async () => {
