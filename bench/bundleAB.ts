@@ -22,7 +22,16 @@ interface Load {
   body: string;
   count: number;
 }
+const batch40 = JSON.stringify(
+  Array.from({ length: 40 }, (_, i) => ({
+    jsonrpc: "2.0",
+    id: i,
+    method: "eth_getBalance",
+    params: ["0x" + (0xbeef00 + i).toString(16).padStart(40, "0"), "latest"],
+  })),
+);
 const LOADS: Load[] = [
+  { name: "eth_chainId (answered locally)", path: "/", body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', count: REQUESTS },
   { name: "eth_blockNumber (proxied)", path: "/", body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}', count: REQUESTS },
   {
     name: "eth_getBalance (proxied)",
@@ -30,6 +39,7 @@ const LOADS: Load[] = [
     body: '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x00000000000000000000000000000000000beef0","latest"]}',
     count: REQUESTS,
   },
+  { name: "batch of 40 eth_getBalance (proxied)", path: "/", body: batch40, count: REQUESTS / 10 },
   { name: "ZKT message write", path: "/zkt/try-it-out", body: '{"arguments":"bench message"}', count: WRITES },
 ];
 

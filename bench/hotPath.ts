@@ -15,8 +15,11 @@ import { InflightReads } from "../src/rpc/inflightReads.js";
 import { createLogger } from "../src/log/logger.js";
 import type { IdempotencyStore } from "../src/store/idempotencyStore.js";
 import { Policy } from "../src/policy/policy.js";
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { RpcService } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { RpcService } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { guard } from "../src/handlers/guard.js";
+import { rpcHandlers } from "../src/handlers/rpcHandlers.js";
+import type { Sponsorship } from "../src/platform/sponsorship.js";
+import type { SubscriptionHub } from "../src/live/subscriptions.js";
 
 const CALLS = 2_000_000;
 const ROUNDS = 5;
@@ -40,10 +43,12 @@ const router = createRestRouter(
   [
     ...healthRoutes(pool, () => false),
     ...jsonRpcRoutes({
-      dispatcher: core,
       maxBatchSize: 40,
-      policy: new Policy({ network: "testnet", authenticate: unused, limits, idempotency: undefined as unknown as IdempotencyStore }),
-      rpc: undefined as unknown as ServiceImpl<typeof RpcService>,
+      rpc: guard(
+        RpcService,
+        rpcHandlers(core, 40, undefined as unknown as Sponsorship, undefined as unknown as SubscriptionHub),
+        new Policy({ network: "testnet", authenticate: unused, limits, idempotency: undefined as unknown as IdempotencyStore }),
+      ),
     }),
   ],
   1 << 20,
@@ -54,32 +59,31 @@ const router = createRestRouter(
 const headers = Object.freeze({ host: "127.0.0.1:8545", "content-type": "application/json", "content-length": "59" });
 // Ids vary as a real client's do.
 const bodies = Array.from({ length: 1024 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"eth_chainId","params":[]}`);
-const call = (text: string): HttpAnswer => {
-  const answer = router.handle({ method: "POST", url: "/", path: "/", headers, remoteAddress: "127.0.0.1", body: () => Promise.resolve(text), text });
-  if (answer instanceof Promise) throw new Error("eth_chainId was not answered at once");
-  return answer;
-};
-const sample = call(bodies[0]!);
+const call = (text: string): Promise<HttpAnswer> | HttpAnswer =>
+  router.handle({ method: "POST", url: "/", path: "/", headers, remoteAddress: "127.0.0.1", body: () => Promise.resolve(text), text });
+const sample = await call(bodies[0]!);
 if (sample.status !== 200 || !sample.body?.includes('"result":"0x133edcb"')) throw new Error(`unexpected answer: ${sample.status} ${sample.body}`);
 
-const nsPer = (f: (i: number) => number): number => {
+const nsPer = async (f: (i: number) => number | Promise<number>): Promise<number> => {
   let sink = 0;
   const t = process.hrtime.bigint();
-  for (let i = 0; i < CALLS; i++) sink += f(i);
+  for (let i = 0; i < CALLS; i++) sink += await f(i);
   if (sink < 0) console.log(sink);
   return Number(process.hrtime.bigint() - t) / CALLS;
 };
 const rows: [number, number, number][] = [];
 for (let round = 0; round < ROUNDS; round++) {
-  const parse = nsPer((i) => (JSON.parse(bodies[i & 1023]!) as { id: number }).id);
-  const handle = nsPer((i) => call(bodies[i & 1023]!).body!.length);
-  const write = nsPer(() => serialize(sample, 65_000).length);
+  const parse = await nsPer((i) => (JSON.parse(bodies[i & 1023]!) as { id: number }).id);
+  const handle = await nsPer(async (i) => (await call(bodies[i & 1023]!)).body!.length);
+  const write = await nsPer(() => serialize(sample, 65_000).length);
   rows.push([parse, handle, write]);
 }
 // The first round warms the JIT; the rest are reported.
 const kept = rows.slice(1);
 const median = (k: number): number => kept.map((r) => r[k]!).sort((a, b) => a - b)[Math.floor(kept.length / 2)]!;
 console.log(`${CALLS} eth_chainId calls a round, ${ROUNDS - 1} rounds after a warm-up, median ns per call`);
-console.log(`  router + JSON-RPC + limits + metrics (handle): ${median(1).toFixed(0)} ns, of which JSON.parse of the body alone: ${median(0).toFixed(0)} ns`);
+console.log(
+  `  router + JSON-RPC + Call handler + limits + metrics (handle): ${median(1).toFixed(0)} ns, of which JSON.parse of the body alone: ${median(0).toFixed(0)} ns`,
+);
 console.log(`  response serialization: ${median(2).toFixed(0)} ns`);
 process.exit(0);

@@ -1,8 +1,8 @@
-// `npm run bench:via-handler`: what JSON-RPC would cost if POST / went through the RpcService.Call message
-// handler (#29) instead of calling RpcCore under the same policy entry, side by side in one process: the
-// same core, the same policy, the same answers; only the way there differs (params and result as
-// google.protobuf.Value messages, a HandlerContext, the guard). Measured for a locally answered call and a
-// large result (a block with 200 transactions, as eth_getBlockByNumber(n, true) returns).
+// `npm run bench:via-handler`: the CPU of one JSON-RPC call by three ways, side by side in one process, same
+// core and answers: RpcCore alone (no policy: the floor), POST /'s way (the envelope, then the guarded
+// RpcService.Call handler in process with params and result as JSON text), and the Call handler with
+// params and result as google.protobuf.Value (a Connect client's shape). Measured for a locally answered call
+// and a large result (a block with 200 transactions, as eth_getBlockByNumber(n, true) returns).
 import type { SubscriptionHub } from "../src/live/subscriptions.js";
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
@@ -14,6 +14,7 @@ import { Policy } from "../src/policy/policy.js";
 import { guard } from "../src/handlers/guard.js";
 import { rpcHandlers } from "../src/handlers/rpcHandlers.js";
 import { handleJsonRpc } from "../src/transport/jsonrpc/handleJsonRpc.js";
+import { jsonRpcViaHandlers } from "../src/transport/jsonrpc/viaHandlers.js";
 import { callInProcess } from "../src/transport/http/callInProcess.js";
 import { RpcService, CallRequestSchema } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
 import type { IdempotencyStore } from "../src/store/idempotencyStore.js";
@@ -60,17 +61,22 @@ const policy = new Policy({
 });
 const rpc = guard(RpcService, rpcHandlers(core, 40, undefined as unknown as Sponsorship, undefined as unknown as SubscriptionHub), policy);
 
-/** Today's path: the envelope, Policy.admit under RpcService.Call, RpcCore. */
-async function direct(body: string): Promise<string> {
-  const answer = await handleJsonRpc(body, core, {
-    maxBatchSize: 40,
-    admit: (weight, batch) => policy.admit(batch ? "RpcService.Batch" : "RpcService.Call", { clientIp: "127.0.0.1" }, weight),
-  });
+/** The floor: the core alone, no policy, no handler (what POST / cost before it ran on the handlers). */
+async function coreAlone(body: string): Promise<string> {
+  const req = JSON.parse(body) as { id: number; method: string; params: JsonValue[] };
+  const [o] = await core.callMany({ access: { kind: "public" } }, [{ method: req.method, params: req.params }]);
+  if (!o?.ok) throw new Error("failed");
+  return `{"jsonrpc":"2.0","id":${req.id},"result":${o.raw ?? JSON.stringify(o.result)}}`;
+}
+
+/** POST / today: the envelope, then the guarded Call handler in process, params and result as JSON text. */
+async function jsonText(body: string): Promise<string> {
+  const answer = await handleJsonRpc(body, jsonRpcViaHandlers(rpc, { clientIp: "127.0.0.1" }, "/"), 40);
   return answer.body ?? "";
 }
 
-/** The alternative: the envelope parsed, the Call handler run in process, its Value result rendered back. */
-async function viaHandler(body: string): Promise<string> {
+/** The Call handler with params and result as google.protobuf.Value (a Connect client's shape). */
+async function asValues(body: string): Promise<string> {
   const req = JSON.parse(body) as { id: number; method: string; params?: JsonValue[] };
   const call = callInProcess(
     RpcService.method.call,
@@ -95,14 +101,17 @@ const cases: [string, string, number][] = [
   ["eth_chainId (answered locally)", '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', 200_000],
   ["a block with 200 transactions (~140 KB)", '{"jsonrpc":"2.0","id":1,"method":"bench_block","params":["0x10",true]}', 2_000],
 ];
-if ((await direct(cases[0]![1])) !== (await viaHandler(cases[0]![1]))) throw new Error("the two paths answer differently");
-console.log("| call | today: envelope → Policy → RpcCore (µs) | via the Call handler (µs) | ratio |\n|---|---|---|---|");
+for (const [, body] of cases) {
+  const [a, b, c] = [await coreAlone(body), await jsonText(body), await asValues(body)];
+  if (a !== b || JSON.stringify(JSON.parse(a)) !== JSON.stringify(JSON.parse(c))) throw new Error("the paths answer differently");
+}
+console.log("| call | RpcCore alone, no policy (µs) | POST /: Call handler, JSON text (µs) | Call handler, Values (µs) |\n|---|---|---|---|");
 for (const [name, body, n] of cases) {
-  const rounds: [number, number][] = [];
-  for (let r = 0; r < 5; r++) rounds.push([await nsPer(n, () => direct(body)), await nsPer(n, () => viaHandler(body))]);
+  const rounds: [number, number, number][] = [];
+  for (let r = 0; r < 5; r++) rounds.push([await nsPer(n, () => coreAlone(body)), await nsPer(n, () => jsonText(body)), await nsPer(n, () => asValues(body))]);
   // The first round warms the JIT; the median of the rest is reported.
   const kept = rounds.slice(1);
-  const med = (k: 0 | 1): number => kept.map((x) => x[k]).sort((a, b) => a - b)[Math.floor(kept.length / 2)]!;
-  console.log(`| ${name} | ${(med(0) / 1000).toFixed(2)} | ${(med(1) / 1000).toFixed(2)} | ${(med(1) / med(0)).toFixed(2)}× |`);
+  const med = (k: 0 | 1 | 2): number => kept.map((x) => x[k]).sort((a, b) => a - b)[Math.floor(kept.length / 2)]! / 1000;
+  console.log(`| ${name} | ${med(0).toFixed(2)} | ${med(1).toFixed(2)} | ${med(2).toFixed(2)} |`);
 }
 process.exit(0);

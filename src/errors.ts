@@ -22,6 +22,11 @@ export type ErrorKind =
   | "idempotency_in_progress";
 
 interface KindInfo {
+  /**
+   * A condition of the whole request or of the service (who called, how often, whether a node is there), not
+   * of one call's method or params: it refuses a batch as a whole, and it sets a JSON-RPC answer's HTTP status.
+   */
+  wholeRequest?: true;
   jsonRpcCode: number;
   httpStatus: number;
   connectCode: Code;
@@ -34,18 +39,18 @@ export const errorKinds: Record<ErrorKind, KindInfo> = {
   method_not_found: { jsonRpcCode: -32601, httpStatus: 404, connectCode: Code.Unimplemented, zktCode: "VALIDATION_ERROR" },
   invalid_params: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "VALIDATION_ERROR" },
   internal: { jsonRpcCode: -32603, httpStatus: 500, connectCode: Code.Internal, zktCode: "INTERNAL_ERROR" },
-  rate_limited: { jsonRpcCode: -32005, httpStatus: 429, connectCode: Code.ResourceExhausted, zktCode: "RATE_LIMITED" },
+  rate_limited: { wholeRequest: true, jsonRpcCode: -32005, httpStatus: 429, connectCode: Code.ResourceExhausted, zktCode: "RATE_LIMITED" },
   transaction_rejected: { jsonRpcCode: -32003, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },
   // Reverts keep the node's own code (3 for geth/anvil) and data; see GatewayError.jsonRpcCode.
   execution_reverted: { jsonRpcCode: 3, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },
-  unauthorized: { jsonRpcCode: -32001, httpStatus: 401, connectCode: Code.Unauthenticated, zktCode: "UNAUTHORIZED" },
-  payload_too_large: { jsonRpcCode: -32600, httpStatus: 413, connectCode: Code.ResourceExhausted, zktCode: "PAYLOAD_TOO_LARGE" },
+  unauthorized: { wholeRequest: true, jsonRpcCode: -32001, httpStatus: 401, connectCode: Code.Unauthenticated, zktCode: "UNAUTHORIZED" },
+  payload_too_large: { wholeRequest: true, jsonRpcCode: -32600, httpStatus: 413, connectCode: Code.ResourceExhausted, zktCode: "PAYLOAD_TOO_LARGE" },
   validation: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "VALIDATION_ERROR" },
   compilation: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "COMPILATION_ERROR" },
-  upstream_unavailable: { jsonRpcCode: -32603, httpStatus: 503, connectCode: Code.Unavailable, zktCode: "UPSTREAM_UNAVAILABLE" },
+  upstream_unavailable: { wholeRequest: true, jsonRpcCode: -32603, httpStatus: 503, connectCode: Code.Unavailable, zktCode: "UPSTREAM_UNAVAILABLE" },
   not_found: { jsonRpcCode: -32601, httpStatus: 404, connectCode: Code.NotFound, zktCode: "NOT_FOUND" },
-  idempotency_mismatch: { jsonRpcCode: -32602, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "VALIDATION_ERROR" },
-  idempotency_in_progress: { jsonRpcCode: -32603, httpStatus: 409, connectCode: Code.Aborted, zktCode: "VALIDATION_ERROR" },
+  idempotency_mismatch: { wholeRequest: true, jsonRpcCode: -32602, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "VALIDATION_ERROR" },
+  idempotency_in_progress: { wholeRequest: true, jsonRpcCode: -32603, httpStatus: 409, connectCode: Code.Aborted, zktCode: "VALIDATION_ERROR" },
 };
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -93,6 +98,11 @@ export class GatewayError extends Error {
   get zktCode(): string {
     return errorKinds[this.kind].zktCode;
   }
+}
+
+/** True when `err` refuses a whole request (see KindInfo.wholeRequest). */
+export function failsWholeRequest(err: GatewayError): boolean {
+  return errorKinds[err.kind].wholeRequest === true;
 }
 
 /** Anything thrown that is not a GatewayError becomes an internal error whose message hides details. */

@@ -209,7 +209,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       notified: (kind, n) => n > 0 && m.notifications.inc({ network: net.name, kind }, n),
     });
     // One policy for every transport (policy/operations.ts), applied around the handlers by the guard; the
-    // REST adapters call the same guarded handlers (JSON-RPC: the same policy entries, then RpcCore directly).
+    // REST, JSON-RPC and WebSocket adapters call the same guarded handlers in process.
     const policy = new Policy({ network: net.name, authenticate: deps.authenticate, limits, idempotency: deps.idempotency });
     const handlers = {
       rpc: guard(RpcService, rpcHandlers(core, gw.maxBatchSize, sponsorship, hub), policy, (method, req) =>
@@ -218,7 +218,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       zkt: guard(ZktService, zktHandlers(zkt, hub), policy),
     };
     const sockets = webSocketEndpoint({
-      dispatcher: core,
+      rpc: handlers.rpc,
       hub,
       policy,
       maxBatchSize: gw.maxBatchSize,
@@ -240,7 +240,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
           renderError: () => ({ status: 500 }),
           handle: async () => ({ status: 200, body: await m.text(), contentType: "text/plain; version=0.0.4" }),
         },
-        ...jsonRpcRoutes({ dispatcher: core, maxBatchSize: gw.maxBatchSize, policy, rpc: handlers.rpc }),
+        ...jsonRpcRoutes({ maxBatchSize: gw.maxBatchSize, rpc: handlers.rpc }),
         ...zktRoutes({ zkt: handlers.zkt, log }),
         ...deps.sharedRoutes,
       ],

@@ -49,6 +49,18 @@ describe("architecture", () => {
     expect(wrong).toEqual([]);
   });
 
+  it("transports reach the cores only through the handlers: no transport file imports RpcCore or ZktCore (types aside)", () => {
+    const wrong = src
+      .filter((f) => f.startsWith("src/transport/"))
+      .flatMap((f) =>
+        [...readFileSync(f, "utf8").matchAll(/^import (?!type )[^;]*?from "([^"]+)"/gms)]
+          .map((m) => m[1]!)
+          .filter((i) => /\/(rpcCore|zktCore)\.js$/.test(i))
+          .map((i) => `${f} -> ${i}`),
+      );
+    expect(wrong).toEqual([]);
+  });
+
   it("handlers import no transport", () => {
     const wrong = src
       .filter((f) => f.startsWith("src/handlers/") || f.startsWith("src/policy/"))

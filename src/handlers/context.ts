@@ -4,7 +4,18 @@ import { createContextKey } from "@connectrpc/connect";
 import type { Access } from "../keys/access.js";
 import type { Caller } from "../policy/policy.js";
 import type { ClaimHooks } from "../store/idempotencyStore.js";
+import type { Params } from "../rpc/rpcCore.js";
+import type { CallRequest } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 
 export const callerKey = createContextKey<Caller>({ clientIp: "unknown" }, { description: "who called, as the transport saw it" });
 export const accessKey = createContextKey<Access>({ kind: "public" }, { description: "the caller's access, once admitted" });
 export const claimHooksKey = createContextKey<Partial<ClaimHooks>>({}, { description: "the idempotency claim a write runs under" });
+
+/**
+ * Params an in-process caller has already parsed (the JSON-RPC envelope), on the CallRequest it hands the
+ * Call or Batch handler: the handler takes them as they are, and the request's params_json text is made only
+ * if something reads it (an idempotency payload). Parsing the envelope's params to text and back cost a batch
+ * of 40 a fifth of its in-process CPU.
+ */
+export const PARSED_PARAMS: unique symbol = Symbol("parsedParams");
+export type CallRequestWithParsedParams = CallRequest & { [PARSED_PARAMS]?: Params };

@@ -4,11 +4,12 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create, fromJsonString, toJsonString, type DescMessage, type DescMethodUnary, type DescService, type MessageShape } from "@bufbuild/protobuf";
 import { GatewayError } from "../errors.js";
-import type { Policy } from "../policy/policy.js";
+import type { Admission, Caller, Policy } from "../policy/policy.js";
+import { andThen, type MaybePromise } from "../maybePromise.js";
 import { OPERATIONS, operationOf } from "../policy/operations.js";
 import { accessKey, callerKey, claimHooksKey } from "./context.js";
 
-type Unary = (req: MessageShape<DescMessage>, ctx: HandlerContext) => Promise<unknown>;
+type Unary = (req: MessageShape<DescMessage>, ctx: HandlerContext) => MaybePromise<unknown>;
 type Streaming = (req: MessageShape<DescMessage>, ctx: HandlerContext) => AsyncIterable<unknown>;
 
 export function guard<S extends DescService>(
@@ -40,25 +41,31 @@ export function guard<S extends DescService>(
       encode: (v: unknown) => toJsonString(m.output, create(m.output, v as never)),
       decode: (t: string) => fromJsonString(m.output, t),
     };
-    guarded[method.localName] = async (req, ctx) => {
+    // At once when nothing waits (a public caller, a local limiter, a locally answered call): no promise.
+    guarded[method.localName] = (req, ctx) => {
       const caller = ctx.values.get(callerKey);
-      const admission = await policy.admit(op, caller, weightOf(method.name, req));
-      ctx.values.set(accessKey, admission.access);
-      for (const [k, v] of Object.entries(admission.headers)) ctx.responseHeader.set(k, v);
-      // A write request may carry its own idempotency key (the ZKT messages' idempotency_key field).
-      const own = (req as { idempotencyKey?: unknown }).idempotencyKey;
-      const withKey = typeof own === "string" && own !== "" ? { ...caller, idempotencyKey: own } : caller;
-      if (!OPERATIONS[op].idempotent || !withKey.idempotencyKey)
-        return policy
-          .run(
-            op,
-            admission,
-            withKey,
-            () => "",
-            codec,
-            () => fn(req, ctx),
-          )
-          .then((r) => r.value);
+      return andThen(policy.admit(op, caller, weightOf(method.name, req)), (admission) => {
+        ctx.values.set(accessKey, admission.access);
+        for (const k in admission.headers) ctx.responseHeader.set(k, admission.headers[k]!);
+        // A write request may carry its own idempotency key (the ZKT messages' idempotency_key field).
+        const own = (req as { idempotencyKey?: unknown }).idempotencyKey;
+        const withKey = typeof own === "string" && own !== "" ? { ...caller, idempotencyKey: own } : caller;
+        if (!policy.hasRunWork(op, withKey)) return fn(req, ctx);
+        if (!OPERATIONS[op].idempotent || !withKey.idempotencyKey)
+          return policy
+            .run(
+              op,
+              admission,
+              withKey,
+              () => "",
+              codec,
+              () => fn(req, ctx),
+            )
+            .then((r) => r.value);
+        return idempotent(req, ctx, admission, withKey);
+      });
+    };
+    const idempotent = async (req: MessageShape<DescMessage>, ctx: HandlerContext, admission: Admission, withKey: Caller): Promise<unknown> => {
       const payload = () => toJsonString(m.input, ("idempotencyKey" in req ? { ...req, idempotencyKey: "" } : req) as never);
       const outcome = await policy
         .run(op, admission, withKey, payload, codec, (hooks) => (ctx.values.set(claimHooksKey, hooks), fn(req, ctx)))

@@ -1,14 +1,17 @@
 // RpcService handlers: messages to RpcCore calls and back, for every transport (Connect, gRPC, gRPC-Web
 // directly; the REST adapters in process). Policy is applied around them (guard.ts); they decide nothing.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { create, fromJson, toJson } from "@bufbuild/protobuf";
-import { ListValueSchema, ValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
-import { RpcService, BatchItemSchema, type CallRequest } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
-import { GatewayError, type JsonValue } from "../errors.js";
-import type { CallContext, CoreCall, RpcCore } from "../rpc/rpcCore.js";
+import { fromJson, toJson } from "@bufbuild/protobuf";
+import { ListValueSchema, ValueSchema, type ListValue, type Value } from "@bufbuild/protobuf/wkt";
+import { RpcService, BatchItemSchema, type BatchItem, type CallRequest, type RpcError } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { GatewayError, failsWholeRequest, type JsonValue } from "../errors.js";
+import type { RpcOutcome } from "../chain/upstreamPool.js";
+import type { CallContext, CoreCall, Params, RpcCore } from "../rpc/rpcCore.js";
+import { requireBatchSize } from "../rpc/batchSize.js";
+import { andThen } from "../maybePromise.js";
 import { requireAddress, requireBlockTag, requireData } from "../rpc/hex.js";
 import { toRpcError } from "./rpcError.js";
-import { accessKey } from "./context.js";
+import { accessKey, PARSED_PARAMS, type CallRequestWithParsedParams } from "./context.js";
 import type { Sponsorship } from "../platform/sponsorship.js";
 import { parseLogFilter, type SubscriptionHub } from "../live/subscriptions.js";
 import { subscriptionStream } from "../live/subscriptionStream.js";
@@ -26,8 +29,43 @@ function paramsOf(list: ListValue | undefined): JsonValue[] {
   return list ? (toJson(ListValueSchema, list) as JsonValue[]) : [];
 }
 
+/** A call's params: as an in-process caller parsed them, else its JSON text when given (params_json), else the ListValue. */
+function paramsOfCall(req: CallRequest): Params {
+  const parsed = (req as CallRequestWithParsedParams)[PARSED_PARAMS];
+  if (parsed !== undefined) return parsed;
+  if (req.paramsJson === "") return paramsOf(req.params);
+  if (req.paramsJson === "[]") return [];
+  try {
+    return JSON.parse(req.paramsJson) as Params;
+  } catch {
+    throw new GatewayError("invalid_params", "Invalid params: params_json is not valid JSON");
+  }
+}
+
 function toCoreCall(req: CallRequest): CoreCall {
-  return { method: req.method, params: paramsOf(req.params) };
+  return { method: req.method, params: paramsOfCall(req) };
+}
+
+/** A result as the request asked for it: the node's JSON text when it gave params_json, else a Value. */
+function resultOf(req: CallRequest, outcome: RpcOutcome & { ok: true }): { resultJson: string } | { result: Value } {
+  return (req as CallRequestWithParsedParams)[PARSED_PARAMS] !== undefined || req.paramsJson !== ""
+    ? { resultJson: outcome.raw ?? JSON.stringify(outcome.result) }
+    : { result: fromJson(ValueSchema, outcome.result) };
+}
+
+/** A BatchItem as the plain object protobuf-es messages are: create() per item costs a batch of 40 ~2 µs. */
+function batchItem(fields: { resultJson: string } | { result: Value } | { error: RpcError }): BatchItem {
+  return { $typeName: BatchItemSchema.typeName, result: undefined, error: undefined, resultJson: "", ...fields };
+}
+
+/**
+ * One failure shared by every call of a batch that refuses the request as a whole (the node unreachable):
+ * answered once for the batch, not per item, on every transport.
+ */
+function sharedFailure(outcomes: RpcOutcome[]): GatewayError | undefined {
+  const first = outcomes[0];
+  if (!first || first.ok || !failsWholeRequest(first.error)) return undefined;
+  return outcomes.every((o) => !o.ok && o.error === first.error) ? first.error : undefined;
 }
 
 async function callString(core: RpcCore, ctx: HandlerContext, method: string, params: JsonValue[]): Promise<string> {
@@ -74,20 +112,21 @@ export function rpcHandlers(core: RpcCore, maxBatchSize: number, sponsorship: Sp
         };
       }
     },
-    async call(req, ctx) {
-      const result = await core.call(callContext(ctx), req.method, paramsOf(req.params));
-      return { result: fromJson(ValueSchema, result) };
+    // At once when the core answers at once (a local answer, the cache).
+    call(req, ctx) {
+      return andThen(core.callMany(callContext(ctx), [toCoreCall(req)]), ([outcome]) => {
+        if (!outcome) throw new GatewayError("internal", "no outcome");
+        if (!outcome.ok) throw outcome.error;
+        return resultOf(req, outcome);
+      });
     },
     async batch(req, ctx) {
-      if (req.calls.length === 0) throw new GatewayError("invalid_request", "Invalid Request: empty batch");
-      if (req.calls.length > maxBatchSize) {
-        throw new GatewayError("invalid_request", `Invalid Request: a batch may hold at most ${maxBatchSize} requests, this one has ${req.calls.length}`);
-      }
+      requireBatchSize(req.calls.length, maxBatchSize);
       const outcomes = await core.callMany(callContext(ctx), req.calls.map(toCoreCall));
+      const shared = sharedFailure(outcomes);
+      if (shared) throw shared;
       return {
-        items: outcomes.map((o) =>
-          o.ok ? create(BatchItemSchema, { result: fromJson(ValueSchema, o.result) }) : create(BatchItemSchema, { error: toRpcError(o.error) }),
-        ),
+        items: outcomes.map((o, i) => batchItem(o.ok ? resultOf(req.calls[i]!, o) : { error: toRpcError(o.error) })),
       };
     },
     async getChainId() {

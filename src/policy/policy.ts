@@ -57,6 +57,12 @@ export class Policy {
     return this.deps.authenticate(caller.apiKey).then((access) => this.limit(op, access, caller.clientIp, weight));
   }
 
+  /** Whether run() has work for this call (a quota to charge, an idempotency key to honour); else just call it. */
+  hasRunWork(op: OperationName, caller: Caller): boolean {
+    const rule = OPERATIONS[op];
+    return rule.quota || (rule.idempotent && caller.idempotencyKey !== undefined && caller.idempotencyKey !== "");
+  }
+
   /**
    * Runs an admitted operation: once per idempotency key when the operation is idempotent and the caller gave
    * one (a retry gets the first outcome, replayed), charging the daily quota once when the operation spends it.
@@ -69,7 +75,7 @@ export class Policy {
     caller: Caller,
     payload: () => string,
     codec: Codec<T>,
-    fn: (hooks: Partial<ClaimHooks>) => Promise<T>,
+    fn: (hooks: Partial<ClaimHooks>) => MaybePromise<T>,
   ): Promise<{ value: T; replayed: boolean }> {
     const rule = OPERATIONS[op];
     const charged = async (hooks: Partial<ClaimHooks>): Promise<T> => {

@@ -209,13 +209,19 @@ describe("the policy table holds the same over every transport", () => {
       const mismatch = await client.writeMessage({ message: "other", idempotencyKey: `walk-${wire}` }).catch((e: unknown) => e as ConnectError);
       expect((mismatch as ConnectError).code, wire).toBe(Code.FailedPrecondition);
     }
-    // JSON-RPC over REST renders the store's refusal as a JSON-RPC error, not a ZKT body.
+    // JSON-RPC: the key covers the call (method and params), not the envelope's id — a client's retry comes
+    // with a new id and is replayed under it; another call under the key is refused, rendered as a JSON-RPC
+    // error, not a ZKT body.
     const k = await newKey();
-    const call = (id: number) =>
-      postJson(url + `/zgt/${k}`, { jsonrpc: "2.0", id, method: "eth_chainId", params: [] }, { "idempotency-key": "rpc-1", "x-forwarded-for": nextIp() });
-    await call(1);
-    const reused = await call(2);
+    const call = (id: number, method: string) =>
+      postJson(url + `/zgt/${k}`, { jsonrpc: "2.0", id, method, params: [] }, { "idempotency-key": "rpc-1", "x-forwarded-for": nextIp() });
+    const original = await call(1, "eth_chainId");
+    const retry = await call(2, "eth_chainId");
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.json).toEqual({ ...(original.json as object), id: 2 });
+    const reused = await call(3, "net_version");
     expect(reused.status).toBe(422);
-    expect(reused.json).toMatchObject({ jsonrpc: "2.0", id: 2, error: { code: -32602, message: expect.stringMatching(/different request payload/) } });
+    expect(reused.json).toMatchObject({ jsonrpc: "2.0", id: 3, error: { code: -32602, message: expect.stringMatching(/different request payload/) } });
   });
 });

@@ -2,9 +2,8 @@
 // spec's own example methods; the examples that need no method are also sent to a real gateway.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayError, type JsonValue } from "../../src/errors.js";
-import type { RpcOutcome } from "../../src/chain/upstreamPool.js";
-import type { CoreCall, RpcDispatcher } from "../../src/rpc/rpcCore.js";
-import { handleJsonRpc } from "../../src/transport/jsonrpc/handleJsonRpc.js";
+import type { CoreCall } from "../../src/rpc/rpcCore.js";
+import { handleJsonRpc, type ItemOutcome, type JsonRpcHandlers } from "../../src/transport/jsonrpc/handleJsonRpc.js";
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 
@@ -17,12 +16,21 @@ const specMethods: Record<string, (p: CoreCall["params"]) => JsonValue> = {
   notify_hello: () => (notified.push("notify_hello"), null),
   notify_sum: () => (notified.push("notify_sum"), null),
 };
-const specDispatcher: RpcDispatcher = {
-  async callMany(_ctx, calls) {
-    return calls.map((c): RpcOutcome => {
-      const fn = specMethods[c.method];
-      return fn ? { ok: true, result: fn(c.params) } : { ok: false, error: new GatewayError("method_not_found", `Method not found: ${c.method}`) };
-    });
+const specCall = (c: CoreCall): ItemOutcome => {
+  const fn = specMethods[c.method];
+  return fn ? { ok: true, json: JSON.stringify(fn(c.params)) } : { ok: false, error: { code: -32601, message: `Method not found: ${c.method}` } };
+};
+/** The spec's methods in place of the RpcService handlers. */
+const specHandlers: JsonRpcHandlers = {
+  async call(c) {
+    const o = specCall(c);
+    return {
+      outcome: o.ok ? { ok: true, value: o.json } : { ok: false, error: new GatewayError("method_not_found", o.error.message) },
+      headers: {},
+    };
+  },
+  async batch(calls) {
+    return { outcome: { ok: true, value: calls.map(specCall) }, headers: {} };
   },
 };
 
@@ -74,7 +82,7 @@ const examples: [string, string, unknown][] = [
 describe("JSON-RPC 2.0 specification examples (envelope with the spec's methods)", () => {
   for (const [name, request, expected] of examples) {
     it(name, async () => {
-      const answer = await handleJsonRpc(request, specDispatcher, { maxBatchSize: 40 });
+      const answer = await handleJsonRpc(request, specHandlers, 40);
       if (expected === undefined) {
         expect(answer.body).toBeUndefined();
         expect(answer.status).toBe(204);

@@ -1,5 +1,5 @@
 // GatewayError → JSON-RPC 2.0 error object. The one place JSON-RPC error shapes are decided.
-import type { GatewayError, JsonValue } from "../../errors.js";
+import { failsWholeRequest, type GatewayError, type JsonValue } from "../../errors.js";
 
 export interface JsonRpcErrorObject {
   code: number;
@@ -11,17 +11,7 @@ export function toJsonRpcError(err: GatewayError): JsonRpcErrorObject {
   return err.details === undefined ? { code: err.jsonRpcCode, message: err.message } : { code: err.jsonRpcCode, message: err.message, data: err.details };
 }
 
-/** Transport-level conditions change the HTTP status of a JSON-RPC answer; method-level errors stay 200. */
+/** Conditions of the whole request set the HTTP status of a JSON-RPC answer; method-level errors stay 200. */
 export function httpStatusForJsonRpc(err: GatewayError): number {
-  switch (err.kind) {
-    case "unauthorized":
-    case "payload_too_large":
-    case "rate_limited":
-    case "upstream_unavailable":
-    case "idempotency_mismatch":
-    case "idempotency_in_progress":
-      return err.httpStatus;
-    default:
-      return 200;
-  }
+  return failsWholeRequest(err) ? err.httpStatus : 200;
 }

@@ -1,10 +1,10 @@
-// JSON-RPC 2.0 envelope handling over HTTP, exactly as the specification says: single calls, batches,
-// notifications, parse and invalid-request errors. It decides nothing about methods: the dispatcher does.
+// JSON-RPC 2.0 envelope handling, exactly as the specification says: single calls, batches, notifications,
+// parse and invalid-request errors, ids echoed as sent. It decides nothing: every call runs through the
+// RpcService handlers (Call for one, Batch for several; see JsonRpcHandlers), which apply the policy.
 import { GatewayError, toGatewayError } from "../../errors.js";
-import type { RpcOutcome } from "../../chain/upstreamPool.js";
-import type { CoreCall, RpcDispatcher } from "../../rpc/rpcCore.js";
-import type { Access } from "../../keys/access.js";
-import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
+import type { CoreCall } from "../../rpc/rpcCore.js";
+import { requireBatchSize } from "../../rpc/batchSize.js";
+import { httpStatusForJsonRpc, toJsonRpcError, type JsonRpcErrorObject } from "./errorMap.js";
 import { andThen, type MaybePromise } from "../../maybePromise.js";
 import { numericIdTexts } from "./rawIds.js";
 
@@ -15,133 +15,77 @@ export interface JsonRpcHttpAnswer {
   headers?: Record<string, string>;
 }
 
+/** What a handler answered, with the headers it set (X-RateLimit-*, Idempotent-Replayed), also on failure. */
+export interface Handled<T> {
+  outcome: { ok: true; value: T } | { ok: false; error: GatewayError };
+  headers: Record<string, string>;
+}
+
+/** One call of a batch: its result's JSON text, or its JSON-RPC error. */
+export type ItemOutcome = { ok: true; json: string } | { ok: false; error: JsonRpcErrorObject };
+
+/** How the envelope's calls reach the RpcService handlers; a failed outcome refuses the request as a whole. */
+export interface JsonRpcHandlers {
+  /** One call (RpcService.Call): its result's JSON text. */
+  call(call: CoreCall): MaybePromise<Handled<string>>;
+  /** Several calls (RpcService.Batch), in order. */
+  batch(calls: CoreCall[]): MaybePromise<Handled<ItemOutcome[]>>;
+}
+
 /** A numeric id is kept as its own text (`raw`), so it goes back exactly as sent (JSON.parse rounds). */
 type Id = string | { raw: string } | null;
 type Parsed = { ok: true; id: Id; notification: boolean; call: CoreCall } | { ok: false; id: Id; error: GatewayError };
 
-/** What admission decided: the caller's access, and headers for the answer. */
-export interface Admitted {
-  access: Access;
-  headers: Record<string, string>;
-}
-
-export interface JsonRpcOptions {
-  maxBatchSize: number;
-  /**
-   * Admission (authentication, rate limits) for `weight` requests — a batch when `batch` — after the envelope
-   * is known and before anything runs. A throw refuses the whole request (or batch). Public, no limits: absent.
-   */
-  admit?: (weight: number, batch: boolean) => MaybePromise<Admitted>;
-  /** Wraps an admitted request's run (idempotency); its errors are answered as JSON-RPC errors. */
-  around?: (batch: boolean, admitted: Admitted, run: () => Promise<JsonRpcHttpAnswer>) => Promise<JsonRpcHttpAnswer>;
-}
-
-/**
- * The answer to one HTTP body: at once when nothing had to wait (a locally answered call, a local rate-limit
- * decision), else a promise. A dispatcher that fails (throws or rejects) fails it the same way, for the
- * caller to render.
- */
-export function handleJsonRpc(text: string, dispatcher: RpcDispatcher, options: JsonRpcOptions): MaybePromise<JsonRpcHttpAnswer> {
+/** The answer to one body (HTTP or a WebSocket message): at once when nothing had to wait, else a promise. */
+export function handleJsonRpc(text: string, handlers: JsonRpcHandlers, maxBatchSize: number): MaybePromise<JsonRpcHttpAnswer> {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return errorAnswer(400, null, new GatewayError("parse_error", "Parse error: the body is not valid JSON"));
+    return errorAnswer(400, null, new GatewayError("parse_error", "Parse error: the body is not valid JSON"), undefined);
   }
-  if (Array.isArray(body)) return handleBatch(body, text, dispatcher, options);
+  if (Array.isArray(body)) return handleBatch(body, text, handlers, maxBatchSize);
   const parsed = parseRequest(body, () => singleIdText(text, body));
-  if (!parsed.ok) return errorAnswer(400, parsed.id, parsed.error);
-  return andThen(admit(options, 1, false, parsed.id), (admitted) => {
-    if ("refused" in admitted) return admitted.refused;
-    const run = (): MaybePromise<JsonRpcHttpAnswer> =>
-      andThen(dispatcher.callMany({ access: admitted.access }, [parsed.call]), ([outcome]) => {
-        if (parsed.notification) return withHeaders({ status: 204 }, admitted.headers);
-        const status = outcome && !outcome.ok ? httpStatusForJsonRpc(outcome.error) : 200;
-        return withHeaders(withRetryAfter({ status, body: reply(parsed.id, outcome!) }, outcome), admitted.headers);
-      });
-    if (!options.around) return run();
-    return options.around(false, admitted, async () => run()).catch((err: unknown) => withHeaders(refusal(err, parsed.id), admitted.headers));
+  if (!parsed.ok) return errorAnswer(400, parsed.id, parsed.error, undefined);
+  return andThen(handlers.call(parsed.call), ({ outcome, headers }) => {
+    if (outcome.ok) return parsed.notification ? { status: 204, headers } : { status: 200, body: resultReply(parsed.id, outcome.value), headers };
+    const status = httpStatusForJsonRpc(outcome.error);
+    // A notification is not answered, unless the request as a whole was refused (a limit, a bad key).
+    if (parsed.notification && status === 200) return { status: 204, headers };
+    return errorAnswer(status, parsed.id, outcome.error, headers);
   });
 }
 
-async function handleBatch(body: unknown[], text: string, dispatcher: RpcDispatcher, options: JsonRpcOptions): Promise<JsonRpcHttpAnswer> {
-  if (body.length === 0) return errorAnswer(400, null, new GatewayError("invalid_request", "Invalid Request: empty batch"));
-  if (body.length > options.maxBatchSize) {
-    return errorAnswer(
-      400,
-      null,
-      new GatewayError(
-        "invalid_request",
-        `Invalid Request: a batch may hold at most ${options.maxBatchSize} requests, this one has ${body.length}; set your client's batch size to ${options.maxBatchSize} (viem: http(url, { batch: { batchSize: ${options.maxBatchSize} } }); ethers: new JsonRpcProvider(url, network, { batchMaxCount: ${options.maxBatchSize} }))`,
-      ),
-    );
+function handleBatch(body: unknown[], text: string, handlers: JsonRpcHandlers, maxBatchSize: number): MaybePromise<JsonRpcHttpAnswer> {
+  try {
+    requireBatchSize(body.length, maxBatchSize);
+  } catch (err) {
+    return errorAnswer(400, null, toGatewayError(err), undefined);
   }
   let idTexts: (string | undefined)[] | undefined;
   const parsed = body.map((r, i) => parseRequest(r, () => (idTexts ??= batchIdTexts(text, body))[i]));
-  const admitted = await admit(options, body.length, true, null);
-  if ("refused" in admitted) return admitted.refused;
-  const run = async (): Promise<JsonRpcHttpAnswer> => {
-    const outcomes = await dispatch(parsed, { access: admitted.access }, dispatcher);
-    // A transport-level failure (e.g. rate limit) of the whole batch is answered once, not per item.
-    const whole = batchWideError(outcomes);
-    if (whole) return errorAnswer(httpStatusForJsonRpc(whole), null, whole);
-    const replies: string[] = [];
-    parsed.forEach((p, i) => {
-      if (p.ok && p.notification) return;
-      replies.push(reply(p.id, p.ok ? outcomes[i]! : { ok: false, error: p.error }));
-    });
-    return withHeaders(replies.length === 0 ? { status: 204 } : { status: 200, body: `[${replies.join(",")}]` }, admitted.headers);
-  };
-  if (!options.around) return run();
-  return options.around(true, admitted, run).catch((err: unknown) => withHeaders(refusal(err, null), admitted.headers));
-}
-
-type Admission = Admitted | { refused: JsonRpcHttpAnswer };
-/** Public access with no limits (tests, specification examples); frozen: answers may share its headers. */
-const UNLIMITED: Admitted = { access: { kind: "public" }, headers: Object.freeze({}) as Record<string, string> };
-
-/** Admission, without a promise when the decision is made at once (the local limiter). */
-function admit(options: JsonRpcOptions, weight: number, batch: boolean, id: Id): MaybePromise<Admission> {
-  if (!options.admit) return UNLIMITED;
-  try {
-    const admitted = options.admit(weight, batch);
-    return admitted instanceof Promise ? admitted.catch((err: unknown) => ({ refused: refusal(err, id) })) : admitted;
-  } catch (err) {
-    return { refused: refusal(err, id) };
-  }
-}
-
-function refusal(err: unknown, id: Id): JsonRpcHttpAnswer {
-  const gw = toGatewayError(err);
-  return errorAnswer(httpStatusForJsonRpc(gw), id, gw);
-}
-
-/** The admission's headers under the answer's own; no copy when the answer has none (the usual case). */
-function withHeaders(answer: JsonRpcHttpAnswer, headers: Record<string, string>): JsonRpcHttpAnswer {
-  if (answer.headers === undefined) answer.headers = headers;
-  else answer.headers = { ...headers, ...answer.headers };
-  return answer;
-}
-
-async function dispatch(parsed: Parsed[], ctx: { access: Access }, dispatcher: RpcDispatcher): Promise<(RpcOutcome | undefined)[]> {
   const calls: CoreCall[] = [];
-  const index: number[] = [];
-  parsed.forEach((p, i) => {
-    if (p.ok) {
-      calls.push(p.call);
-      index.push(i);
+  for (const p of parsed) if (p.ok) calls.push(p.call);
+  const render = (items: ItemOutcome[], headers: Record<string, string> | undefined): JsonRpcHttpAnswer => {
+    const replies: string[] = [];
+    let next = 0;
+    for (const p of parsed) {
+      if (!p.ok) replies.push(errorReply(p.id, toJsonRpcError(p.error)));
+      else {
+        const item = items[next++]!;
+        if (p.notification) continue;
+        replies.push(item.ok ? resultReply(p.id, item.json) : errorReply(p.id, item.error));
+      }
     }
-  });
-  const outcomes: (RpcOutcome | undefined)[] = new Array(parsed.length);
-  if (calls.length > 0) (await dispatcher.callMany(ctx, calls)).forEach((o, j) => (outcomes[index[j]!] = o));
-  return outcomes;
-}
-
-function batchWideError(outcomes: (RpcOutcome | undefined)[]): GatewayError | undefined {
-  const first = outcomes.find((o) => o !== undefined);
-  if (first && !first.ok && httpStatusForJsonRpc(first.error) !== 200 && outcomes.every((o) => o === undefined || (!o.ok && o.error === first.error)))
-    return first.error;
-  return undefined;
+    const answer: JsonRpcHttpAnswer = replies.length === 0 ? { status: 204 } : { status: 200, body: `[${replies.join(",")}]` };
+    if (headers) answer.headers = headers;
+    return answer;
+  };
+  // Nothing well-formed to run: the malformed entries are answered, nothing is called.
+  if (calls.length === 0) return render([], undefined);
+  return andThen(handlers.batch(calls), ({ outcome, headers }) =>
+    outcome.ok ? render(outcome.value, headers) : errorAnswer(httpStatusForJsonRpc(outcome.error), null, outcome.error, headers),
+  );
 }
 
 /** The id's text of a single request whose id is a number: found at once in compact JSON, else scanned for. */
@@ -204,17 +148,18 @@ function idText(id: Id): string {
   return id === null ? "null" : typeof id === "string" ? JSON.stringify(id) : id.raw;
 }
 
-function reply(id: Id, outcome: RpcOutcome): string {
-  return outcome.ok
-    ? `{"jsonrpc":"2.0","id":${idText(id)},"result":${outcome.raw ?? JSON.stringify(outcome.result)}}`
-    : `{"jsonrpc":"2.0","id":${idText(id)},"error":${JSON.stringify(toJsonRpcError(outcome.error))}}`;
+function resultReply(id: Id, json: string): string {
+  return `{"jsonrpc":"2.0","id":${idText(id)},"result":${json}}`;
 }
 
-function errorAnswer(status: number, id: Id, error: GatewayError): JsonRpcHttpAnswer {
-  return withRetryAfter({ status, body: reply(id, { ok: false, error }) }, { ok: false, error });
+function errorReply(id: Id, error: JsonRpcErrorObject): string {
+  return `{"jsonrpc":"2.0","id":${idText(id)},"error":${JSON.stringify(error)}}`;
 }
 
-function withRetryAfter(answer: JsonRpcHttpAnswer, outcome: RpcOutcome | undefined): JsonRpcHttpAnswer {
-  if (outcome && !outcome.ok && outcome.error.retryAfterSeconds !== undefined) answer.headers = { "retry-after": String(outcome.error.retryAfterSeconds) };
+/** An error answer; a rate-limited caller is told when to come back (Retry-After). */
+function errorAnswer(status: number, id: Id, error: GatewayError, headers: Record<string, string> | undefined): JsonRpcHttpAnswer {
+  const answer: JsonRpcHttpAnswer = { status, body: errorReply(id, toJsonRpcError(error)) };
+  if (error.retryAfterSeconds !== undefined) answer.headers = { ...headers, "retry-after": String(error.retryAfterSeconds) };
+  else if (headers) answer.headers = headers;
   return answer;
 }

@@ -1,28 +1,24 @@
 // JSON-RPC 2.0 over HTTP: POST / (public, read-only) and POST /zgt/<API_KEY> (the key's rights), plus the
-// experimental POST /zgt/<API_KEY>/sponsor-consent. Translation only: the envelope is handleJsonRpc's, the
-// policy (who, limits, idempotency) is Policy's under RpcService.Call/Batch — the entries Connect's Call and
-// Batch run under — and the calls are RpcCore's, as behind those handlers. JSON-RPC does not go through the
-// Call/Batch message handlers themselves: turning every param and result into google.protobuf.Value and
-// back would cost the hot path its speed (`npm run bench:via-handler`), for the same core call.
+// experimental POST /zgt/<API_KEY>/sponsor-consent. Translation only: the envelope is handleJsonRpc's, and
+// every call runs through the guarded RpcService handlers in process (Call, Batch, SignSponsorConsent), which
+// apply the policy — who, limits, idempotency — as they do for Connect, gRPC and gRPC-Web.
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GatewayError } from "../../errors.js";
-import type { RpcDispatcher } from "../../rpc/rpcCore.js";
 import type { HttpAnswer, RestRequest, RestRoute } from "../http/restRouter.js";
 import { json } from "../http/restRouter.js";
-import { handleJsonRpc, type JsonRpcHttpAnswer, type JsonRpcOptions } from "./handleJsonRpc.js";
+import { handleJsonRpc } from "./handleJsonRpc.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
-import type { Caller, Policy } from "../../policy/policy.js";
+import type { Caller } from "../../policy/policy.js";
 import { RpcService, SignSponsorConsentRequestSchema } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { callInProcess } from "../http/callInProcess.js";
 import { zktErrorAnswer } from "../zkt/errorMap.js";
 import type { MaybePromise } from "../../maybePromise.js";
+import { jsonRpcViaHandlers } from "./viaHandlers.js";
 
 export interface JsonRpcRouteOptions {
-  dispatcher: RpcDispatcher;
   maxBatchSize: number;
-  policy: Policy;
-  /** The guarded RpcService handlers (sponsor consent is one). */
+  /** The guarded RpcService handlers. */
   rpc: ServiceImpl<typeof RpcService>;
 }
 
@@ -37,58 +33,33 @@ function renderError(err: GatewayError): HttpAnswer {
   };
 }
 
-/** A kept JSON-RPC answer (for idempotent replays) is the answer itself. */
-const answerCodec = {
-  encode: (a: JsonRpcHttpAnswer) => JSON.stringify(a),
-  decode: (t: string) => JSON.parse(t) as JsonRpcHttpAnswer,
-};
-
 function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
 export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
-  const { policy } = options;
-  // The JSON-RPC answer is the HTTP answer (the router's default content type is JSON's); no promise when the
-  // body is already read and nothing waits.
-  const serve = (req: RestRequest, caller: Caller): MaybePromise<HttpAnswer> => {
-    const rpcOptions: JsonRpcOptions = {
-      maxBatchSize: options.maxBatchSize,
-      admit: (weight, batch) => policy.admit(batch ? "RpcService.Batch" : "RpcService.Call", caller, weight),
-      ...(caller.idempotencyKey === undefined
-        ? {}
-        : {
-            around: async (batch: boolean, admitted, run) => {
-              const outcome = await policy
-                .run(batch ? "RpcService.Batch" : "RpcService.Call", admitted, caller, () => req.text ?? "", answerCodec, run)
-                .catch((err: unknown) => {
-                  // A kept error replayed: answered as JSON-RPC by handleJsonRpc, marked as a replay here.
-                  if (err instanceof GatewayError && err.replayed) admitted.headers = { ...admitted.headers, "idempotent-replayed": "true" };
-                  throw err;
-                });
-              return outcome.replayed ? { ...outcome.value, headers: { ...outcome.value.headers, "idempotent-replayed": "true" } } : outcome.value;
-            },
-          }),
-    };
-    const run = (text: string): MaybePromise<HttpAnswer> => handleJsonRpc(text, options.dispatcher, rpcOptions);
+  // The JSON-RPC answer is the HTTP answer (the router's default content type is JSON's).
+  // `route` names the endpoint in the handler's context, never the path itself (it may hold the key).
+  const serve = (req: RestRequest, caller: Caller, route: string): MaybePromise<HttpAnswer> => {
+    const handlers = jsonRpcViaHandlers(options.rpc, caller, route);
+    const run = (text: string): MaybePromise<HttpAnswer> => handleJsonRpc(text, handlers, options.maxBatchSize);
     return req.text !== undefined ? run(req.text) : req.body().then(run);
   };
   return [
-    { method: "POST", pattern: /^\/$/, renderError, handle: (req) => serve(req, { clientIp: req.clientIp }) },
+    { method: "POST", pattern: /^\/$/, renderError, handle: (req) => serve(req, { clientIp: req.clientIp }, "/") },
     // /zgt and /zgt/ without a key are the public endpoint, as / is (Stability's keyless clients call them).
-    { method: "POST", pattern: /^\/zgt\/?$/, renderError, handle: (req) => serve(req, { clientIp: req.clientIp }) },
+    { method: "POST", pattern: /^\/zgt\/?$/, renderError, handle: (req) => serve(req, { clientIp: req.clientIp }, "/zgt") },
     {
       // A trailing slash after the key is the same keyed endpoint.
       method: "POST",
       pattern: /^\/zgt\/([^/]+)\/?$/,
       renderError,
-      async handle(req) {
-        const text = req.text ?? (await req.body());
-        return serve(
-          { ...req, text },
+      handle: (req) =>
+        serve(
+          req,
           { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp, idempotencyKey: headerValue(req.headers["idempotency-key"]) },
-        );
-      },
+          "/zgt/{key}",
+        ),
     },
     {
       // Experimental: the key's wallet signs the sponsor consent for a raw transaction.
@@ -111,7 +82,7 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
           options.rpc.signSponsorConsent,
           create(SignSponsorConsentRequestSchema, { rawTransaction: raw }),
           caller,
-          req.path,
+          "/zgt/{key}/sponsor-consent",
         );
         const { $typeName: _, ...fields } = await call.result;
         return json(200, { success: true, ...fields }, call.headers());

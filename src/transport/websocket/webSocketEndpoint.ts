@@ -1,7 +1,8 @@
 // JSON-RPC 2.0 over WebSocket on a network's port: GET / (public, read-only) and /zgt/<API_KEY> (the key's
 // rights) upgraded with `ws`. Every message is a JSON-RPC request or batch, run exactly as over HTTP
-// (handleJsonRpc, the same Policy admission: a message counts as a request, a batch as its size), plus
-// eth_subscribe/eth_unsubscribe on the network's SubscriptionHub. Bounded everywhere: sockets per caller,
+// (handleJsonRpc onto the guarded RpcService handlers: a message counts as a request, a batch as its size),
+// plus eth_subscribe/eth_unsubscribe on the network's SubscriptionHub (admitted as calls, answered here: a
+// subscription belongs to its socket). Bounded everywhere: sockets per caller,
 // subscriptions per socket, frame size, unsent bytes per socket (a slow consumer is closed, 1008), ping/pong
 // keepalive and an idle timeout; shutdown closes every socket with 1001.
 import type http from "node:http";
@@ -9,12 +10,14 @@ import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
 import { GatewayError, type JsonValue, toGatewayError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import type { RpcOutcome } from "../../chain/upstreamPool.js";
-import type { CallContext, CoreCall, RpcDispatcher } from "../../rpc/rpcCore.js";
-import { andThen } from "../../maybePromise.js";
+import type { CallContext, CoreCall } from "../../rpc/rpcCore.js";
 import type { Caller, Policy } from "../../policy/policy.js";
 import { parseLogFilter, type SubscriptionHub, type SubscriptionKind } from "../../live/subscriptions.js";
-import { handleJsonRpc } from "../jsonrpc/handleJsonRpc.js";
+import { handleJsonRpc, type Handled, type ItemOutcome, type JsonRpcHandlers } from "../jsonrpc/handleJsonRpc.js";
+import { jsonRpcViaHandlers } from "../jsonrpc/viaHandlers.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "../jsonrpc/errorMap.js";
 import { clientIp } from "../http/clientIp.js";
 
@@ -37,7 +40,8 @@ export interface WebSocketObserver {
 }
 
 export interface WebSocketEndpointOptions {
-  dispatcher: RpcDispatcher;
+  /** The guarded RpcService handlers every call but eth_subscribe/eth_unsubscribe runs through. */
+  rpc: ServiceImpl<typeof RpcService>;
   hub: SubscriptionHub;
   policy: Policy;
   maxBatchSize: number;
@@ -147,14 +151,39 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
         return { ok: false, error: toGatewayError(err) };
       }
     };
-    const dispatcher: RpcDispatcher = {
-      callMany(ctx, calls) {
-        if (!calls.some(isSubscriptionCall)) return options.dispatcher.callMany(ctx, calls);
+    /** eth_subscribe/eth_unsubscribe calls: admitted as calls (Policy), answered on this socket. */
+    const subscriptionCalls = async (calls: CoreCall[]): Promise<Handled<RpcOutcome[]>> => {
+      try {
+        const admission = await policy.admit("RpcService.Call", caller, calls.length);
+        return { outcome: { ok: true, value: calls.map((c) => local({ access: admission.access }, c)) }, headers: admission.headers };
+      } catch (err) {
+        return { outcome: { ok: false, error: toGatewayError(err) }, headers: {} };
+      }
+    };
+    const item = (o: RpcOutcome): ItemOutcome => (o.ok ? { ok: true, json: JSON.stringify(o.result) } : { ok: false, error: toJsonRpcError(o.error) });
+    const viaRpc = jsonRpcViaHandlers(options.rpc, caller, caller.apiKey === undefined ? "/" : "/zgt/{key}");
+    const handlers: JsonRpcHandlers = {
+      async call(call) {
+        if (!isSubscriptionCall(call)) return viaRpc.call(call);
+        const { outcome, headers } = await subscriptionCalls([call]);
+        if (!outcome.ok) return { outcome, headers };
+        const o = outcome.value[0]!;
+        return { outcome: o.ok ? { ok: true, value: JSON.stringify(o.result) } : o, headers };
+      },
+      async batch(calls) {
+        if (!calls.some(isSubscriptionCall)) return viaRpc.batch(calls);
         const others = calls.filter((c) => !isSubscriptionCall(c));
-        return andThen(others.length > 0 ? options.dispatcher.callMany(ctx, others) : [], (outcomes) => {
-          let i = 0;
-          return calls.map((c) => (isSubscriptionCall(c) ? local(ctx, c) : outcomes[i++]!));
-        });
+        const [mine, theirs] = await Promise.all([
+          subscriptionCalls(calls.filter(isSubscriptionCall)),
+          others.length > 0 ? viaRpc.batch(others) : { outcome: { ok: true as const, value: [] as ItemOutcome[] }, headers: {} },
+        ]);
+        if (!mine.outcome.ok) return { outcome: mine.outcome, headers: mine.headers };
+        if (!theirs.outcome.ok) return theirs;
+        const own = mine.outcome.value;
+        const rest = theirs.outcome.value;
+        let i = 0;
+        let j = 0;
+        return { outcome: { ok: true, value: calls.map((c) => (isSubscriptionCall(c) ? item(own[i++]!) : rest[j++]!)) }, headers: theirs.headers };
       },
     };
 
@@ -163,10 +192,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       const text = isBinary ? Buffer.from(data as Buffer).toString("utf8") : String(data);
       let answer: ReturnType<typeof handleJsonRpc>;
       try {
-        answer = handleJsonRpc(text, dispatcher, {
-          maxBatchSize: options.maxBatchSize,
-          admit: (weight, batch) => policy.admit(batch ? "RpcService.Batch" : "RpcService.Call", caller, weight),
-        });
+        answer = handleJsonRpc(text, handlers, options.maxBatchSize);
       } catch (err) {
         send(JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(toGatewayError(err)) }));
         return;

@@ -4,8 +4,6 @@ import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../../src/errors.js";
 import { createLogger } from "../../../src/log/logger.js";
 import { createRestRouter, json, type RestInput, type RestRoute } from "../../../src/transport/http/restRouter.js";
-import { handleJsonRpc } from "../../../src/transport/jsonrpc/handleJsonRpc.js";
-import type { RpcDispatcher } from "../../../src/rpc/rpcCore.js";
 
 const renderError = (err: GatewayError) => json(err.kind === "validation" ? 400 : 500, { error: err.message });
 const route = (pattern: RegExp, handle: RestRoute["handle"]): RestRoute => ({ method: "POST", pattern, renderError, handle });
@@ -55,16 +53,6 @@ describe("REST router", () => {
     expect(broken.body).not.toContain("a bug");
     const logged = lines.map((l) => JSON.parse(l) as { msg: string; error: string });
     expect(logged).toContainEqual(expect.objectContaining({ msg: "request failed", error: expect.stringContaining("a bug") }));
-  });
-
-  it("JSON-RPC: a call the dispatcher answers at once, admitted at once, is answered without a promise", () => {
-    const dispatcher: RpcDispatcher = { callMany: (_ctx, calls) => calls.map(() => ({ ok: true as const, result: "0x1" })) };
-    const answer = handleJsonRpc('{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}', dispatcher, {
-      maxBatchSize: 40,
-      admit: () => ({ access: { kind: "public" }, headers: { "x-ratelimit-remaining": "9" } }),
-    });
-    expect(answer).not.toBeInstanceOf(Promise);
-    expect(answer).toEqual({ status: 200, body: '{"jsonrpc":"2.0","id":7,"result":"0x1"}', headers: { "x-ratelimit-remaining": "9" } });
   });
 
   it("a literal path and a pattern path answer alike: first matching route wins, 405 for another method, 404 for none", async () => {
