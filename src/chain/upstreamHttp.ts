@@ -12,7 +12,7 @@ export interface UpstreamAnswer {
 /** Why a request got no answer: the pool turns these into failover and its messages. */
 export class UpstreamHttpError extends Error {
   constructor(
-    readonly kind: "timeout" | "connection" | "protocol",
+    readonly kind: "timeout" | "connection" | "protocol" | "cancelled",
     message: string,
   ) {
     super(message);
@@ -63,6 +63,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   private retried = false;
   /** Connections the pool had opened when this was sent (see onResponseError). */
   private connectsAtSend = 0;
+  /** undici's handle on the request once it started: abort() ends it (a hedge that lost). */
+  private controller: Dispatcher.DispatchController | undefined;
+  private cancelled = false;
 
   constructor(
     private readonly client: UpstreamHttp,
@@ -76,7 +79,17 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.client.dispatch(this);
   }
 
-  onRequestStart(): void {}
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.cancelled) controller.abort(new UpstreamHttpError("cancelled", "cancelled"));
+  }
+
+  /** Ends the request (its connection is closed by undici): at once if it started, else when it does. */
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.controller?.abort(new UpstreamHttpError("cancelled", "cancelled"));
+  }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
     this.answered = true;
@@ -93,6 +106,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error & { code?: string }): void {
+    if (this.cancelled) return this.reject(new UpstreamHttpError("cancelled", "cancelled"));
     // A kept-alive connection the node closed just as it was reused: nothing was answered, so the request
     // goes once more (on a fresh connection), as browsers do. A POST here is a read or a signed transaction,
     // which the node recognises if it did see it. "Reused" means no connection opened while this was out: a
@@ -142,9 +156,14 @@ export class UpstreamHttp {
     }
   }
 
-  post(body: string): Promise<UpstreamAnswer> {
+  /** One POST; `signal` cancels it (the request ends and its connection closes; the promise rejects "cancelled"). */
+  post(body: string, signal?: AbortSignal): Promise<UpstreamAnswer> {
     if (this.closed) return Promise.reject(new UpstreamHttpError("connection", CLIENT_CLOSED));
-    return new Promise((resolve, reject) => new Exchange(this, body, resolve, reject).send());
+    return new Promise((resolve, reject) => {
+      const exchange = new Exchange(this, body, resolve, reject);
+      if (signal) signal.addEventListener("abort", () => exchange.cancel(), { once: true });
+      exchange.send();
+    });
   }
 
   /** @internal */

@@ -46,6 +46,8 @@ interface Upstream {
   lastError: string | undefined;
   /** Its head as last seen (probe or eth_blockNumber answer); -1 before the first. */
   head: number;
+  /** Says it is syncing (eth_syncing not false): used for reads, like a lagging node, only when no other will do. */
+  syncing: boolean;
   /** Failures in a row; at `breakerFailures` the circuit opens until `openUntil`. */
   failures: number;
   openUntil: number;
@@ -122,6 +124,7 @@ export class UpstreamPool {
       wrongChain: false,
       lastError: undefined,
       head: -1,
+      syncing: false,
       failures: 0,
       openUntil: 0,
       latencyMs: 0,
@@ -300,7 +303,7 @@ export class UpstreamPool {
     if (this.upstreams.length === 1) return this.upstreams[0]!.wrongChain ? [] : this.upstreams;
     const now = Date.now();
     const best = Math.max(...this.upstreams.map((u) => u.head));
-    const lagging = (u: Upstream): boolean => u.head >= 0 && best - u.head > this.routing.maxLagBlocks;
+    const lagging = (u: Upstream): boolean => u.syncing || (u.head >= 0 && best - u.head > this.routing.maxLagBlocks);
     const closed = (u: Upstream): boolean => u.openUntil <= now;
     const byScore = (a: Upstream, b: Upstream): number => this.score(a) - this.score(b);
     const candidates = this.upstreams.filter((u) => !u.wrongChain);
@@ -325,14 +328,14 @@ export class UpstreamPool {
   /**
    * Posts to the best node whose answer `decode` accepts, failing over on transient errors; an idempotent
    * read not answered within the node's hedge delay is also sent to the next node, and the first good answer
-   * wins (the other's is dropped).
+   * wins (the other request is cancelled: the node stops working on it, and it counts as no failure).
    */
   private async send<T>(body: string, decode: (text: string) => T, idempotent: boolean): Promise<T> {
     const order = this.order();
     let lastError: unknown;
     let next = 0;
-    const attempt = (u: Upstream): Promise<T> =>
-      this.post(u, body)
+    const attempt = (u: Upstream, signal?: AbortSignal): Promise<T> =>
+      this.post(u, body, signal)
         .then(decode)
         .catch((err: unknown) => this.failed(u, err));
     while (next < order.length) {
@@ -350,17 +353,22 @@ export class UpstreamPool {
   }
 
   /** `first`, and after its hedge delay `second` too: the first good answer; both failing throws the last error. */
-  private hedged<T>(attempt: (u: Upstream) => Promise<T>, first: Upstream, second: Upstream, usedSecond: () => void): Promise<T> {
+  private hedged<T>(attempt: (u: Upstream, signal?: AbortSignal) => Promise<T>, first: Upstream, second: Upstream, usedSecond: () => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let done = false;
       let pending = 1;
       let lastErr: unknown;
       let hedgeSent = false;
+      const cancel = [new AbortController(), new AbortController()] as const;
       const settle = (fromHedge: boolean) => (v: T) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
-        if (hedgeSent) this.options.observer?.hedge?.(fromHedge);
+        if (hedgeSent) {
+          this.options.observer?.hedge?.(fromHedge);
+          // The loser is cancelled: its node stops working on an answer nobody will read.
+          cancel[fromHedge ? 0 : 1].abort();
+        }
         resolve(v);
       };
       const fail = (err: unknown) => {
@@ -376,10 +384,10 @@ export class UpstreamPool {
         hedgeSent = true;
         pending++;
         usedSecond();
-        attempt(second).then(settle(true), fail);
+        attempt(second, cancel[1].signal).then(settle(true), fail);
       }, this.hedgeDelay(first));
       timer.unref?.();
-      attempt(first).then(settle(false), fail);
+      attempt(first, cancel[0].signal).then(settle(false), fail);
     });
   }
 
@@ -417,14 +425,16 @@ export class UpstreamPool {
   }
 
   /** The body of a non-5xx answer; transient errors for timeouts, connection failures, 5xx and 429. */
-  private async post(upstream: Upstream, body: string): Promise<string> {
+  private async post(upstream: Upstream, body: string, signal?: AbortSignal): Promise<string> {
     const started = performance.now();
     let answer: { status: number; text: string };
     try {
-      answer = await upstream.http.post(body);
+      answer = await upstream.http.post(body, signal);
       this.options.observer?.latency(upstream.label, (performance.now() - started) / 1000);
       if (answer.status < 500 && answer.status !== 429) this.succeeded(upstream, performance.now() - started);
     } catch (err) {
+      // A cancelled hedge is no failure of its node.
+      if (err instanceof UpstreamHttpError && err.kind === "cancelled") throw err;
       throw new TransientUpstreamError(err instanceof UpstreamHttpError ? err.message : `connection failed: ${(err as Error).message}`);
     }
     if (answer.status >= 500 || answer.status === 429) throw new TransientUpstreamError(`HTTP ${answer.status}`);
@@ -442,7 +452,7 @@ export class UpstreamPool {
       this.upstreams.map(async (u) => {
         try {
           // One round trip: chain id, genesis (the chain's identity: a node restarted on a new chain keeps
-          // its chain id) and head.
+          // its chain id), head, and whether it is syncing.
           let replies = parseJson(await this.post(u, PROBE_BATCH));
           // A node (or proxy) without batch support answers one object: ask one call at a time instead.
           if (!Array.isArray(replies)) replies = await Promise.all(PROBE_CALLS.map(async (c) => parseJson(await this.post(u, JSON.stringify(c)))));
@@ -464,6 +474,12 @@ export class UpstreamPool {
           u.wrongChain = false;
           const head = byId.get(2)?.result;
           if (typeof head === "string") u.head = Number.parseInt(head, 16);
+          // A node without eth_syncing (an error, no result) is taken as not syncing.
+          const syncing = byId.get(3)?.result;
+          const isSyncing = syncing !== undefined && syncing !== null && syncing !== false;
+          if (isSyncing !== u.syncing)
+            this.options.log.info(isSyncing ? "upstream is syncing: reads go elsewhere" : "upstream finished syncing", { upstream: u.label });
+          u.syncing = isSyncing;
           if (this.onHead && typeof head === "string") this.onHead(head);
           u.failures = 0;
           u.openUntil = 0;
@@ -495,6 +511,7 @@ const PROBE_CALLS = [
   { jsonrpc: "2.0", id: 0, method: "eth_chainId", params: [] },
   { jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["0x0", false] },
   { jsonrpc: "2.0", id: 2, method: "eth_blockNumber", params: [] },
+  { jsonrpc: "2.0", id: 3, method: "eth_syncing", params: [] },
 ];
 const PROBE_BATCH = JSON.stringify(PROBE_CALLS);
 

@@ -1,0 +1,70 @@
+// A small JSON-RPC server standing in for a node, for faults anvil cannot be made to show per request: reads
+// (eth_getBalance) answered after a delay, probes answered slowly, a node that says it is syncing. It answers
+// the pool's probe calls (chain id, genesis, head, eth_syncing) and eth_getBalance with "0x7".
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface FakeNodeOptions {
+  chainId: number;
+  /** eth_getBalance is answered after this long. */
+  readDelayMs?: number;
+  /** Everything else (the probes) is answered after this long. */
+  probeDelayMs?: number;
+}
+
+export interface FakeNode {
+  url: string;
+  /** What eth_syncing answers (false: synced). */
+  syncing: false | { startingBlock: string; currentBlock: string; highestBlock: string };
+  /** eth_getBalance requests answered, and those whose connection closed before they were. */
+  readonly reads: number;
+  readonly abandoned: number;
+  close(): void;
+}
+
+export async function startFakeNode(options: FakeNodeOptions): Promise<FakeNode> {
+  const state = { reads: 0, abandoned: 0 };
+  const node: FakeNode = {
+    url: "",
+    syncing: false,
+    get reads() {
+      return state.reads;
+    },
+    get abandoned() {
+      return state.abandoned;
+    },
+    close: () => server.close(),
+  };
+  const result = (method: string): unknown =>
+    method === "eth_chainId"
+      ? "0x" + options.chainId.toString(16)
+      : method === "eth_getBlockByNumber"
+        ? { hash: "0x" + "ab".repeat(32), number: "0x0" }
+        : method === "eth_blockNumber"
+          ? "0x10"
+          : method === "eth_syncing"
+            ? node.syncing
+            : "0x7";
+  const server = http.createServer(async (req, res) => {
+    let text = "";
+    for await (const c of req) text += String(c);
+    const body = JSON.parse(text) as { id: number; method: string } | { id: number; method: string }[];
+    const answer = (c: { id: number; method: string }) => ({ jsonrpc: "2.0", id: c.id, result: result(c.method) });
+    const isRead = !Array.isArray(body) && body.method === "eth_getBalance";
+    const reply = () => {
+      if (res.destroyed) return;
+      if (isRead) state.reads++;
+      res.setHeader("content-type", "application/json").end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body)));
+    };
+    const timer = setTimeout(reply, (isRead ? options.readDelayMs : options.probeDelayMs) ?? 0);
+    res.on("close", () => {
+      if (!res.writableFinished) {
+        clearTimeout(timer);
+        if (isRead) state.abandoned++;
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  node.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return node;
+}
