@@ -180,12 +180,16 @@ export class UpstreamPool {
     return outcome.result;
   }
 
-  /** Several calls as one upstream batch (one round trip); outcomes in call order. */
-  async callMany(calls: RpcCall[]): Promise<RpcOutcome[]> {
+  /**
+   * Several calls as one upstream batch (one round trip); outcomes in call order. `caller` is aborted when the
+   * caller gives up (its deadline, a disconnect): no failover or hedge starts after that. The request in flight
+   * is left to finish, as a coalesced read may have other callers waiting on it.
+   */
+  async callMany(calls: RpcCall[], caller?: AbortSignal): Promise<RpcOutcome[]> {
     if (calls.length === 0) return [];
-    if (this.upstreams.length === 1) return this.callOn(calls, undefined);
+    if (this.upstreams.length === 1) return this.callOn(calls, undefined, caller);
     if (calls.every((c) => WRITES.has(c.method))) return this.write(calls);
-    const outcomes = await this.callOn(calls, undefined);
+    const outcomes = await this.callOn(calls, undefined, caller);
     // eth_blockNumber never goes backwards for a client: a node behind the best answers the best seen.
     for (const [i, c] of calls.entries()) {
       const o = outcomes[i]!;
@@ -265,7 +269,7 @@ export class UpstreamPool {
   }
 
   /** `calls` as one request to `only`, or to the best node with failover (and hedging) when undefined. */
-  private async callOn(calls: RpcCall[], only: Upstream | undefined): Promise<RpcOutcome[]> {
+  private async callOn(calls: RpcCall[], only: Upstream | undefined, caller?: AbortSignal): Promise<RpcOutcome[]> {
     const firstId = this.nextId;
     this.nextId += calls.length;
     const body = JSON.stringify(
@@ -281,7 +285,7 @@ export class UpstreamPool {
       ? await this.post(only, body)
           .then(decode)
           .catch((err: unknown) => this.failed(only, err))
-      : await this.send(body, decode, !WRITES.has(calls[0]!.method));
+      : await this.send(body, decode, !WRITES.has(calls[0]!.method), caller);
     if (parsed instanceof RawResult) return [rawOutcome(parsed.raw)];
     const replies = Array.isArray(parsed) ? parsed : [parsed];
     const byId = new Map<number, UpstreamReply>();
@@ -330,30 +334,40 @@ export class UpstreamPool {
    * read not answered within the node's hedge delay is also sent to the next node, and the first good answer
    * wins (the other request is cancelled: the node stops working on it, and it counts as no failure).
    */
-  private async send<T>(body: string, decode: (text: string) => T, idempotent: boolean): Promise<T> {
+  private async send<T>(body: string, decode: (text: string) => T, idempotent: boolean, caller?: AbortSignal): Promise<T> {
     const order = this.order();
     let lastError: unknown;
     let next = 0;
+    const callerGone = (): boolean => caller?.aborted === true;
     const attempt = (u: Upstream, signal?: AbortSignal): Promise<T> =>
       this.post(u, body, signal)
         .then(decode)
         .catch((err: unknown) => this.failed(u, err));
     while (next < order.length) {
+      // Failing over for a caller that gave up is work nobody waits for.
+      if (next > 0 && callerGone()) break;
       const first = order[next++]!;
       const hedgeTo = idempotent && this.routing.hedge && next < order.length && order[next]!.healthy ? order[next] : undefined;
       try {
         if (!hedgeTo) return await attempt(first);
-        return await this.hedged(attempt, first, hedgeTo, () => next++);
+        return await this.hedged(attempt, first, hedgeTo, () => next++, callerGone);
       } catch (err) {
         if (!(err instanceof TransientUpstreamError)) throw err;
         lastError = err;
       }
     }
+    if (callerGone()) throw new GatewayError("upstream_unavailable", "the caller gave up before a node answered", { cause: lastError });
     throw new GatewayError("upstream_unavailable", "no healthy upstream node is reachable; try again shortly", { cause: lastError });
   }
 
   /** `first`, and after its hedge delay `second` too: the first good answer; both failing throws the last error. */
-  private hedged<T>(attempt: (u: Upstream, signal?: AbortSignal) => Promise<T>, first: Upstream, second: Upstream, usedSecond: () => void): Promise<T> {
+  private hedged<T>(
+    attempt: (u: Upstream, signal?: AbortSignal) => Promise<T>,
+    first: Upstream,
+    second: Upstream,
+    usedSecond: () => void,
+    callerGone: () => boolean,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let done = false;
       let pending = 1;
@@ -380,7 +394,7 @@ export class UpstreamPool {
         reject(lastErr);
       };
       const timer = setTimeout(() => {
-        if (done) return;
+        if (done || callerGone()) return;
         hedgeSent = true;
         pending++;
         usedSecond();

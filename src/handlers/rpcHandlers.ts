@@ -22,7 +22,7 @@ const MAX_QUEUED = 1_024;
 const hexNumber = (v: unknown): bigint => (typeof v === "string" && /^0x[0-9a-fA-F]+$/.test(v) ? BigInt(v) : 0n);
 
 function callContext(ctx: HandlerContext): CallContext {
-  return { access: ctx.values.get(accessKey) };
+  return { access: ctx.values.get(accessKey), signal: ctx.signal };
 }
 
 function paramsOf(list: ListValue | undefined): JsonValue[] {

@@ -10,6 +10,8 @@ import type { MaybePromise } from "../maybePromise.js";
 
 export interface CallContext {
   access: Access;
+  /** Aborted when the caller gives up (a Connect deadline, a disconnect): no failover starts after it. */
+  signal?: AbortSignal;
 }
 
 export type Params = JsonValue[] | { [key: string]: JsonValue };
@@ -93,11 +95,11 @@ export class RpcCore implements RpcDispatcher {
         outcomes[index] = { ok: false, error: toGatewayError(err) };
       }
     }
-    return quotaChecks ? Promise.all(quotaChecks).then(() => this.finish(calls, outcomes, proxied)) : this.finish(calls, outcomes, proxied);
+    return quotaChecks ? Promise.all(quotaChecks).then(() => this.finish(ctx, calls, outcomes, proxied)) : this.finish(ctx, calls, outcomes, proxied);
   }
 
-  private finish(calls: CoreCall[], outcomes: (RpcOutcome | Promise<RpcOutcome>)[], proxied: Proxied[]): MaybePromise<RpcOutcome[]> {
-    if (proxied.length > 0) this.sendUpstream(proxied, outcomes);
+  private finish(ctx: CallContext, calls: CoreCall[], outcomes: (RpcOutcome | Promise<RpcOutcome>)[], proxied: Proxied[]): MaybePromise<RpcOutcome[]> {
+    if (proxied.length > 0) this.sendUpstream(proxied, outcomes, ctx.signal);
     // Answered locally or from the cache, every outcome is already there: returned as is, no promise.
     if (proxied.length === 0 && allSettled(outcomes)) return this.observed(calls, outcomes);
     // A single call (nearly every request) waits on its own outcome: no Promise.all and its extra promises.
@@ -134,25 +136,33 @@ export class RpcCore implements RpcDispatcher {
   }
 
   /** One upstream round trip for every new proxied call of a request, in request order. */
-  private sendUpstream(proxied: Proxied[], outcomes: (RpcOutcome | Promise<RpcOutcome>)[]): void {
+  private sendUpstream(proxied: Proxied[], outcomes: (RpcOutcome | Promise<RpcOutcome>)[], caller: AbortSignal | undefined): void {
     proxied.sort((a, b) => a.index - b.index);
-    const results = this.pool.callMany(proxied.map((p) => p.call)).then(
-      (rs) => {
-        rs.forEach((r, i) => {
-          const { call } = proxied[i]!;
-          // Touching r.result parses a raw answer: only for what the cache may keep.
-          if (r.ok && this.cache) {
-            if (call.method === "eth_blockNumber") this.cache.observeHead(r.result);
-            if (this.cache.mayHold(call.method, call.params)) this.cache.put(call.method, call.params, r.result, r.raw);
-          }
-        });
-        return rs;
-      },
-      (err: unknown) => {
-        const error = toGatewayError(err);
-        return proxied.map((): RpcOutcome => ({ ok: false, error }));
-      },
-    );
+    // A read that later identical reads may join fails over whoever gave up: only a call no one else
+    // waits on stops at its caller's deadline.
+    const shared = proxied.some((p) => p.key !== undefined);
+    const results = this.pool
+      .callMany(
+        proxied.map((p) => p.call),
+        shared ? undefined : caller,
+      )
+      .then(
+        (rs) => {
+          rs.forEach((r, i) => {
+            const { call } = proxied[i]!;
+            // Touching r.result parses a raw answer: only for what the cache may keep.
+            if (r.ok && this.cache) {
+              if (call.method === "eth_blockNumber") this.cache.observeHead(r.result);
+              if (this.cache.mayHold(call.method, call.params)) this.cache.put(call.method, call.params, r.result, r.raw);
+            }
+          });
+          return rs;
+        },
+        (err: unknown) => {
+          const error = toGatewayError(err);
+          return proxied.map((): RpcOutcome => ({ ok: false, error }));
+        },
+      );
     proxied.forEach((p, i) => {
       const outcome = results.then((rs) => rs[i] ?? { ok: false as const, error: new GatewayError("internal", "upstream returned no answer") });
       outcomes[p.index] = outcome;

@@ -17,7 +17,7 @@ describe("hedged reads", () => {
   it("the losing request is cancelled at once, and its node is not counted as failed", async () => {
     const slow = await startFakeNode({ chainId: CHAIN_ID, readDelayMs: 2_000 });
     // Slower to answer the probes, so the pool ranks it second and asks the slow one first.
-    const fast = await startFakeNode({ chainId: CHAIN_ID, probeDelayMs: 30 });
+    const fast = await startFakeNode({ chainId: CHAIN_ID, probeDelayMs: 150 });
     closers.push(slow.close, fast.close);
     const hedges: boolean[] = [];
     const pool = new UpstreamPool({
