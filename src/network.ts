@@ -11,6 +11,7 @@ import { GatewayError } from "./errors.js";
 import { Validators } from "./platform/validators.js";
 import { SupportedTokens } from "./platform/supportedTokens.js";
 import { Sponsorship } from "./platform/sponsorship.js";
+import { TestFaucet } from "./platform/testFaucet.js";
 import { registerPlatformMethods } from "./platform/platformMethods.js";
 
 /** anvil's first dev account, made the embedded chain's block proposer (its coinbase). */
@@ -212,7 +213,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     // REST, JSON-RPC and WebSocket adapters call the same guarded handlers in process.
     const policy = new Policy({ network: net.name, authenticate: deps.authenticate, limits, idempotency: deps.idempotency });
     const handlers = {
-      rpc: guard(RpcService, rpcHandlers(core, gw.maxBatchSize, sponsorship, hub), policy, (method, req) =>
+      rpc: guard(RpcService, rpcHandlers(core, gw.maxBatchSize, sponsorship, hub, embedded ? new TestFaucet(pool) : undefined), policy, (method, req) =>
         method === "Batch" ? Math.max(1, (req as BatchRequest).calls.length) : 1,
       ),
       zkt: guard(ZktService, zktHandlers(zkt, hub), policy),

@@ -13,6 +13,7 @@ import { requireAddress, requireBlockTag, requireData } from "../rpc/hex.js";
 import { toRpcError } from "./rpcError.js";
 import { accessKey, PARSED_PARAMS, type CallRequestWithParsedParams } from "./context.js";
 import type { Sponsorship } from "../platform/sponsorship.js";
+import { TEST_FUNDS_WEI, type TestFaucet } from "../platform/testFaucet.js";
 import { parseLogFilter, type SubscriptionHub } from "../live/subscriptions.js";
 import { subscriptionStream } from "../live/subscriptionStream.js";
 
@@ -79,7 +80,14 @@ async function platformList(core: RpcCore, ctx: HandlerContext, method: string, 
   return { code: result.code, value: result.value };
 }
 
-export function rpcHandlers(core: RpcCore, maxBatchSize: number, sponsorship: Sponsorship, hub: SubscriptionHub): ServiceImpl<typeof RpcService> {
+export function rpcHandlers(
+  core: RpcCore,
+  maxBatchSize: number,
+  sponsorship: Sponsorship,
+  hub: SubscriptionHub,
+  /** Present on an embedded dev chain only. */
+  faucet?: TestFaucet,
+): ServiceImpl<typeof RpcService> {
   return {
     async *subscribeNewHeads(_req, ctx) {
       for await (const text of subscriptionStream(hub, "newHeads", {}, ctx.signal, MAX_QUEUED)) {
@@ -148,6 +156,12 @@ export function rpcHandlers(core: RpcCore, maxBatchSize: number, sponsorship: Sp
     getSupportedTokens: (req, ctx) => platformList(core, ctx, "platform_getSupportedTokens", req.blockHash),
     async signSponsorConsent(req, ctx) {
       return sponsorship.signConsent(callContext(ctx).access, req.rawTransaction);
+    },
+    async requestTestFunds(req) {
+      const address = requireAddress("address", req.address);
+      if (!faucet) throw new GatewayError("not_found", "test funds exist on the gateway's embedded dev chain only; this network runs on real nodes");
+      const balance = await faucet.fund(address);
+      return { address, amountWei: TEST_FUNDS_WEI.toString(), balanceWei: balance.toString() };
     },
     async sendSponsoredTransaction(req, ctx) {
       return {

@@ -34,6 +34,8 @@ export const OPERATIONS = {
   "RpcService.GetSupportedTokens": read,
   "RpcService.SignSponsorConsent": { ...read, auth: "required" },
   "RpcService.SendSponsoredTransaction": { ...read, idempotent: true },
+  // Embedded dev chains only; each credit spends one transaction of the key's daily quota.
+  "RpcService.RequestTestFunds": { ...read, auth: "required", quota: true },
   "ZktService.WriteMessage": zktWrite,
   "ZktService.ReadContract": zktRead,
   "ZktService.WriteContract": zktWrite,

@@ -84,6 +84,10 @@ describe("the policy table holds the same over every transport", () => {
       rest: (c) => rest(`/zgt/${c.apiKey ?? "none"}/sponsor-consent`, c, { rawTransaction: "0x00" }),
       connect: (t) => createClient(RpcService, t).signSponsorConsent({ rawTransaction: "0x00" }),
     },
+    "RpcService.RequestTestFunds": {
+      rest: (c) => rest(`/zgt/${c.apiKey ?? "none"}/faucet`, c, { address: SOMEWHERE }),
+      connect: (t) => createClient(RpcService, t).requestTestFunds({ address: SOMEWHERE }),
+    },
     "RpcService.SendSponsoredTransaction": { connect: (t) => createClient(RpcService, t).sendSponsoredTransaction({ rawTransaction: "0x00" }) },
     "ZktService.WriteMessage": {
       rest: (c) => rest(zktPath(c), c, { arguments: "policy walk" }),
@@ -159,8 +163,8 @@ describe("the policy table holds the same over every transport", () => {
       }
     }
     // Every operation was walked on the three Connect wires, and REST's paths on REST.
-    expect(seen.filter((s) => s.startsWith("rest ")).length).toBe(7);
-    expect(seen.length).toBe(7 + 3 * Object.keys(OPERATIONS).length);
+    expect(seen.filter((s) => s.startsWith("rest ")).length).toBe(8);
+    expect(seen.length).toBe(8 + 3 * Object.keys(OPERATIONS).length);
   });
 
   it("without a key: public ZKT spends the try-it-out limit on every wire, status lookups only the request limit, and a key-only operation is refused", {

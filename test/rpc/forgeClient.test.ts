@@ -1,7 +1,8 @@
 // Foundry's forge, as a user runs it (npm @foundry-rs/forge), deploying through /zgt/<key> with `forge create`
 // (#31). These machines have no network for forge to fetch a native solc, so it compiles with the npm solc
 // package behind a solc command line (test/helpers/solcShim.mjs, `--use`). Like cast (alloy), forge never
-// offers less than a 1 wei priority fee, so a dev account signs (test/rpc/castClient.test.ts says more).
+// offers less than a 1 wei priority fee, so a fresh account first gets test funds from the embedded chain's
+// faucet (POST /zgt/<key>/faucet; test/rpc/castClient.test.ts says more).
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +10,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
+import { Wallet } from "ethers";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 
 const run = promisify(execFile);
@@ -39,8 +41,9 @@ describe("forge create against the gateway", () => {
     mkdirSync(join(project, "src"));
     writeFileSync(join(project, "src", "Counter.sol"), COUNTER);
     writeFileSync(join(project, "foundry.toml"), '[profile.default]\nsrc = "src"\nout = "out"\nevm_version = "paris"\n');
-    // anvil's dev account 3 (0 and 1 deploy the embedded chain's demo contracts, 2 is cast's test).
-    const key = "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6";
+    const wallet = Wallet.createRandom();
+    const key = wallet.privateKey;
+    expect((await postJson(keyed + "/faucet", { address: wallet.address })).status).toBe(200);
     const { stdout, stderr } = await run(
       resolve("node_modules/.bin/forge"),
       [

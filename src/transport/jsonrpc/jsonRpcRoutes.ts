@@ -2,7 +2,7 @@
 // experimental POST /zgt/<API_KEY>/sponsor-consent. Translation only: the envelope is handleJsonRpc's, and
 // every call runs through the guarded RpcService handlers in process (Call, Batch, SignSponsorConsent), which
 // apply the policy — who, limits, idempotency — as they do for Connect, gRPC and gRPC-Web.
-import { create } from "@bufbuild/protobuf";
+import { create, type DescMessage, type DescMethodUnary, type MessageShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GatewayError } from "../../errors.js";
 import type { HttpAnswer, RestRequest, RestRoute } from "../http/restRouter.js";
@@ -10,7 +10,7 @@ import { json } from "../http/restRouter.js";
 import { handleJsonRpc } from "./handleJsonRpc.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
 import type { Caller } from "../../policy/policy.js";
-import { RpcService, SignSponsorConsentRequestSchema } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { RequestTestFundsRequestSchema, RpcService, SignSponsorConsentRequestSchema } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { callInProcess } from "../http/callInProcess.js";
 import { zktErrorAnswer } from "../zkt/errorMap.js";
 import type { MaybePromise } from "../../maybePromise.js";
@@ -61,32 +61,52 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
           "/zgt/{key}",
         ),
     },
-    {
-      // Experimental: the key's wallet signs the sponsor consent for a raw transaction.
-      method: "POST",
-      pattern: /^\/zgt\/([^/]+)\/sponsor-consent$/,
-      renderError: (err) => zktErrorAnswer(err),
-      async handle(req) {
-        let body: unknown;
-        try {
-          body = JSON.parse(await req.body());
-        } catch (err) {
-          if (err instanceof GatewayError) throw err;
-          throw new GatewayError("validation", 'the body must be JSON: {"rawTransaction": "0x…"}');
-        }
-        const raw = (body as { rawTransaction?: unknown } | null)?.rawTransaction;
-        if (typeof raw !== "string") throw new GatewayError("validation", 'rawTransaction is required: {"rawTransaction": "0x…"}');
-        const caller = { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp };
-        const call = callInProcess(
-          RpcService.method.signSponsorConsent,
-          options.rpc.signSponsorConsent,
-          create(SignSponsorConsentRequestSchema, { rawTransaction: raw }),
-          caller,
-          "/zgt/{key}/sponsor-consent",
-        );
-        const { $typeName: _, ...fields } = await call.result;
-        return json(200, { success: true, ...fields }, call.headers());
-      },
-    },
+    // Experimental: the key's wallet signs the sponsor consent for a raw transaction.
+    keyedRoute("sponsor-consent", "rawTransaction", (raw) =>
+      keyedCall(RpcService.method.signSponsorConsent, options.rpc.signSponsorConsent, create(SignSponsorConsentRequestSchema, { rawTransaction: raw })),
+    ),
+    // Embedded dev chains: test funds for an address (404 in front of real nodes).
+    keyedRoute("faucet", "address", (address) =>
+      keyedCall(RpcService.method.requestTestFunds, options.rpc.requestTestFunds, create(RequestTestFundsRequestSchema, { address })),
+    ),
   ];
+}
+
+type KeyedCall = (caller: Caller, route: string) => { result: MaybePromise<object>; headers(): Record<string, string> };
+
+/** An RpcService method called in process for a keyed REST route. */
+function keyedCall<I extends DescMessage, O extends DescMessage>(
+  method: DescMethodUnary<I, O>,
+  handler: Parameters<typeof callInProcess<I, O>>[1],
+  req: MessageShape<I>,
+): KeyedCall {
+  return (caller, route) => callInProcess(method, handler, req, caller, route);
+}
+
+/**
+ * POST /zgt/<key>/<suffix> with a JSON body holding one string field: a keyed RpcService method, answered
+ * ZKT-style ({"success": true, ...the answer's fields}; errors as ZKT bodies).
+ */
+function keyedRoute(suffix: string, field: string, call: (value: string) => KeyedCall): RestRoute {
+  const usage = `{"${field}": "0x…"}`;
+  return {
+    method: "POST",
+    pattern: new RegExp(`^/zgt/([^/]+)/${suffix}$`),
+    renderError: (err) => zktErrorAnswer(err),
+    async handle(req) {
+      let body: unknown;
+      try {
+        body = JSON.parse(await req.body());
+      } catch (err) {
+        if (err instanceof GatewayError) throw err;
+        throw new GatewayError("validation", `the body must be JSON: ${usage}`);
+      }
+      const value = (body as Record<string, unknown> | null)?.[field];
+      if (typeof value !== "string") throw new GatewayError("validation", `${field} is required: ${usage}`);
+      const caller = { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp };
+      const run = call(value)(caller, `/zgt/{key}/${suffix}`);
+      const { $typeName: _, ...fields } = (await run.result) as Record<string, unknown>;
+      return json(200, { success: true, ...fields }, run.headers());
+    },
+  };
 }
