@@ -38,7 +38,7 @@ import type { RateLimits } from "./limits/rateLimits.js";
 import { answerZeroFees } from "./rpc/zeroFees.js";
 import { installMulticall3 } from "./platform/multicall3.js";
 import { Policy, type Authenticate } from "./policy/policy.js";
-import { guard } from "./handlers/guard.js";
+import { admitEach, guard } from "./handlers/guard.js";
 import { rpcHandlers } from "./handlers/rpcHandlers.js";
 import { zktHandlers } from "./handlers/zktHandlers.js";
 import { RpcService, type BatchRequest } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
@@ -217,6 +217,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         method === "Batch" ? Math.max(1, (req as BatchRequest).calls.length) : 1,
       ),
       zkt: guard(ZktService, zktHandlers(zkt, hub), policy),
+      admitReflection: admitEach(policy, "ServerReflection.ServerReflectionInfo"),
     };
     const sockets = webSocketEndpoint({
       rpc: handlers.rpc,

@@ -6,7 +6,7 @@ import { create, fromJsonString, toJsonString, type DescMessage, type DescMethod
 import { GatewayError } from "../errors.js";
 import type { Admission, Caller, Policy } from "../policy/policy.js";
 import { andThen, type MaybePromise } from "../maybePromise.js";
-import { OPERATIONS, operationOf } from "../policy/operations.js";
+import { OPERATIONS, operationOf, type OperationName } from "../policy/operations.js";
 import { accessKey, callerKey, claimHooksKey } from "./context.js";
 
 type Unary = (req: MessageShape<DescMessage>, ctx: HandlerContext) => MaybePromise<unknown>;
@@ -78,4 +78,12 @@ export function guard<S extends DescService>(
     };
   }
   return guarded as unknown as ServiceImpl<S>;
+}
+
+/**
+ * Admission of one message of a stream the guard cannot wrap (gRPC reflection's bidirectional stream): the
+ * caller from the context, under `op`'s entry; throws when refused, which ends the stream with the error.
+ */
+export function admitEach(policy: Policy, op: OperationName): (ctx: HandlerContext) => MaybePromise<Admission> {
+  return (ctx) => policy.admit(op, ctx.values.get(callerKey));
 }

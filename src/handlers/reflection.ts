@@ -1,11 +1,13 @@
 // gRPC server reflection (v1 and v1alpha), so grpcurl and `buf curl` find the services without proto files:
 // the service list, and any file (with its dependencies) by name or by a symbol it defines, as serialized
-// FileDescriptorProtos taken from the generated code. Schema only: it reaches no core and runs no policy.
-import type { ServiceImpl } from "@connectrpc/connect";
+// FileDescriptorProtos taken from the generated code. Schema only: it reaches no core. Each message asked is
+// a request under the policy table's ServerReflection entry (the caller's request limit), like any other.
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { toBinary, type DescFile, type DescMessage, type DescEnum, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import * as v1 from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import * as v1alpha from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import type { MaybePromise } from "../maybePromise.js";
 
 /** The request fields both protocol versions share (they differ only in package). */
 type Request = v1.ServerReflectionRequest | v1alpha.ServerReflectionRequest;
@@ -17,7 +19,11 @@ type Answer =
 const NOT_FOUND = 5;
 const UNIMPLEMENTED = 12;
 
-export function reflectionHandlers(services: DescService[]): {
+export function reflectionHandlers(
+  services: DescService[],
+  /** Admits one reflection message of the caller (throws when over its limit, ending the stream). */
+  admit: (ctx: HandlerContext) => MaybePromise<unknown>,
+): {
   v1: ServiceImpl<typeof v1.ServerReflection>;
   v1alpha: ServiceImpl<typeof v1alpha.ServerReflection>;
 } {
@@ -76,13 +82,19 @@ export function reflectionHandlers(services: DescService[]): {
 
   return {
     v1: {
-      async *serverReflectionInfo(requests) {
-        for await (const req of requests) yield { validHost: req.host, originalRequest: req, messageResponse: answer(req) };
+      async *serverReflectionInfo(requests, ctx) {
+        for await (const req of requests) {
+          await admit(ctx);
+          yield { validHost: req.host, originalRequest: req, messageResponse: answer(req) };
+        }
       },
     },
     v1alpha: {
-      async *serverReflectionInfo(requests) {
-        for await (const req of requests) yield { validHost: req.host, originalRequest: req, messageResponse: answer(req) };
+      async *serverReflectionInfo(requests, ctx) {
+        for await (const req of requests) {
+          await admit(ctx);
+          yield { validHost: req.host, originalRequest: req, messageResponse: answer(req) };
+        }
       },
     },
   };

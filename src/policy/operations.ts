@@ -45,6 +45,8 @@ export const OPERATIONS = {
   "RpcService.SubscribeNewHeads": read,
   "RpcService.SubscribeLogs": read,
   "ZktService.WatchTransaction": read,
+  // gRPC server reflection (a bidirectional stream): each message asked counts one request.
+  "ServerReflection.ServerReflectionInfo": read,
 } as const satisfies Record<string, OperationPolicy>;
 
 export type OperationName = keyof typeof OPERATIONS;

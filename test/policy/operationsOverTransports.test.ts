@@ -4,12 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, ConnectError, Code, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { fromJson } from "@bufbuild/protobuf";
+import { create, fromJson } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";
 import type { Gateway } from "../../src/gateway.js";
 import { OPERATIONS, operationOf, type OperationName } from "../../src/policy/operations.js";
 import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import { ServerReflection, ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 
 const LIMIT = 3;
@@ -64,7 +65,7 @@ describe("the policy table holds the same over every transport", () => {
   }
 
   /** Each operation as each wire carries it; REST carries those it has a path for. */
-  const calls: Record<OperationName, { rest?: (c: Creds) => Promise<number>; connect: (t: Transport) => Promise<unknown> }> = {
+  const calls: Record<OperationName, { rest?: (c: Creds) => Promise<number>; connect: (t: Transport) => Promise<unknown>; grpcOnly?: true }> = {
     "RpcService.Call": {
       rest: (c) => rest(`/zgt/${c.apiKey}`, c, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
       connect: (t) => createClient(RpcService, t).call({ method: "eth_blockNumber" }),
@@ -108,11 +109,19 @@ describe("the policy table holds the same over every transport", () => {
     "RpcService.SubscribeNewHeads": { connect: (t) => first(createClient(RpcService, t).subscribeNewHeads({})) },
     "RpcService.SubscribeLogs": { connect: (t) => first(createClient(RpcService, t).subscribeLogs({ addresses: [SOMEWHERE] }, { timeoutMs: 300 })) },
     "ZktService.WatchTransaction": { connect: (t) => first(createClient(ZktService, t).watchTransaction({ queueId: QUEUE_ID })) },
+    // A bidirectional stream: gRPC (HTTP/2) only; a message asked is a request (the list of services here).
+    "ServerReflection.ServerReflectionInfo": {
+      connect: (t) => first(createClient(ServerReflection, t).serverReflectionInfo(listServices())),
+      grpcOnly: true,
+    },
     "ZktService.GetTransactionStatus": {
       rest: (c) => restGet(`/zkt/transactions/${QUEUE_ID}`, c),
       connect: (t) => createClient(ZktService, t).getTransactionStatus({ queueId: QUEUE_ID }),
     },
   };
+  async function* listServices() {
+    yield create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } });
+  }
   /** A stream's verdict is its opening: the first message (or the error it opened with). */
   const first = async (stream: AsyncIterable<unknown>): Promise<unknown> => {
     for await (const m of stream) return m;
@@ -123,6 +132,7 @@ describe("the policy table holds the same over every transport", () => {
 
   async function invoke(wire: Wire, op: OperationName, creds: Creds): Promise<Verdict | undefined> {
     const entry = calls[op];
+    if (entry.grpcOnly && wire !== "grpc") return undefined;
     if (wire === "rest") {
       if (!entry.rest) return undefined;
       // GET /zkt/transactions has no key in its path: it is public over REST.
@@ -141,7 +151,7 @@ describe("the policy table holds the same over every transport", () => {
   }
 
   it("has an entry for every method of the contracts, and no other", () => {
-    const methods = [...RpcService.methods, ...ZktService.methods].map((m) => operationOf(m));
+    const methods = [...RpcService.methods, ...ZktService.methods, ...ServerReflection.methods].map((m) => operationOf(m));
     expect(methods.every((m) => m !== undefined)).toBe(true);
     expect(new Set(methods)).toEqual(new Set(Object.keys(OPERATIONS)));
   });
@@ -164,7 +174,8 @@ describe("the policy table holds the same over every transport", () => {
     }
     // Every operation was walked on the three Connect wires, and REST's paths on REST.
     expect(seen.filter((s) => s.startsWith("rest ")).length).toBe(8);
-    expect(seen.length).toBe(8 + 3 * Object.keys(OPERATIONS).length);
+    // Reflection is on gRPC only.
+    expect(seen.length).toBe(8 + 3 * Object.keys(OPERATIONS).length - 2);
   });
 
   it("without a key: public ZKT spends the try-it-out limit on every wire, status lookups only the request limit, and a key-only operation is refused", {

@@ -1,6 +1,7 @@
 // Connect routes of one network: the guarded handlers, served over Connect, gRPC and gRPC-Web, and gRPC
 // server reflection (v1, v1alpha) describing them.
-import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
+import type { ConnectRouter, HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { MaybePromise } from "../../maybePromise.js";
 import { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import { ServerReflection as ReflectionV1 } from "../../../gen/grpc/reflection/v1/reflection_pb.js";
@@ -10,13 +11,15 @@ import { reflectionHandlers } from "../../handlers/reflection.js";
 export interface Handlers {
   rpc: ServiceImpl<typeof RpcService>;
   zkt: ServiceImpl<typeof ZktService>;
+  /** Admits one gRPC reflection message (the policy's ServerReflection entry). */
+  admitReflection: (ctx: HandlerContext) => MaybePromise<unknown>;
 }
 
 export function connectRoutes(handlers: Handlers): (router: ConnectRouter) => void {
   return (router) => {
     router.service(RpcService, handlers.rpc);
     router.service(ZktService, handlers.zkt);
-    const reflection = reflectionHandlers([RpcService, ZktService]);
+    const reflection = reflectionHandlers([RpcService, ZktService], handlers.admitReflection);
     router.service(ReflectionV1, reflection.v1);
     router.service(ReflectionV1alpha, reflection.v1alpha);
   };
