@@ -1,5 +1,6 @@
 // The Connect-Web example page, bundled with esbuild and served from another origin, calls the gateway from
-// Debian's chromium (CORS preflights included) and writes a ZKT message.
+// Debian's chromium (CORS preflights included), follows new blocks on a Connect server stream (#32: streams
+// for Connect-Web clients) and writes a ZKT message.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
@@ -47,13 +48,16 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("Connect-Web example p
     await gw?.close();
   });
 
-  it("reads the chain id and writes a message from another origin", async () => {
+  it("reads the chain id, follows two consecutive blocks on a server stream and writes a message, from another origin", async () => {
     const page = await browser.newPage();
     // Another port is another origin: the browser preflights and needs the gateway's CORS headers.
     await page.goto(`${siteUrl}/?gateway=${encodeURIComponent(gw.network("testnet").url)}`);
     await page.waitForSelector("#out[data-done]");
-    const out = JSON.parse((await page.textContent("#out"))!) as { chainId: number; hash: string };
+    const text = (await page.textContent("#out"))!;
+    expect(text).not.toMatch(/^error/);
+    const out = JSON.parse(text) as { chainId: number; heads: number[]; hash: string };
     expect(out.chainId).toBe(20180427);
+    expect(out.heads[1]).toBe(out.heads[0]! + 1);
     const tx = (await gw.network("testnet").pool.call("eth_getTransactionByHash", [out.hash])) as { from: string } | null;
     expect(tx?.from.toLowerCase()).toBe(gw.publicSignerAddress.toLowerCase());
   });
