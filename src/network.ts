@@ -48,6 +48,7 @@ import type { IdempotencyStore } from "./store/idempotencyStore.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { HDNodeWallet } from "ethers";
 import { HeadFeed } from "./live/headFeed.js";
+import { upstreamHeads } from "./live/upstreamHeads.js";
 import { SubscriptionHub } from "./live/subscriptions.js";
 import { webSocketEndpoint } from "./transport/websocket/webSocketEndpoint.js";
 
@@ -200,10 +201,15 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       compiler: deps.compiler,
       waitTimeoutMs: gw.receiptWaitMs,
     });
-    // One follower of the chain for every live subscriber; it polls only while someone subscribes.
+    // One follower of the chain for every live subscriber; it polls only while someone subscribes, and reads
+    // at once when the node's own WebSocket announces a head (the embedded anvil's, or headsWebSocket).
+    const headsWs = net.headsWebSocket ?? (embedded ? embedded.url.replace(/^http/, "ws") : undefined);
     const feed = new HeadFeed(pool, {
       pollMs: gw.websocket.headPollMs ?? Math.max(50, Math.min(1_000, Math.round(net.blockTimeSeconds * 500))),
       onError: (err) => log.debug("head feed poll failed; retried next poll", { error: err.message }),
+      ...(headsWs
+        ? { wakeups: upstreamHeads(headsWs, (err) => log.debug("the node's heads WebSocket failed; polling meanwhile", { error: err.message })) }
+        : {}),
     });
     const hub = new SubscriptionHub(feed, {
       subscriptions: (kind, delta) => m.subscriptions.inc({ network: net.name, kind }, delta),

@@ -26,16 +26,20 @@ const setting = <T extends z.ZodType>(schema: T, doc: SettingDoc): T => {
 const positiveInt = (): z.ZodNumber =>
   z.number({ error: "must be a positive integer" }).int({ error: "must be a positive integer" }).positive({ error: "must be a positive integer" });
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, { error: "must be a 0x-prefixed 20-byte address" });
-const httpUrl = z.string().refine(
-  (u) => {
-    try {
-      return ["http:", "https:"].includes(new URL(u).protocol);
-    } catch {
-      return false;
-    }
-  },
-  { error: (issue) => `"${String(issue.input)}" is not an http(s) URL` },
-);
+/** A URL with one of `protocols` ("http:"...). */
+const urlOf = (protocols: string[], what: string) =>
+  z.string().refine(
+    (u) => {
+      try {
+        return protocols.includes(new URL(u).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { error: (issue) => `"${String(issue.input)}" is not ${what} URL` },
+  );
+const httpUrl = urlOf(["http:", "https:"], "an http(s)");
+const wsUrl = urlOf(["ws:", "wss:"], "a ws(s)");
 const onOff = z.boolean({ error: "must be true or false" });
 
 export const NETWORK_NAMES = ["testnet", "mainnet"] as const;
@@ -75,6 +79,10 @@ export function networkSchema(name: NetworkName) {
     upstreams: setting(z.array(httpUrl, { error: "must be a list of URLs" }).default([]), {
       env: "UPSTREAMS",
       doc: "Node URLs (comma list in env); empty starts an embedded anvil.",
+    }),
+    headsWebSocket: setting(wsUrl.optional(), {
+      env: "HEADS_WEBSOCKET",
+      doc: "A node's WebSocket (ws:// or wss://) announcing new heads: the live feed reads at once on each instead of at its next poll. The embedded anvil's is used by itself.",
     }),
     feeMode: setting(z.enum(["zero", "market"], { error: 'must be "zero" or "market"' }).default("zero"), {
       env: "FEE_MODE",

@@ -1,10 +1,12 @@
 // One follower of a network's chain for every live subscriber (WebSocket eth_subscribe, Connect streams):
-// it polls the head by number while anyone listens (an idle gateway polls nothing), fetches each new block
+// it polls the head by number while anyone listens (an idle gateway polls nothing) — at once when the node's
+// own new-heads WebSocket says a block came (upstreamHeads.ts), which then only wakes it — fetches each new block
 // once, and hands blocks to its listeners in order, each exactly once. Gaps (a slow poll, a failover to
 // another node) are filled by number; a node that is behind is waited for, never followed backwards; a
 // block whose parent is not the block delivered before it is a reorg: the dropped blocks are told first
 // (their logs then go out with removed: true, as geth does), then the new branch in order.
 import type { JsonValue } from "../errors.js";
+import type { HeadWakeups } from "./upstreamHeads.js";
 
 /** What the feed needs from the upstream pool (failover is the pool's). */
 export interface ChainReader {
@@ -48,6 +50,10 @@ export interface HeadFeedOptions {
   onError?: (err: Error) => void;
   /** Rewrites a header before it is serialised (zero-fee networks: baseFeePerGas). */
   header?: (header: Record<string, JsonValue>) => Record<string, JsonValue>;
+  /** The node's new-heads push, to read at once on each head; polling goes on, slower, while it is up. */
+  wakeups?: HeadWakeups;
+  /** The poll period while the push is up (a safety net for a missed notification); default 4 × pollMs. */
+  pushedPollMs?: number;
 }
 
 /** Block fields geth's newHeads leaves out: a header is not a block. */
@@ -64,6 +70,9 @@ export class HeadFeed {
   private window: FeedBlock[] = [];
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /** A wake-up came while a poll ran: poll again right after it. */
+  private again = false;
+  private pushed = false;
   private pendingFilter: string | undefined;
   private readonly windowBlocks: number;
   private readonly maxCatchUp: number;
@@ -87,7 +96,19 @@ export class HeadFeed {
 
   add(listener: FeedListener): void {
     this.listeners.add(listener);
-    if (this.listeners.size === 1) this.schedule(0);
+    if (this.listeners.size !== 1) return;
+    this.schedule(0);
+    this.options.wakeups?.start(
+      () => this.wake(),
+      (up) => (this.pushed = up),
+    );
+  }
+
+  /** A new head was announced: read now (or right after the poll that is running). */
+  private wake(): void {
+    if (this.listeners.size === 0) return;
+    if (this.running) this.again = true;
+    else this.schedule(0);
   }
 
   remove(listener: FeedListener): void {
@@ -99,6 +120,8 @@ export class HeadFeed {
     this.timer = undefined;
     this.window = [];
     this.pendingFilter = undefined;
+    this.options.wakeups?.stop();
+    this.pushed = false;
   }
 
   stop(): void {
@@ -121,7 +144,9 @@ export class HeadFeed {
       this.options.onError?.(err as Error);
     } finally {
       this.running = false;
-      if (this.listeners.size > 0) this.schedule(this.options.pollMs);
+      const again = this.again;
+      this.again = false;
+      if (this.listeners.size > 0) this.schedule(again ? 0 : this.pushed ? (this.options.pushedPollMs ?? 4 * this.options.pollMs) : this.options.pollMs);
     }
   }
 
