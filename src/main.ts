@@ -33,8 +33,9 @@ async function main(): Promise<void> {
     );
   };
   for (const n of gateway.networks) {
+    const embedded = n.config.upstreams.length === 0 && n.upstreamUrls.length === 1 && n.upstreamUrls[0]?.startsWith("http://127.0.0.1");
     process.stdout.write(
-      `${n.config.name} (chain id ${n.config.chainId}): ${n.url}  <- upstream ${n.upstreamUrls.length === 1 && n.upstreamUrls[0]?.startsWith("http://127.0.0.1") && n.config.upstreams.length === 0 ? "embedded anvil" : n.upstreamUrls.length + " node(s)"}\n`,
+      `${n.config.name} (chain id ${n.config.chainId}): ${n.url}  <- upstream ${embedded ? "embedded anvil" : n.upstreamUrls.length + " node(s)"}\n`,
     );
   }
   process.stdout.write(`try-it-out signer: ${gateway.publicSignerAddress}\n`);

@@ -41,11 +41,13 @@ async function main(argv: string[]): Promise<number> {
   const seedFile = resolve(config.dataDir, "master-seed");
   if (!process.env.MASTER_MNEMONIC && !existsSync(seedFile)) {
     process.stderr.write(
-      `keys: warning: no gateway data in ${resolve(config.dataDir)} yet; a new master seed is made there, and a gateway accepts these keys only with this DATA_DIR${config.databaseUrl ? " and DATABASE_URL" : ""}\n`,
+      `keys: warning: no gateway data in ${resolve(config.dataDir)} yet; a new master seed ` +
+        `is made there, and a gateway accepts these keys only with this DATA_DIR${config.databaseUrl ? " and DATABASE_URL" : ""}\n`,
     );
   }
   process.stderr.write(
-    `keys: store ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : resolve(config.dataDir, "journal.sqlite")}, seed ${process.env.MASTER_MNEMONIC ? "MASTER_MNEMONIC" : seedFile}\n`,
+    `keys: store ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : resolve(config.dataDir, "journal.sqlite")}, ` +
+      `seed ${process.env.MASTER_MNEMONIC ? "MASTER_MNEMONIC" : seedFile}\n`,
   );
   const stores = await openStores({ dataDir: config.dataDir, role: "tool", ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
   try {

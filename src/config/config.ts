@@ -82,7 +82,9 @@ export function networkSchema(name: NetworkName) {
     }),
     headsWebSocket: setting(wsUrl.optional(), {
       env: "HEADS_WEBSOCKET",
-      doc: "A node's WebSocket (ws:// or wss://) announcing new heads: the live feed reads at once on each instead of at its next poll. The embedded anvil's is used by itself.",
+      doc:
+        "A node's WebSocket (ws:// or wss://) announcing new heads: the live feed reads at once on each " +
+        "instead of at its next poll. The embedded anvil's is used by itself.",
     }),
     feeMode: setting(z.enum(["zero", "market"], { error: 'must be "zero" or "market"' }).default("zero"), {
       env: "FEE_MODE",
@@ -97,7 +99,9 @@ export function networkSchema(name: NetworkName) {
     // paris avoids PUSH0 for chains without Shanghai.
     evmVersion: setting(z.string().default("paris"), { doc: "solc evmVersion for ZKT deploys." }),
     validators: setting(validatorSource.default({ source: "coinbase" }), {
-      doc: 'Where platform_getValidatorList comes from: {"source": "static", "addresses": [...]}, {"source": "clique"}, {"source": "qbft"} or {"source": "coinbase"}.',
+      doc:
+        'Where platform_getValidatorList comes from: {"source": "static", "addresses": [...]}, ' +
+        '{"source": "clique"}, {"source": "qbft"} or {"source": "coinbase"}.',
     }),
     activeValidatorWindowBlocks: setting(positiveInt().default(64), {
       doc: "platform_getActiveValidatorList: validators that proposed one of this many latest blocks.",
@@ -143,7 +147,9 @@ export const configSchema = z.strictObject({
   maxBatchSize: setting(positiveInt().default(40), { doc: "Most requests in one JSON-RPC batch (-32600 beyond)." }),
   coalesceReads: setting(onOff.default(true), {
     env: "COALESCE_READS",
-    doc: "true: an upstream read (eth_blockNumber, eth_call, eth_getBalance, …) identical to one already in flight waits for that one's answer instead of sending its own; false: every call goes upstream.",
+    doc:
+      "true: an upstream read (eth_blockNumber, eth_call, eth_getBalance, …) identical to one already in " +
+      "flight waits for that one's answer instead of sending its own; false: every call goes upstream.",
   }),
   upstreamTimeoutMs: setting(positiveInt().default(10_000), { env: "UPSTREAM_TIMEOUT_MS", doc: "Per-request upstream timeout before failing over." }),
   upstreamProbeIntervalMs: setting(positiveInt().default(1_000), { doc: "How often upstream health (and the chain head) is probed." }),
@@ -183,11 +189,17 @@ export const configSchema = z.strictObject({
     .prefault({}),
   embeddedState: setting(onOff.default(true), {
     env: "EMBEDDED_STATE",
-    doc: "true: an embedded dev chain keeps its state in dataDir/chain-<network>.json across restarts (dumped every 2 s and on exit); delete that file, or set false, for a fresh chain at each start (and for load tests: each dump holds the whole history).",
+    doc:
+      "true: an embedded dev chain keeps its state in dataDir/chain-<network>.json across restarts (dumped " +
+      "every 2 s and on exit); delete that file, or set false, for a fresh chain at each start (and for " +
+      "load tests: each dump holds the whole history).",
   }),
   maxIdleLanes: setting(positiveInt().default(10_000), {
     env: "MAX_IDLE_LANES",
-    doc: "Signers' nonce lanes (with their wallets) kept in memory while idle, per network; past it the least recently used idle ones are dropped and made again from the chain on their next write (a public service issues keys to anyone).",
+    doc:
+      "Signers' nonce lanes (with their wallets) kept in memory while idle, per network; past it the least " +
+      "recently used idle ones are dropped and made again from the chain on their next write (a public " +
+      "service issues keys to anyone).",
   }),
   // Bounds on every client connection (see transport/http/listen.ts).
   http: z
@@ -235,7 +247,9 @@ export const configSchema = z.strictObject({
       }),
       headPollMs: setting(positiveInt().optional(), {
         env: "HEAD_POLL_MS",
-        doc: "How often the live feed asks the node for its head while anyone subscribes; default half the block time, 50..1000 ms. Nothing is polled while nobody subscribes.",
+        doc:
+          "How often the live feed asks the node for its head while anyone subscribes; default half the block " +
+          "time, 50..1000 ms. Nothing is polled while nobody subscribes.",
       }),
     })
     .prefault({}),
@@ -263,11 +277,16 @@ export const configSchema = z.strictObject({
   }),
   receiptWaitMs: setting(positiveInt().default(60_000), {
     env: "RECEIPT_WAIT_MS",
-    doc: "A ZKT write with wait (and a deploy) not mined within this long is answered 503 UPSTREAM_UNAVAILABLE with its queueId; it stays journaled and is still sent.",
+    doc:
+      "A ZKT write with wait (and a deploy) not mined within this long is answered 503 " +
+      "UPSTREAM_UNAVAILABLE with its queueId; it stays journaled and is still sent.",
   }),
   idempotencyStaleMs: setting(positiveInt().default(DEFAULT_STALE_CLAIM_MS), {
     env: "IDEMPOTENCY_STALE_MS",
-    doc: "An Idempotency-Key claim with no answer this long was left by a gateway that stopped mid-request: a retry is told where its journaled write is, or runs if nothing was journaled. Keep it above the longest request (RECEIPT_WAIT_MS plus a compile).",
+    doc:
+      "An Idempotency-Key claim with no answer this long was left by a gateway that stopped mid-request: a " +
+      "retry is told where its journaled write is, or runs if nothing was journaled. Keep it above the " +
+      "longest request (RECEIPT_WAIT_MS plus a compile).",
   }),
   journalRetentionDays: setting(
     z
@@ -277,7 +296,9 @@ export const configSchema = z.strictObject({
       .default(30),
     {
       env: "JOURNAL_RETENTION_DAYS",
-      doc: "Mined or failed submissions created more than this many days ago are deleted from the journal (hourly); their status then answers 404. Unfinished ones are never deleted. 0 keeps everything.",
+      doc:
+        "Mined or failed submissions created more than this many days ago are deleted from the journal " +
+        "(hourly); their status then answers 404. Unfinished ones are never deleted. 0 keeps everything.",
     },
   ),
   networks: setting(networksSchema.prefault({ testnet: {}, mainnet: {} }), {

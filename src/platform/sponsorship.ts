@@ -39,7 +39,8 @@ export class Sponsorship {
     }
     if (signer !== getAddress(sponsorAddress))
       throw invalid(
-        'sponsorSignature is not the sponsor\'s consent to this transaction (it must sign "I consent to be a sponsor of transaction: 0x<keccak256 of the raw transaction>")',
+        "sponsorSignature is not the sponsor's consent to this transaction " +
+          '(it must sign "I consent to be a sponsor of transaction: 0x<keccak256 of the raw transaction>")',
       );
     if (getAddress(sponsorAddress) !== wallet.address) throw rejected("the sponsor is not a wallet this gateway holds for your API key");
 

@@ -7,7 +7,8 @@ export function requireBatchSize(count: number, max: number): void {
   if (count > max) {
     throw new GatewayError(
       "invalid_request",
-      `Invalid Request: a batch may hold at most ${max} requests, this one has ${count}; set your client's batch size to ${max} (viem: http(url, { batch: { batchSize: ${max} } }); ethers: new JsonRpcProvider(url, network, { batchMaxCount: ${max} }))`,
+      `Invalid Request: a batch may hold at most ${max} requests, this one has ${count}; set your client's batch size to ${max} ` +
+        `(viem: http(url, { batch: { batchSize: ${max} } }); ethers: new JsonRpcProvider(url, network, { batchMaxCount: ${max} }))`,
     );
   }
 }

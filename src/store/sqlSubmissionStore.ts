@@ -9,8 +9,10 @@ import { fromRow, type SubmissionRow as Row } from "./submissionRow.js";
  * number of records (PGlite parses and plans it anew each time, and 12 parameters per record made that cost
  * grow with the batch; bench profile). `prefix` may add a data-modifying CTE that runs in the same statement.
  */
-const INSERT_RECORDS = `insert into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
-     select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[], $12::text[])`;
+const INSERT_RECORDS = `insert into submissions
+       (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
+     select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[],
+       $9::text[], $10::timestamptz[], $11::timestamptz[], $12::text[])`;
 
 function recordColumns(records: SubmissionRecord[]): unknown[] {
   return [
@@ -39,7 +41,8 @@ export class SqlSubmissionStore implements SubmissionStore {
   private readonly statuses = new StatusBatcher((status, ids, at) =>
     this.db
       .query(
-        `update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])${status === "processing" ? " and status = 'pending'" : ""}`,
+        "update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])" +
+          (status === "processing" ? " and status = 'pending'" : ""),
         [ids, status, at],
       )
       .then(() => undefined),
@@ -74,7 +77,8 @@ export class SqlSubmissionStore implements SubmissionStore {
 
   async listUnfinished(network: string, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {
     const rows = await this.db.query<Row>(
-      "select * from submissions where network = $1 and status in ('pending', 'processing') and created_at < coalesce($3::timestamptz, 'infinity'::timestamptz) order by signer, nonce limit $2",
+      "select * from submissions where network = $1 and status in ('pending', 'processing') and created_at " +
+        "< coalesce($3::timestamptz, 'infinity'::timestamptz) order by signer, nonce limit $2",
       [network, limit, createdBefore ?? null],
     );
     return rows.map(fromRow);
@@ -156,7 +160,8 @@ export class SqlSubmissionStore implements SubmissionStore {
 
   async listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {
     const rows = await this.db.query<Row>(
-      "select * from submissions where network = $1 and status = $2 and created_at < coalesce($4::timestamptz, 'infinity'::timestamptz) order by created_at limit $3",
+      "select * from submissions where network = $1 and status = $2 and created_at < " +
+        "coalesce($4::timestamptz, 'infinity'::timestamptz) order by created_at limit $3",
       [network, status, limit, createdBefore ?? null],
     );
     return rows.map(fromRow);

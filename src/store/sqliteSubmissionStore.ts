@@ -54,7 +54,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
       ),
       lane: statement<[string, string], { next_nonce: number }>("select next_nonce from nonce_lanes where network = ? and signer = ?"),
       setLane: statement<[string, string, number], never>(
-        "insert into nonce_lanes (network, signer, next_nonce) values (?, ?, ?) on conflict (network, signer) do update set next_nonce = max(next_nonce, excluded.next_nonce)",
+        "insert into nonce_lanes (network, signer, next_nonce) values (?, ?, ?) on conflict (network, " +
+          "signer) do update set next_nonce = max(next_nonce, excluded.next_nonce)",
       ),
       status: statement<[SubmissionStatus, number | null, string], never>(
         "update submissions set status = ?, processed_at = coalesce(?, processed_at) where queue_id = ?",

@@ -4,7 +4,8 @@ import type { NodeHandlerFn } from "./nodeTypes.js";
 
 const ALLOW_HEADERS = "content-type, authorization, idempotency-key, connect-protocol-version, connect-timeout-ms, grpc-timeout, x-grpc-web, x-user-agent";
 const EXPOSE_HEADERS =
-  "grpc-status, grpc-message, grpc-status-details-bin, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-request-id, idempotent-replayed";
+  "grpc-status, grpc-message, grpc-status-details-bin, retry-after, x-ratelimit-limit, " +
+  "x-ratelimit-remaining, x-ratelimit-reset, x-request-id, idempotent-replayed";
 const NONE: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const CORS: Record<string, string> = Object.freeze({ "access-control-allow-origin": "*", "access-control-expose-headers": EXPOSE_HEADERS }) as Record<
   string,

@@ -34,7 +34,10 @@ export interface ConnectionLimits {
 /** Answer to a connection past the cap: plain HTTP/1.1, which is what nearly every client speaks first. */
 const TOO_MANY = (() => {
   const body = JSON.stringify({ error: "too many open connections; try again shortly" });
-  return `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+  return (
+    "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n" +
+    `connection: close\r\ncontent-length: ${body.length}\r\n\r\n${body}`
+  );
 })();
 
 /**

@@ -49,7 +49,8 @@ textarea{width:100%;height:14rem} input,select,button{font:inherit;padding:.35re
 
 <h2>2. Try ZKT</h2>
 <div class="row">Send to <select id="target"><option value="try-it-out">/zkt/try-it-out (shared signer)</option></select>
-Examples: <button data-example="message">message</button><button data-example="deploy">ERC-20 deploy</button><button data-example="read">read</button><button data-example="write">write with wait</button></div>
+Examples: <button data-example="message">message</button><button data-example="deploy">ERC-20 deploy</button>
+<button data-example="read">read</button><button data-example="write">write with wait</button></div>
 <textarea id="body"></textarea>
 <div class="row"><button id="send">Send</button><span id="status" class="muted"></span></div>
 <pre id="response"></pre>
@@ -70,7 +71,11 @@ function show(name) {
 document.querySelectorAll("[data-example]").forEach((b) => b.addEventListener("click", () => show(b.dataset.example)));
 show("message");
 $("create-key").addEventListener("click", async () => {
-  const res = await fetch("/portal/keys", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify($("label").value ? { label: $("label").value } : {}) });
+  const res = await fetch("/portal/keys", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify($("label").value ? { label: $("label").value } : {}),
+  });
   const out = await res.json();
   $("key-json").textContent = JSON.stringify(out, null, 2);
   $("key-out").hidden = false;
@@ -85,8 +90,15 @@ $("send").addEventListener("click", async () => {
   let body;
   try { body = JSON.parse($("body").value); } catch { $("status").textContent = "the body is not valid JSON"; return; }
   // The read/write examples before any deploy still hold the placeholder: say so rather than post it.
-  if (typeof body.to === "string" && body.to.includes("…")) { $("status").textContent = 'deploy a contract first (the ERC-20 deploy example), or put a contract address in "to"'; return; }
-  const res = await fetch("/zkt/" + encodeURIComponent($("target").value), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  if (typeof body.to === "string" && body.to.includes("…")) {
+    $("status").textContent = 'deploy a contract first (the ERC-20 deploy example), or put a contract address in "to"';
+    return;
+  }
+  const res = await fetch("/zkt/" + encodeURIComponent($("target").value), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const out = await res.json();
   $("status").textContent = "HTTP " + res.status;
   $("response").textContent = JSON.stringify(out, null, 2);

@@ -79,7 +79,8 @@ function refuse(socket: Duplex, status: number, err: GatewayError): void {
   const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(err) });
   const retry = err.retryAfterSeconds !== undefined ? `retry-after: ${err.retryAfterSeconds}\r\n` : "";
   socket.end(
-    `HTTP/1.1 ${status} ${status === 404 ? "Not Found" : "Refused"}\r\ncontent-type: application/json\r\n${retry}connection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${status === 404 ? "Not Found" : "Refused"}\r\ncontent-type: ` +
+      `application/json\r\n${retry}connection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }
 

@@ -22,7 +22,8 @@ export function docsPage(): string {
   const schemas = Object.entries(doc.components.schemas)
     .map(
       ([name, schema]) =>
-        `<details><summary><code>${name}</code>${schema.description ? ` — ${esc(schema.description)}` : ""}</summary><pre>${esc(JSON.stringify(schema, null, 2))}</pre></details>`,
+        `<details><summary><code>${name}</code>${schema.description ? ` — ${esc(schema.description)}` : ""}</summary>` +
+        `<pre>${esc(JSON.stringify(schema, null, 2))}</pre></details>`,
     )
     .join("\n");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(doc.info.title)}</title>

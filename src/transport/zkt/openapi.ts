@@ -77,8 +77,13 @@ export const openApiDocument = {
     title: "chain-gateway ZKT API (beta)",
     version: "1.0.0",
     description:
-      "Write messages, read and write contract functions, and deploy contracts with plain HTTP POSTs. The body's shape selects the operation: V1 message {arguments: string, wait?}; V2 call {to, abi, method, arguments: [], wait?}; V2 deploy {code, arguments?, contractName?, wait?}. Experimental. " +
-      "Stability's official shapes, plus what this gateway adds: queueId and transactionHash in every write answer, receipt when waiting, wait on messages and deploys, contractName, ignoredFields, GET /zkt/transactions/{queueId}, an Idempotency-Key header, and an HTTP status per error (the hosted service answers 200 with success: false).",
+      "Write messages, read and write contract functions, and deploy contracts with plain HTTP POSTs. The " +
+      "body's shape selects the operation: V1 message {arguments: string, wait?}; V2 call {to, abi, " +
+      "method, arguments: [], wait?}; V2 deploy {code, arguments?, contractName?, wait?}. Experimental. " +
+      "Stability's official shapes, plus what this gateway adds: queueId and transactionHash in every " +
+      "write answer, receipt when waiting, wait on messages and deploys, contractName, ignoredFields, GET " +
+      "/zkt/transactions/{queueId}, an Idempotency-Key header, and an HTTP status per error (the hosted " +
+      "service answers 200 with success: false).",
   },
   paths: {
     "/zkt/try-it-out": {
@@ -159,7 +164,9 @@ export const openApiDocument = {
       DeployRequest: {
         type: "object",
         description:
-          "V2: compile Solidity source (the newest shipped solc its pragma allows: 0.8.37, 0.8.24, 0.8.19; @openzeppelin/contracts imports resolve) and deploy; returns once mined, or with wait: false once signed and journaled.",
+          "V2: compile Solidity source (the newest shipped solc its pragma allows: 0.8.37, 0.8.24, 0.8.19; " +
+          "@openzeppelin/contracts imports resolve) and deploy; returns once mined, or with wait: false once " +
+          "signed and journaled.",
         required: ["code"],
         properties: {
           code: { type: "string", minLength: 1 },
