@@ -45,22 +45,26 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
     const run = (text: string): MaybePromise<HttpAnswer> => handleJsonRpc(text, handlers, options.maxBatchSize);
     return req.text !== undefined ? run(req.text) : req.body().then(run);
   };
+  const keyed = (pattern: RegExp, route: string): RestRoute => ({
+    method: "POST",
+    pattern,
+    renderError,
+    handle: (req) =>
+      serve(
+        req,
+        { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp, idempotencyKey: headerValue(req.headers["idempotency-key"]) },
+        route,
+      ),
+  });
   return [
     { method: "POST", pattern: /^\/$/, renderError, handle: (req) => serve(req, { clientIp: req.clientIp }, "/") },
     // /zgt and /zgt/ without a key are the public endpoint, as / is (Stability's keyless clients call them).
     { method: "POST", pattern: /^\/zgt\/?$/, renderError, handle: (req) => serve(req, { clientIp: req.clientIp }, "/zgt") },
-    {
-      // A trailing slash after the key is the same keyed endpoint.
-      method: "POST",
-      pattern: /^\/zgt\/([^/]+)\/?$/,
-      renderError,
-      handle: (req) =>
-        serve(
-          req,
-          { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp, idempotencyKey: headerValue(req.headers["idempotency-key"]) },
-          "/zgt/{key}",
-        ),
-    },
+    // A trailing slash after the key is the same keyed endpoint.
+    keyed(/^\/zgt\/([^/]+)\/?$/, "/zgt/{key}"),
+    // Stability's SDK appends the key to the base URL itself (`<base>/<API_KEY>`): one of our keys there is the
+    // same keyed endpoint. Only our key shape, so any other path stays a 404.
+    keyed(/^\/(cgw_[A-Za-z0-9_-]+)\/?$/, "/{key}"),
     // Experimental: the key's wallet signs the sponsor consent for a raw transaction.
     keyedRoute("sponsor-consent", "rawTransaction", (raw) =>
       keyedCall(RpcService.method.signSponsorConsent, options.rpc.signSponsorConsent, create(SignSponsorConsentRequestSchema, { rawTransaction: raw })),
