@@ -5,7 +5,7 @@
 // round per bundle.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
-import net from "node:net";
+import { fixedLoad as sendFixed } from "./fixedLoad.js";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startEmbeddedNode } from "../src/chain/embeddedNode.js";
@@ -43,39 +43,9 @@ const LOADS: Load[] = [
   { name: "ZKT message write", path: "/zkt/try-it-out", body: '{"arguments":"bench message"}', count: WRITES },
 ];
 
-/** Sends exactly `n` requests over keep-alive connections, each sending its next when an answer is complete. */
+/** Exactly `n` requests of a load (see fixedLoad.ts). */
 function fixedLoad(port: number, load: Load, n: number): Promise<void> {
-  const request = `POST ${load.path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(load.body)}\r\n\r\n${load.body}`;
-  let sent = 0;
-  let answered = 0;
-  return new Promise((done, fail) => {
-    for (let c = 0; c < CONNECTIONS; c++) {
-      const socket = net.connect(port, "127.0.0.1");
-      let pending = "";
-      const next = (): void => {
-        if (sent < n) {
-          sent++;
-          socket.write(request);
-        } else socket.end();
-      };
-      socket.on("connect", next);
-      socket.on("error", fail);
-      socket.on("data", (chunk: Buffer) => {
-        pending += chunk.toString("latin1");
-        for (;;) {
-          const end = pending.indexOf("\r\n\r\n");
-          if (end < 0) return;
-          const length = Number(/content-length: (\d+)/i.exec(pending.slice(0, end))?.[1] ?? Number.NaN);
-          if (!Number.isFinite(length)) return fail(new Error(`an answer without Content-Length: ${pending.slice(0, end)}`));
-          if (pending.length < end + 4 + length) return;
-          if (!/^HTTP\/1\.1 20\d/.test(pending)) return fail(new Error(`not a 2xx: ${pending.slice(0, end + 4 + length)}`));
-          pending = pending.slice(end + 4 + length);
-          if (++answered === n) done();
-          next();
-        }
-      });
-    }
-  });
+  return sendFixed(port, load.path, load.body, n, CONNECTIONS);
 }
 
 /** The process's user+system CPU so far, in ms. */

@@ -10,7 +10,7 @@
 // process's environment (COALESCE_READS=false measures the uncoalesced path).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
-import net from "node:net";
+import { fixedLoad as sendFixed } from "./fixedLoad.js";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startEmbeddedNode } from "../src/chain/embeddedNode.js";
@@ -33,40 +33,9 @@ function bodyOf(method: string): string {
   );
 }
 
-/** Sends exactly `n` requests over keep-alive connections, each sending its next when an answer is complete. */
+/** Exactly `n` requests of a method (see fixedLoad.ts). */
 function fixedLoad(port: number, method: string, n: number): Promise<void> {
-  const body = bodyOf(method);
-  const request = `POST / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-  let sent = 0;
-  let answered = 0;
-  return new Promise((done, fail) => {
-    for (let c = 0; c < CONNECTIONS; c++) {
-      const socket = net.connect(port, "127.0.0.1");
-      let pending = "";
-      const next = (): void => {
-        if (sent < n) {
-          sent++;
-          socket.write(request);
-        } else socket.end();
-      };
-      socket.on("connect", next);
-      socket.on("error", fail);
-      socket.on("data", (chunk: Buffer) => {
-        pending += chunk.toString("latin1");
-        for (;;) {
-          const end = pending.indexOf("\r\n\r\n");
-          if (end < 0) return;
-          const length = Number(/content-length: (\d+)/i.exec(pending.slice(0, end))?.[1] ?? NaN);
-          if (!Number.isFinite(length)) return fail(new Error(`an answer without Content-Length: ${pending.slice(0, end)}`));
-          if (pending.length < end + 4 + length) return;
-          if (!pending.startsWith("HTTP/1.1 200")) return fail(new Error(`not a 200: ${pending.slice(0, end)}`));
-          pending = pending.slice(end + 4 + length);
-          if (++answered === n) done();
-          next();
-        }
-      });
-    }
-  });
+  return sendFixed(port, "/", bodyOf(method), n, CONNECTIONS);
 }
 
 async function answers(port: number): Promise<boolean> {

@@ -1,11 +1,8 @@
 // A caller's deadline bounds the failover: once the caller has given up (its signal aborted: a Connect
 // deadline, a disconnect), the pool starts no further attempt on another node; while it waits, it fails over.
 import { afterAll, describe, expect, it } from "vitest";
-import { UpstreamPool } from "../../src/chain/upstreamPool.js";
-import { createLogger } from "../../src/log/logger.js";
-import { startFakeNode } from "../helpers/fakeNode.js";
+import { twoNodePool } from "../helpers/fakeNode.js";
 
-const CHAIN_ID = 20180427;
 const read = [{ method: "eth_getBalance", params: ["0x" + "11".repeat(20), "latest"] }];
 
 describe("failover within the caller's deadline", () => {
@@ -16,19 +13,8 @@ describe("failover within the caller's deadline", () => {
 
   it("a caller still waiting is failed over; one that gave up is not", async () => {
     // The first node (fastest to probe, so asked first) times its reads out; the second answers them.
-    const stuck = await startFakeNode({ chainId: CHAIN_ID, readDelayMs: 5_000 });
-    const good = await startFakeNode({ chainId: CHAIN_ID, probeDelayMs: 150 });
-    closers.push(stuck.close, good.close);
-    const pool = new UpstreamPool({
-      urls: [stuck.url, good.url],
-      chainId: CHAIN_ID,
-      timeoutMs: 300,
-      probeIntervalMs: 60_000,
-      log: createLogger("error"),
-      routing: { hedge: false, breakerFailures: 100 },
-    });
-    closers.push(() => pool.stop());
-    await pool.start();
+    const { pool, second: good, close } = await twoNodePool({ readDelayMs: 5_000 }, {}, { timeoutMs: 300, routing: { hedge: false, breakerFailures: 100 } });
+    closers.push(close);
 
     const waiting = await pool.callMany(read, new AbortController().signal);
     expect(waiting[0]).toMatchObject({ ok: true, result: "0x7" });

@@ -2,11 +2,7 @@
 // node's answer wins, and the cancellation counts as no failure of the slow node (its circuit stays closed).
 // Two fake nodes (test/helpers/fakeNode.ts): one answers reads at once, one only after 2 s.
 import { afterAll, describe, expect, it } from "vitest";
-import { UpstreamPool } from "../../src/chain/upstreamPool.js";
-import { createLogger } from "../../src/log/logger.js";
-import { startFakeNode } from "../helpers/fakeNode.js";
-
-const CHAIN_ID = 20180427;
+import { twoNodePool } from "../helpers/fakeNode.js";
 
 describe("hedged reads", () => {
   const closers: (() => void)[] = [];
@@ -15,22 +11,22 @@ describe("hedged reads", () => {
   });
 
   it("the losing request is cancelled at once, and its node is not counted as failed", async () => {
-    const slow = await startFakeNode({ chainId: CHAIN_ID, readDelayMs: 2_000 });
-    // Slower to answer the probes, so the pool ranks it second and asks the slow one first.
-    const fast = await startFakeNode({ chainId: CHAIN_ID, probeDelayMs: 150 });
-    closers.push(slow.close, fast.close);
     const hedges: boolean[] = [];
-    const pool = new UpstreamPool({
-      urls: [slow.url, fast.url],
-      chainId: CHAIN_ID,
-      timeoutMs: 5_000,
-      probeIntervalMs: 60_000,
-      log: createLogger("error"),
-      routing: { hedge: true, hedgeMinMs: 20 },
-      observer: { latency: () => undefined, health: () => undefined, hedge: (won) => hedges.push(won) },
-    });
-    closers.push(() => pool.stop());
-    await pool.start();
+    // The slow node is asked first; the fast one answers reads at once.
+    const {
+      pool,
+      first: slow,
+      close,
+    } = await twoNodePool(
+      { readDelayMs: 2_000 },
+      {},
+      {
+        timeoutMs: 5_000,
+        routing: { hedge: true, hedgeMinMs: 20 },
+        observer: { latency: () => undefined, health: () => undefined, hedge: (won) => hedges.push(won) },
+      },
+    );
+    closers.push(close);
     const started = Date.now();
     const result = await pool.call("eth_getBalance", ["0x" + "11".repeat(20), "latest"]);
     expect(result).toBe("0x7");

@@ -12,19 +12,9 @@ import { JsonRpcProvider, Wallet } from "ethers";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
 import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
-import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 
 const GENESIS_TIME = ["--timestamp", "1700000000"];
-const rpc = async (url: string, method: string, params: unknown[] = []): Promise<unknown> => {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: unknown; error?: unknown };
-  if (body.error) throw new Error(JSON.stringify(body.error));
-  return body.result;
-};
 
 /** A TCP proxy that holds every chunk from the node for `delayMs` before passing it on. */
 async function slowProxy(target: string, delayMs: number): Promise<{ url: string; close(): void }> {

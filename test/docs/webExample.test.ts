@@ -2,19 +2,19 @@
 // Debian's chromium (CORS preflights included), follows new blocks on a Connect server stream (#32: streams
 // for Connect-Web clients) and writes a ZKT message.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { build } from "esbuild";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { HAVE_CHROMIUM, launchChromium } from "../helpers/browser.js";
 import type { Gateway } from "../../src/gateway.js";
 import { startTestGateway } from "../helpers/gateway.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const DIR = "docs/examples/web";
 
-describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("Connect-Web example page", () => {
+describe.skipIf(!HAVE_CHROMIUM)("Connect-Web example page", () => {
   let gw: Gateway;
   let browser: Browser;
   let site: http.Server;
@@ -28,19 +28,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("Connect-Web example p
     });
     await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -3,6 +3,10 @@
 // the pool's probe calls (chain id, genesis, head, eth_syncing) and eth_getBalance with "0x7".
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { UpstreamPool, type UpstreamPoolOptions } from "../../src/chain/upstreamPool.js";
+import { createLogger } from "../../src/log/logger.js";
+
+export const FAKE_CHAIN_ID = 20180427;
 
 export interface FakeNodeOptions {
   chainId: number;
@@ -10,6 +14,8 @@ export interface FakeNodeOptions {
   readDelayMs?: number;
   /** Everything else (the probes) is answered after this long. */
   probeDelayMs?: number;
+  /** What eth_syncing answers at first (default false). */
+  syncing?: FakeNode["syncing"];
 }
 
 export interface FakeNode {
@@ -26,7 +32,7 @@ export async function startFakeNode(options: FakeNodeOptions): Promise<FakeNode>
   const state = { reads: 0, abandoned: 0 };
   const node: FakeNode = {
     url: "",
-    syncing: false,
+    syncing: options.syncing ?? false,
     get reads() {
       return state.reads;
     },
@@ -67,4 +73,29 @@ export async function startFakeNode(options: FakeNodeOptions): Promise<FakeNode>
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   node.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return node;
+}
+
+/**
+ * Two fake nodes behind a started UpstreamPool. The first answers probes at once and the second 150 ms later,
+ * so the pool asks the first one first, whatever the machine's load. `close` stops the pool and both nodes.
+ */
+export async function twoNodePool(
+  first: Partial<FakeNodeOptions>,
+  second: Partial<FakeNodeOptions>,
+  options: Pick<UpstreamPoolOptions, "timeoutMs"> & Partial<UpstreamPoolOptions>,
+): Promise<{ pool: UpstreamPool; first: FakeNode; second: FakeNode; close(): void }> {
+  const a = await startFakeNode({ chainId: FAKE_CHAIN_ID, ...first });
+  const b = await startFakeNode({ chainId: FAKE_CHAIN_ID, probeDelayMs: 150, ...second });
+  const pool = new UpstreamPool({ urls: [a.url, b.url], chainId: FAKE_CHAIN_ID, probeIntervalMs: 60_000, log: createLogger("error"), ...options });
+  await pool.start();
+  return {
+    pool,
+    first: a,
+    second: b,
+    close() {
+      pool.stop();
+      a.close();
+      b.close();
+    },
+  };
 }

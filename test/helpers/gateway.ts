@@ -69,3 +69,15 @@ export async function postJson(
   }
   return { status: res.status, headers: res.headers, text, json };
 }
+
+/** One JSON-RPC call straight to a node (or the gateway); its result, or its error thrown. */
+export async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result?: unknown; error?: unknown };
+  if (body.error) throw new Error(JSON.stringify(body.error));
+  return body.result;
+}

@@ -8,18 +8,8 @@ import net from "node:net";
 import WebSocket from "ws";
 import { anvilBinaryPath, startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
-import { startTestGateway } from "../helpers/gateway.js";
+import { rpc, startTestGateway } from "../helpers/gateway.js";
 
-const rpc = async (url: string, method: string, params: unknown[] = []): Promise<unknown> => {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: unknown; error?: unknown };
-  if (body.error) throw new Error(JSON.stringify(body.error));
-  return body.result;
-};
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {
     const s = net.createServer().listen(0, "127.0.0.1", () => {

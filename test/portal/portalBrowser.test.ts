@@ -1,31 +1,17 @@
 // The portal in a real browser (Debian's chromium driven by playwright-core): create a key, send a ZKT
 // message with it, look up its status; a screenshot is saved to test-artifacts/portal.png.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { HAVE_CHROMIUM, launchChromium } from "../helpers/browser.js";
 import type { Gateway } from "../../src/gateway.js";
 import { startTestGateway } from "../helpers/gateway.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-
-describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("portal in a browser", () => {
+describe.skipIf(!HAVE_CHROMIUM)("portal in a browser", () => {
   let gw: Gateway;
   let browser: Browser;
   beforeAll(async () => {
     gw = await startTestGateway();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
