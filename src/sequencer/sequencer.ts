@@ -62,6 +62,10 @@ const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyK
 const NONCE_TOO_LOW = /nonce too low|nonce.*lower than/i;
 /** The node refused the fees (the base fee rose past our cap): re-price and resend rather than give up. */
 const FEE_TOO_LOW = /max fee per gas less than block base fee|fee cap less than block base fee|underpriced|feecap too low|gas price too low/i;
+/** Gateway-signed kinds that can be signed again at another nonce (a caller's own bytes cannot; a refill is moot). */
+const RESIGNABLE = new Set<SubmissionRecord["kind"]>(["message", "call", "deploy", "funding"]);
+const NONCE_SPENT_RECHECK_MS = 1_000;
+const NONCE_SPENT_TRUST_MS = 10_000;
 const DEV_BALANCE = 10n ** 24n; // 1,000,000 ether of dev-chain money
 /** Most submissions of one lane, and of all lanes, in one group commit (PostgreSQL: ≤ 65,535 parameters). */
 const MAX_LANE_BATCH = 128;
@@ -89,6 +93,10 @@ export class Sequencer {
   private resumeTimer: NodeJS.Timeout | undefined;
   /** When this process first saw a transaction broadcast but unmined, and how often it was re-priced. */
   private readonly unmined = new Map<string, { since: number; bumps: number }>();
+  /** Writes moved to a new nonce since the last resume pass, by signer: logged once per lane per pass. */
+  private readonly moved = new Map<string, { count: number; first: number }>();
+  /** Per signer: the node's mined nonce count when a spent nonce was last confirmed by a second look. */
+  private readonly spentConfirmed = new Map<string, { count: number; at: number }>();
   private resuming: Promise<void> | undefined;
   /** Lanes with submissions waiting for the next group commit, which takes them all in one transaction. */
   private readonly lanesWaiting = new Set<NonceLane>();
@@ -457,6 +465,14 @@ export class Sequencer {
         // One line per stuck lane per pass, not one per transaction.
         for (const [signer, s] of stuck)
           this.options.log.warn("re-sending a lane's writes the node has not mined", { signer, count: s.count, firstNonce: s.first });
+        for (const [signer, s] of this.moved)
+          this.options.log.warn("the node spent nonces of writes it does not have: those writes were signed again at new nonces", {
+            signer,
+            count: s.count,
+            firstNonce: s.first,
+          });
+        this.moved.clear();
+        for (const [signer, c] of this.spentConfirmed) if (Date.now() - c.at > NONCE_SPENT_TRUST_MS) this.spentConfirmed.delete(signer);
         this.options.observer?.stuckLanes?.(stuck.size);
       } finally {
         this.resuming = undefined;
@@ -501,6 +517,13 @@ export class Sequencer {
         const repriced = await this.reprice(rec).catch(() => undefined);
         if (repriced) return this.broadcast(repriced, opts);
       }
+      if (NONCE_TOO_LOW.test(error.message) && RESIGNABLE.has(rec.kind)) {
+        const moved = await this.moveIfNonceSpent(rec).catch((e: unknown) => {
+          log.warn("could not move a write to a new nonce", { queueId: rec.queueId, error: (e as Error).message });
+          return undefined;
+        });
+        if (moved) return this.broadcast(moved, opts);
+      }
       // A caller's own signed transaction refused by the node is the caller's doing (warn); ours is a fault (error).
       (rec.kind === "raw" ? log.warn : log.error)("broadcast rejected for good", { queueId: rec.queueId, nonce: rec.nonce, error: error.message });
       await store.update(rec.queueId, { status: "error", errorMessage: `the node rejected the transaction: ${error.message}`, processedAt: new Date() });
@@ -539,6 +562,55 @@ export class Sequencer {
     const hash = keccak256(raw);
     await this.options.store.update(rec.queueId, { hash, raw });
     return { ...rec, hash, raw };
+  }
+
+  /**
+   * The node's account state has the write's nonce used, but no transaction under its hash: a node that lost
+   * blocks while keeping later state (anvil's periodic dump is not atomic), or that took another transaction
+   * of this signer at that nonce. Sending the same bytes can never succeed, so the write is signed again at the
+   * lane's next nonce: same queueId, new hash (the status endpoint answers with it). Asked twice, a second
+   * apart, so a node still catching up (or a lagging replica of the pool) is not taken for one that lost it.
+   */
+  private async moveIfNonceSpent(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
+    const { pool, store } = this.options;
+    const wallet = this.lanes.get(rec.signer)?.wallet ?? (await this.options.walletFor?.(rec.signer));
+    if (!wallet) return undefined;
+    // A lane's writes tend to be lost together: one confirmed recheck covers its later ones for a while.
+    const confirmed = this.spentConfirmed.get(rec.signer);
+    const checks = confirmed && confirmed.count > rec.nonce && Date.now() - confirmed.at < NONCE_SPENT_TRUST_MS ? 1 : 2;
+    for (let check = 0; check < checks; check++) {
+      if (check > 0) await new Promise((r) => setTimeout(r, NONCE_SPENT_RECHECK_MS));
+      const [known, receipt, mined] = await pool.callMany([
+        { method: "eth_getTransactionByHash", params: [rec.hash] },
+        { method: "eth_getTransactionReceipt", params: [rec.hash] },
+        { method: "eth_getTransactionCount", params: [rec.signer, "latest"] },
+      ]);
+      if (!known?.ok || known.result !== null || !receipt?.ok || receipt.result !== null || !mined?.ok) return undefined;
+      const count = Number(BigInt(mined.result as string));
+      if (count <= rec.nonce) return undefined; // not spent: the usual retries apply
+      if (check > 0) this.spentConfirmed.set(rec.signer, { count, at: Date.now() });
+    }
+    const lane = this.lane(rec.signer);
+    const chainPending = Number(BigInt((await pool.call("eth_getTransactionCount", [rec.signer, "pending"])) as string));
+    const moved = await store.moveToNextNonce(rec.queueId, Math.max(chainPending, lane.next ?? 0), async (nonce) => {
+      const raw = this.resignAt(wallet, rec.raw, nonce);
+      return { raw, hash: keccak256(raw) };
+    });
+    lane.next = Math.max(lane.next ?? 0, moved.nonce + 1);
+    this.unmined.delete(rec.queueId);
+    const seen = this.moved.get(rec.signer) ?? { count: 0, first: rec.nonce };
+    seen.count++;
+    seen.first = Math.min(seen.first, rec.nonce);
+    this.moved.set(rec.signer, seen);
+    return moved;
+  }
+
+  /** The same transaction and fees at another nonce. */
+  private resignAt(wallet: SigningWallet, oldRaw: string, nonce: number): string {
+    const old = Transaction.from(oldRaw);
+    const base = { chainId: this.options.chainId, nonce, to: old.to, data: old.data, value: old.value, gasLimit: old.gasLimit };
+    if (old.type === 0) return signTransaction(wallet, { ...base, type: 0, gasPrice: old.gasPrice ?? 0n });
+    return signTransaction(wallet, { ...base, type: 2, maxFeePerGas: old.maxFeePerGas ?? 0n, maxPriorityFeePerGas: old.maxPriorityFeePerGas ?? 0n });
   }
 
   /** The same transaction at the same nonce, with fees raised to at least +12.5 % and at least `current`. */

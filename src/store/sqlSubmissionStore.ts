@@ -71,6 +71,35 @@ export class SqlSubmissionStore implements SubmissionStore {
     });
   }
 
+  async moveToNextNonce(
+    queueId: string,
+    chainPending: number,
+    build: (nonce: number) => Promise<Pick<SubmissionRecord, "hash" | "raw">>,
+  ): Promise<SubmissionRecord> {
+    this.statuses.forget(queueId);
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.query<Row>("select * from submissions where queue_id = $1 for update", [queueId]);
+      if (!row) throw new Error(`no submission ${queueId}`);
+      const rec = fromRow(row);
+      // The same lane upsert as a group commit of one: replicas never hand out this nonce again.
+      const [lane] = await tx.query<{ first: string | number }>(
+        `insert into nonce_lanes (network, signer, next_nonce, reserved) values ($1, $2, $3::bigint + 1, 1)
+         on conflict (network, signer) do update
+           set next_nonce = greatest(nonce_lanes.next_nonce, excluded.next_nonce - 1) + 1, reserved = 1
+         returning next_nonce - 1 as first`,
+        [rec.network, rec.signer, chainPending],
+      );
+      const nonce = Number(lane!.first);
+      const { hash, raw } = await build(nonce);
+      await tx.query(
+        "update submissions set nonce = $2, hash = $3, raw = $4, status = 'pending', error_message = null, processed_at = null where queue_id = $1",
+        [queueId, nonce, hash, raw],
+      );
+      const { errorMessage: _e, processedAt: _p, ...rest } = rec;
+      return { ...rest, nonce, hash, raw, status: "pending" as const };
+    });
+  }
+
   async insert(r: SubmissionRecord): Promise<void> {
     await insertRecords(this.db, [r]);
   }

@@ -66,6 +66,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
         `update submissions set status = coalesce(?, status), error_message = coalesce(?, error_message), processed_at = coalesce(?, processed_at),
            hash = coalesce(?, hash), raw = coalesce(?, raw) where queue_id = ?`,
       ),
+      renonce: statement<[number, string, string, string], never>(
+        "update submissions set nonce = ?, hash = ?, raw = ?, status = 'pending', error_message = null, processed_at = null where queue_id = ?",
+      ),
       get: statement<[string]>("select * from submissions where queue_id = ?"),
       byIdempotencyKey: statement<[string]>("select * from submissions where idempotency_key = ?"),
       rawByHash: statement<[string, string]>("select * from submissions where network = ? and hash = ? and kind = 'raw' order by created_at limit 1"),
@@ -119,6 +122,30 @@ export class SqliteSubmissionStore implements SubmissionStore {
       lanes.forEach((l, i) => this.next.set(key(l.signer), ends[i]!));
       return built;
     };
+    const result = this.tail.then(run, run);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  moveToNextNonce(queueId: string, chainPending: number, build: (nonce: number) => Promise<Pick<SubmissionRecord, "hash" | "raw">>): Promise<SubmissionRecord> {
+    const run = async (): Promise<SubmissionRecord> => {
+      const row = this.sql.get.get(queueId);
+      if (!row) throw new Error(`no submission ${queueId}`);
+      const rec = fromRow(row);
+      const key = `${rec.network}\n${rec.signer}`;
+      if (!this.next.has(key)) this.next.set(key, this.sql.lane.get(rec.network, rec.signer)?.next_nonce ?? 0);
+      const nonce = Math.max(this.next.get(key)!, chainPending);
+      const { hash, raw } = await build(nonce);
+      this.statuses.forget(queueId);
+      transaction(this.db, () => {
+        this.sql.setLane.run(rec.network, rec.signer, nonce + 1);
+        this.sql.renonce.run(nonce, hash, raw, queueId);
+      })();
+      this.next.set(key, nonce + 1);
+      const { errorMessage: _e, processedAt: _p, ...rest } = rec;
+      return { ...rest, nonce, hash, raw, status: "pending" };
+    };
+    // In line with group commits: both hand out this process's nonces.
     const result = this.tail.then(run, run);
     this.tail = result.catch(() => undefined);
     return result;

@@ -38,6 +38,12 @@ export interface SubmissionStore {
    * consumes nothing.
    */
   reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]>;
+  /**
+   * Moves an unfinished record to its signer's next nonce (reserved as a group commit reserves, never below
+   * chainPending) with the transaction build() signs for it, back to "pending": the node spent its old nonce
+   * on something else. Same queueId; returns the record as now journaled.
+   */
+  moveToNextNonce(queueId: string, chainPending: number, build: (nonce: number) => Promise<Pick<SubmissionRecord, "hash" | "raw">>): Promise<SubmissionRecord>;
   insert(record: SubmissionRecord): Promise<void>;
   /** `urgent`: someone waits on this change; a store that batches status changes writes it (and its batch) now. */
   update(queueId: string, update: SubmissionUpdate, options?: { urgent?: boolean }): Promise<void>;

@@ -15,6 +15,23 @@ export class MemorySubmissionStore implements SubmissionStore {
     return built;
   }
 
+  async moveToNextNonce(
+    queueId: string,
+    chainPending: number,
+    build: (nonce: number) => Promise<Pick<SubmissionRecord, "hash" | "raw">>,
+  ): Promise<SubmissionRecord> {
+    const r = this.records.get(queueId);
+    if (!r) throw new Error(`no submission ${queueId}`);
+    const lane = `${r.network}/${r.signer}`;
+    const nonce = Math.max(this.lanes.get(lane) ?? 0, chainPending);
+    const { hash, raw } = await build(nonce);
+    this.lanes.set(lane, nonce + 1);
+    const { errorMessage: _e, processedAt: _p, ...rest } = r;
+    const moved: SubmissionRecord = { ...rest, nonce, hash, raw, status: "pending" };
+    this.records.set(queueId, moved);
+    return { ...moved };
+  }
+
   async insert(record: SubmissionRecord): Promise<void> {
     if (this.records.has(record.queueId)) throw new Error(`duplicate queueId ${record.queueId}`);
     this.records.set(record.queueId, { ...record });

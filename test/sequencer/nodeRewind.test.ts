@@ -126,9 +126,8 @@ describe("a node that forgets blocks", () => {
     const headAfter = Number(await rpc<string>(url, "eth_blockNumber"));
     const signers = [gw.publicSignerAddress, ...keys.map((k) => k.info.walletAddress)];
     // anvil's periodic dump is not atomic: under load its account state can be a block or more ahead of the
-    // blocks it kept, so the restarted node has those nonces used while their transactions are nowhere. Those
-    // writes were executed and then lost by the node itself; the gateway cannot bring back their hashes (a
-    // re-signed copy would run them twice). Measured here, on the restarted node at its restored head.
+    // blocks it kept, so the restarted node has nonces used while their transactions are nowhere. The gateway
+    // signs those writes again at new nonces (same queueId, new hash). Measured here, on the restarted node.
     const nodeLost = new Map<string, { from: number; to: number }>();
     {
       const inBlocks = new Map<string, number>();
@@ -148,32 +147,33 @@ describe("a node that forgets blocks", () => {
     expect(headAfter).toBeLessThan(headBefore); // the node did forget blocks
     expect(acknowledged.length).toBeGreaterThan(100);
 
-    // Every acknowledged write ends up on the chain the node now has, within two minutes.
+    // Every acknowledged write (by queueId) ends up completed, its journaled hash on the chain the node now has,
+    // within two minutes.
     const store = (gw.network("testnet").sequencer as unknown as { options: { store: SubmissionStore } }).options.store;
-    const nodeLostWrite = async (hash: string): Promise<boolean> => {
-      const rec = (await store.get(queueIds.get(hash)!))!;
-      const lost = nodeLost.get(rec.signer.toLowerCase());
-      return lost !== undefined && rec.nonce >= lost.from && rec.nonce < lost.to;
-    };
+    const ids = acknowledged.map((h) => queueIds.get(h)!);
     const deadline = Date.now() + 120_000;
-    let missing = acknowledged;
-    let notNodeLost = missing;
-    while (notNodeLost.length > 0 && Date.now() < deadline) {
-      const found = await Promise.all(missing.map((h) => rpc<{ blockNumber: string | null } | null>(url, "eth_getTransactionByHash", [h])));
-      missing = missing.filter((_, i) => !found[i]?.blockNumber);
-      const lost = await Promise.all(missing.map(nodeLostWrite));
-      notNodeLost = missing.filter((_, i) => !lost[i]);
-      if (notNodeLost.length > 0) await new Promise((r) => setTimeout(r, 500));
+    let unmined = ids;
+    while (unmined.length > 0 && Date.now() < deadline) {
+      const recs = await Promise.all(unmined.map((id) => store.get(id)));
+      const found = await Promise.all(recs.map((r) => rpc<{ blockNumber: string | null } | null>(url, "eth_getTransactionByHash", [r!.hash])));
+      unmined = unmined.filter((_, i) => !found[i]?.blockNumber || recs[i]!.status !== "completed");
+      if (unmined.length > 0) await new Promise((r) => setTimeout(r, 500));
     }
-    // Any acknowledged write not on the chain must be one the node itself lost (above); everything else mined.
-    expect(
-      notNodeLost,
-      `${notNodeLost.length} of ${acknowledged.length} acknowledged writes never mined (node-lost: ${missing.length - notNodeLost.length})`,
-    ).toEqual([]);
-    // No duplicates and no gap: every signer's mined nonce equals its number of journaled writes.
-    const txs = await Promise.all(
-      acknowledged.filter((h) => !missing.includes(h)).map((h) => rpc<{ from: string; nonce: string }>(url, "eth_getTransactionByHash", [h])),
+    const finals = await Promise.all(ids.map((id) => store.get(id)));
+    const moved = finals.filter((r, i) => r!.hash !== acknowledged[i]).length;
+    const lostTotal = [...nodeLost.values()].reduce((a, l) => a + l.to - l.from, 0);
+    expect(unmined, `${unmined.length} of ${ids.length} acknowledged writes not mined (node-lost nonces: ${lostTotal}, moved: ${moved})`).toEqual([]);
+    // Moved writes answer the status route with their new hash.
+    const sample = finals.find((r, i) => r!.hash !== acknowledged[i]) ?? finals[0]!;
+    const status = (await (await fetch(`${base}/zkt/transactions/${sample!.queueId}`)).json()) as { status: string; transactionHash: string };
+    expect(status).toMatchObject({ status: "completed", transactionHash: sample!.hash });
+    // No duplicate and no gap: each signer's nonces 0..n-1 hold exactly one acknowledged write each, or are a
+    // nonce the node itself spent without a transaction; no write is on the chain twice (old and new hash).
+    const txs = await Promise.all(finals.map((r) => rpc<{ from: string; nonce: string }>(url, "eth_getTransactionByHash", [r!.hash])));
+    const oldOnChain = await Promise.all(
+      finals.filter((r, i) => r!.hash !== acknowledged[i]).map((r) => rpc<unknown>(url, "eth_getTransactionByHash", [acknowledged[ids.indexOf(r!.queueId)]])),
     );
+    expect(oldOnChain.filter((t) => t !== null)).toEqual([]);
     for (const signer of signers) {
       const nonces = txs
         .filter((t) => t.from.toLowerCase() === signer.toLowerCase())
@@ -182,9 +182,63 @@ describe("a node that forgets blocks", () => {
       expect(new Set(nonces).size).toBe(nonces.length);
       const mined = Number(await rpc<string>(url, "eth_getTransactionCount", [signer, "latest"]));
       const lost = nodeLost.get(signer.toLowerCase());
-      expect(mined).toBe(nonces.length + (lost ? lost.to - lost.from : 0)); // nonces 0..n-1: an acknowledged write each, or one the node lost
+      expect(mined).toBe(nonces.length + (lost ? lost.to - lost.from : 0));
     }
   }, 180_000);
+
+  it("a node that lost blocks but kept their nonces (what anvil's non-atomic dump leaves): those writes are signed again at new nonces", async () => {
+    // Made on purpose rather than waited for (the dump race above shows up in about one run of five): the
+    // node goes back to a snapshot (blocks and state) and is then set to the nonce it had, as a restart on a
+    // dump whose state was written after its blocks leaves it.
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    children.push(await startAnvil(port));
+    await gw?.close();
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [url];
+        c.networks[0]!.blockTimeSeconds = 0.25;
+        c.upstreamTimeoutMs = 1_000;
+        c.upstreamProbeIntervalMs = 200;
+      },
+    });
+    const base = gw.network("testnet").url;
+    const signer = gw.publicSignerAddress;
+    const before = (await postJson(`${base}/zkt/try-it-out`, { arguments: "before the snapshot" })).json as { hash: string };
+    await expect.poll(() => rpc<{ blockNumber: string | null } | null>(url, "eth_getTransactionReceipt", [before.hash]), { timeout: 10_000 }).toBeTruthy();
+    const snapshot = await rpc<string>(url, "evm_snapshot");
+    const sent = await Promise.all(Array.from({ length: 20 }, (_, i) => postJson(`${base}/zkt/try-it-out`, { arguments: `lost ${i}` })));
+    const writes = sent.map((r) => r.json as { hash: string; queueId: string });
+    const statusOf = async (id: string) => (await (await fetch(`${base}/zkt/transactions/${id}`)).json()) as { status: string; transactionHash: string };
+    for (const w of writes) await expect.poll(async () => (await statusOf(w.queueId)).status, { timeout: 15_000 }).toBe("completed");
+    const spent = await rpc<string>(url, "eth_getTransactionCount", [signer, "latest"]);
+
+    expect(await rpc<boolean>(url, "evm_revert", [snapshot])).toBe(true);
+    await rpc(url, "anvil_setNonce", [signer, spent]);
+    expect(await rpc<unknown>(url, "eth_getTransactionByHash", [writes[0]!.hash])).toBeNull();
+
+    // Every write is completed again, under a new hash the node has; the old hashes never come back.
+    for (const w of writes) {
+      await expect
+        .poll(
+          async () => {
+            const s = await statusOf(w.queueId);
+            const tx = await rpc<{ blockNumber: string | null } | null>(url, "eth_getTransactionByHash", [s.transactionHash]);
+            return s.status === "completed" && s.transactionHash !== w.hash && tx?.blockNumber != null;
+          },
+          { timeout: 30_000 },
+        )
+        .toBe(true);
+    }
+    const finals = await Promise.all(writes.map((w) => statusOf(w.queueId)));
+    const nonces = await Promise.all(
+      finals.map(async (s) => Number((await rpc<{ nonce: string }>(url, "eth_getTransactionByHash", [s.transactionHash])).nonce)),
+    );
+    expect(new Set(nonces).size).toBe(writes.length);
+    expect(Math.min(...nonces)).toBe(Number(spent)); // moved past the spent nonces, no gap
+    expect(Number(await rpc<string>(url, "eth_getTransactionCount", [signer, "latest"]))).toBe(Number(spent) + writes.length);
+    for (const w of writes) expect(await rpc<unknown>(url, "eth_getTransactionByHash", [w.hash])).toBeNull();
+  }, 90_000);
 
   it("a fresh chain behind the running gateway: readiness false, writes answered 503, the journal kept", async () => {
     const port = await freePort();

@@ -1,5 +1,5 @@
-// The store suite: migrations are idempotent and the journal round-trips, on PostgreSQL, on PGlite (where
-// earlier versions kept it: pgliteTakeover.ts reads it) and on the embedded SQLite file.
+// The store suite: migrations are idempotent and the journal round-trips, on PostgreSQL and on the embedded
+// SQLite file.
 import { afterAll, describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -183,6 +183,41 @@ for (const kind of ["postgres", "sqlite"] as const) {
       // The chain ahead of the lane (another wallet user): the lane jumps to the chain's pending nonce.
       const [a3] = await store.reserveAndInsertLanes("lanes", [lane("0xaa", 20, 2)]);
       expect(a3!.map((r) => r.nonce)).toEqual([20, 21]);
+    });
+
+    it("a write whose nonce the node spent moves to its lane's next nonce: same queueId, new bytes, pending again", async () => {
+      const store = journal();
+      const lane = (chainPending: number, count: number): LaneReservation => ({
+        signer: "0xcc",
+        chainPending,
+        count,
+        build: async (nonces) =>
+          nonces.map((nonce) => ({
+            queueId: randomUUID(),
+            network: "move",
+            signer: "0xcc",
+            nonce,
+            hash: `0xold${nonce}`,
+            raw: "0x02",
+            kind: "message" as const,
+            status: "pending" as const,
+            createdAt: new Date(),
+          })),
+      });
+      const [recs] = await store.reserveAndInsertLanes("move", [lane(0, 3)]);
+      await store.update(recs![0]!.queueId, { status: "error", errorMessage: "nonce too low", processedAt: new Date() });
+      const moved = await store.moveToNextNonce(recs![0]!.queueId, 0, async (nonce) => ({ hash: `0xnew${nonce}`, raw: "0x03" }));
+      expect(moved).toMatchObject({ queueId: recs![0]!.queueId, nonce: 3, hash: "0xnew3", raw: "0x03", status: "pending" });
+      expect(await store.get(recs![0]!.queueId)).toMatchObject({ nonce: 3, hash: "0xnew3", status: "pending" });
+      expect((await store.get(recs![0]!.queueId))!.errorMessage).toBeUndefined();
+      // The nonce is the lane's: the next commit continues after it; the chain ahead moves it further.
+      const [next] = await store.reserveAndInsertLanes("move", [lane(0, 1)]);
+      expect(next![0]!.nonce).toBe(4);
+      expect((await store.moveToNextNonce(recs![1]!.queueId, 9, async (n) => ({ hash: `0xnew${n}`, raw: "0x03" }))).nonce).toBe(9);
+      // A failed build moves and reserves nothing.
+      await expect(store.moveToNextNonce(recs![2]!.queueId, 0, async () => Promise.reject(new Error("signing failed")))).rejects.toThrow(/signing/);
+      expect((await store.get(recs![2]!.queueId))!.nonce).toBe(2);
+      expect((await store.moveToNextNonce(recs![2]!.queueId, 0, async (n) => ({ hash: `0xnew${n}`, raw: "0x03" }))).nonce).toBe(10);
     });
 
     it("prune deletes finished records created before the cutoff, never unfinished ones", async () => {
