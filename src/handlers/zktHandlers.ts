@@ -4,7 +4,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
 import {
-  ZktService,
+  type ZktService,
   TransactionStatus,
   DeployContractResponseSchema,
   WriteContractResponseSchema,
@@ -14,11 +14,11 @@ import {
 import type { JsonValue } from "../errors.js";
 import type { Receipt, WriteHooks, ZktCore } from "../zkt/zktCore.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ReceiptSchema } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import type { ReceiptSchema } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import { accessKey, claimHooksKey } from "./context.js";
 import type { SubscriptionHub } from "../live/subscriptions.js";
 import { subscriptionStream } from "../live/subscriptionStream.js";
-import { GetTransactionStatusResponseSchema } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import type { GetTransactionStatusResponseSchema } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
 
 /** WatchTransaction looks at least this often, blocks or not. */
 const WATCH_MS = 1_000;

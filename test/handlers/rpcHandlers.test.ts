@@ -2,7 +2,7 @@
 // params as JSON text, and a failure of the whole request (the node unreachable for every call of a batch)
 // answered once for the batch — a JSON-RPC 503 with id null, a Connect Unavailable — not per item.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, type ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { fromJson, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema, ValueSchema } from "@bufbuild/protobuf/wkt";

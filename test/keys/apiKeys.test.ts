@@ -1,7 +1,7 @@
 // API keys end to end, on both stores: self-service issue, per-key wallets, write access on JSON-RPC and
 // ZKT, persistence across restarts, revocation on every transport, and no key-length timing leak.
 import { afterAll, describe, expect, it } from "vitest";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, type ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { JsonRpcProvider, Wallet } from "ethers";
 import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";

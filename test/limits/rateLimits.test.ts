@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import { startGatewayProcess, type GatewayProcess } from "../helpers/gatewayProcess.js";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, type ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";

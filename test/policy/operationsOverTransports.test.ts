@@ -2,7 +2,7 @@
 // (JSON-RPC and ZKT paths), Connect JSON, gRPC and gRPC-Web — and checks each rule holds the same on all of
 // them (#29): the request limit, the try-it-out limit for public ZKT, authentication, idempotency.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient, ConnectError, Code, type Interceptor, type Transport } from "@connectrpc/connect";
+import { createClient, type ConnectError, Code, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { create, fromJson } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";

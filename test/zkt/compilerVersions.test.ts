@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { afterAll, describe, expect, it } from "vitest";
 import { COMPILERS, compilerFor, pragmaOf } from "../../src/zkt/solc/compilerVersions.js";
 import { SolidityCompiler } from "../../src/zkt/solc/compileSolidity.js";
-import { GatewayError } from "../../src/errors.js";
+import type { GatewayError } from "../../src/errors.js";
 
 const require = createRequire(import.meta.url);
 

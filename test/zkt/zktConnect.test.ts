@@ -1,7 +1,7 @@
 // The same ZKT operations through the generated Connect client (gRPC and Connect JSON) give the same
 // results as REST; and market-fee mode (EIP-1559, signers funded on the dev chain) works end to end.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, type ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { fromJson, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";

@@ -1,7 +1,7 @@
 // GatewayError → ConnectError, once for Connect, gRPC and gRPC-Web. The JSON-RPC code, message and data
 // travel as an RpcError detail so gRPC clients see exactly what JSON-RPC clients see.
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
-import { GatewayError, toGatewayError } from "../../errors.js";
+import { type GatewayError, toGatewayError } from "../../errors.js";
 import { RpcErrorSchema } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { toRpcError } from "../../handlers/rpcError.js";
 
