@@ -161,6 +161,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       confirmations: net.cacheConfirmations,
       ...(genesis?.hash ? { genesisHash: genesis.hash } : {}),
       devFunding: embedded !== undefined && net.feeMode === "market",
+      creditFeeDust: embedded !== undefined && net.feeMode === "zero",
       stuckAfterMs: gw.stuckTransactionMs,
       maxIdleLanes: gw.maxIdleLanes,
       observer: {

@@ -45,6 +45,11 @@ export interface SequencerOptions {
   maxIdleLanes?: number;
   /** Embedded dev chains only: top up signers with anvil_setBalance so market-fee writes can pay. */
   devFunding: boolean;
+  /**
+   * Embedded zero-fee chains only: a caller-signed transaction offering a tip (cast and forge always offer 1 wei)
+   * from an account that cannot pay it gets the fee dust credited first, so unfunded accounts send unchanged.
+   */
+  creditFeeDust?: boolean;
   broadcastRetries?: number;
   /** How often journaled-but-unbroadcast transactions are retried in the background. */
   resumeIntervalMs?: number;
@@ -66,7 +71,9 @@ const FEE_TOO_LOW = /max fee per gas less than block base fee|fee cap less than 
 const RESIGNABLE = new Set<SubmissionRecord["kind"]>(["message", "call", "deploy", "funding"]);
 const NONCE_SPENT_RECHECK_MS = 1_000;
 const NONCE_SPENT_TRUST_MS = 10_000;
-const DEV_BALANCE = 10n ** 24n; // 1,000,000 ether of dev-chain money
+const DEV_BALANCE = 10n ** 24n;
+/** Most fees credited to one caller-signed transaction on an embedded zero-fee chain (0.001 ether). */
+const FEE_DUST_MAX = 10n ** 15n; // 1,000,000 ether of dev-chain money
 /** Most submissions of one lane, and of all lanes, in one group commit (PostgreSQL: ≤ 65,535 parameters). */
 const MAX_LANE_BATCH = 128;
 const MAX_COMMIT_RECORDS = 512;
@@ -322,6 +329,7 @@ export class Sequencer {
     this.refuseOnOtherChain();
     const existing = await this.options.store.getRawByHash(this.options.network, tx.hash);
     if (existing && existing.status !== "error") return existing.hash; // a retry: already journaled
+    if (this.options.creditFeeDust) await this.creditFeeDust(tx.from, tx);
     const rec: SubmissionRecord = {
       queueId: newQueueId(),
       network: this.options.network,
@@ -694,6 +702,20 @@ export class Sequencer {
     };
     await this.options.store.insert(filler);
     await this.broadcast(filler, { refill: false });
+  }
+
+  /**
+   * Credits what the transaction's fees need, ten times over (so the next few from the same account need no
+   * credit), when the account has its value but not the fees, and the fees are dust (FEE_DUST_MAX). Value is
+   * never credited: a transfer the account cannot cover is still refused by the node.
+   */
+  private async creditFeeDust(from: string, tx: Transaction): Promise<void> {
+    const fees = tx.gasLimit * (tx.maxFeePerGas ?? tx.gasPrice ?? 0n);
+    if (fees === 0n || fees > FEE_DUST_MAX) return;
+    const { pool } = this.options;
+    const balance = BigInt((await pool.call("eth_getBalance", [from, "pending"])) as string);
+    if (balance >= tx.value + fees || balance < tx.value) return;
+    await pool.call("anvil_setBalance", [from, toQuantity(balance + fees * 10n)]);
   }
 
   private async fundIfDev(address: string): Promise<void> {
