@@ -39,16 +39,14 @@ const core = new RpcCore(
 const unused = (): never => {
   throw new Error("not reached by POST /");
 };
+const policy = new Policy({ network: "testnet", authenticate: unused, limits, idempotency: undefined as unknown as IdempotencyStore });
 const router = createRestRouter(
   [
     ...healthRoutes(pool, () => false),
     ...jsonRpcRoutes({
       maxBatchSize: 40,
-      rpc: guard(
-        RpcService,
-        rpcHandlers(core, 40, undefined as unknown as Sponsorship, undefined as unknown as SubscriptionHub),
-        new Policy({ network: "testnet", authenticate: unused, limits, idempotency: undefined as unknown as IdempotencyStore }),
-      ),
+      rpc: guard(RpcService, rpcHandlers(core, 40, undefined as unknown as Sponsorship, undefined as unknown as SubscriptionHub), policy),
+      admitMalformed: (caller, weight) => policy.admit("RpcService.Call", caller, weight),
     }),
   ],
   1 << 20,

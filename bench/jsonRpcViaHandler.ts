@@ -71,7 +71,11 @@ async function coreAlone(body: string): Promise<string> {
 
 /** POST / today: the envelope, then the guarded Call handler in process, params and result as JSON text. */
 async function jsonText(body: string): Promise<string> {
-  const answer = await handleJsonRpc(body, jsonRpcViaHandlers(rpc, { clientIp: "127.0.0.1" }, "/"), 40);
+  const answer = await handleJsonRpc(
+    body,
+    jsonRpcViaHandlers(rpc, { clientIp: "127.0.0.1" }, "/", () => ({ access: { kind: "public" }, headers: {} })),
+    40,
+  );
   return answer.body ?? "";
 }
 

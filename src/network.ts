@@ -249,7 +249,11 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
           renderError: () => ({ status: 500 }),
           handle: async () => ({ status: 200, body: await m.text(), contentType: "text/plain; version=0.0.4" }),
         },
-        ...jsonRpcRoutes({ maxBatchSize: gw.maxBatchSize, rpc: handlers.rpc }),
+        ...jsonRpcRoutes({
+          maxBatchSize: gw.maxBatchSize,
+          rpc: handlers.rpc,
+          admitMalformed: (caller, weight) => policy.admit("RpcService.Call", caller, weight),
+        }),
         ...zktRoutes({ zkt: handlers.zkt, log }),
         ...deps.sharedRoutes,
       ],

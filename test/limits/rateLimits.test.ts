@@ -81,6 +81,45 @@ describe("rate limits (in-process)", () => {
     expect((await postJson(url, call(1), headers)).status).toBe(429);
   });
 
+  it("malformed requests count too: bad JSON, invalid requests and malformed batch entries use up the limit", async () => {
+    const headers = { "x-forwarded-for": "10.0.0.4", "content-type": "application/json" };
+    const post = (body: string) => fetch(url, { method: "POST", headers, body });
+    const first = await post("{not json");
+    expect(first.status).toBe(400);
+    expect(first.headers.get("x-ratelimit-remaining")).toBe("1499");
+    expect((await post('{"jsonrpc":"1.0","id":1,"method":"eth_chainId"}')).headers.get("x-ratelimit-remaining")).toBe("1498");
+    // A batch of 38 malformed entries and 2 calls counts 40.
+    const mixed = JSON.stringify([...Array.from({ length: 38 }, () => 5), call(1), call(2)]);
+    const answered = await post(mixed);
+    expect(answered.status).toBe(200);
+    expect(answered.headers.get("x-ratelimit-remaining")).toBe("1458");
+    const junk = JSON.stringify(Array.from({ length: 40 }, () => ({ bad: true })));
+    for (let i = 0; i < 36; i++) expect((await post(junk)).status).toBe(200); // 1458 - 1440 = 18 left
+    const refused = await post(junk);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32005 } });
+    expect((await post("{not json")).status).toBe(400); // 18 left: still fits, answered as a parse error
+    for (let i = 0; i < 17; i++) await post("{not json");
+    const over = await post("{not json");
+    expect(over.status).toBe(429);
+    expect((await postJson(url, call(1), { "x-forwarded-for": "10.0.0.4" })).status).toBe(429);
+  });
+
+  it("over WebSocket too: a malformed message counts as a request", async () => {
+    const { WebSocket } = await import("ws");
+    const ws = new WebSocket(url.replace("http://", "ws://"), { headers: { "x-forwarded-for": "10.0.0.5" } });
+    await new Promise((r, j) => ws.once("open", r).once("error", j));
+    const answers: { error?: { code: number } }[] = [];
+    ws.on("message", (d) => answers.push(JSON.parse(String(d)) as { error?: { code: number } }));
+    // The upgrade itself counted one; 1499 bad messages fill the window; the next call is refused.
+    for (let i = 0; i < 1499; i++) ws.send("{not json");
+    ws.send(JSON.stringify(call(1)));
+    await expect.poll(() => answers.length, { timeout: 10_000 }).toBe(1500);
+    expect(answers.filter((a) => a.error?.code === -32700)).toHaveLength(1499);
+    expect(answers[1499]).toMatchObject({ error: { code: -32005 } });
+    ws.close();
+  });
+
   it("X-Forwarded-For from an untrusted peer is ignored", async () => {
     // The gateway trusts 127.0.0.1; a forged chain still resolves to the right-most untrusted hop.
     const res = await postJson(url, call(1), { "x-forwarded-for": "10.0.0.1, 10.0.0.9" });

@@ -30,6 +30,11 @@ export interface JsonRpcHandlers {
   call(call: CoreCall): MaybePromise<Handled<string>>;
   /** Several calls (RpcService.Batch), in order. */
   batch(calls: CoreCall[]): MaybePromise<Handled<ItemOutcome[]>>;
+  /**
+   * `weight` malformed requests, which run nothing but still count against the caller's limits (an unlimited
+   * stream of bad JSON would otherwise cost parsing for free); a failed outcome (a limit, a bad key) answers instead.
+   */
+  malformed(weight: number): MaybePromise<Handled<void>>;
 }
 
 /** A numeric id is kept as its own text (`raw`), so it goes back exactly as sent (JSON.parse rounds). */
@@ -42,11 +47,11 @@ export function handleJsonRpc(text: string, handlers: JsonRpcHandlers, maxBatchS
   try {
     body = JSON.parse(text);
   } catch {
-    return errorAnswer(400, null, new GatewayError("parse_error", "Parse error: the body is not valid JSON"), undefined);
+    return charged(handlers, 1, () => errorAnswer(400, null, new GatewayError("parse_error", "Parse error: the body is not valid JSON"), undefined));
   }
   if (Array.isArray(body)) return handleBatch(body, text, handlers, maxBatchSize);
   const parsed = parseRequest(body, () => singleIdText(text, body));
-  if (!parsed.ok) return errorAnswer(400, parsed.id, parsed.error, undefined);
+  if (!parsed.ok) return charged(handlers, 1, () => errorAnswer(400, parsed.id, parsed.error, undefined));
   return andThen(handlers.call(parsed.call), ({ outcome, headers }) => {
     if (outcome.ok) return parsed.notification ? { status: 204, headers } : { status: 200, body: resultReply(parsed.id, outcome.value), headers };
     const status = httpStatusForJsonRpc(outcome.error);
@@ -60,7 +65,7 @@ function handleBatch(body: unknown[], text: string, handlers: JsonRpcHandlers, m
   try {
     requireBatchSize(body.length, maxBatchSize);
   } catch (err) {
-    return errorAnswer(400, null, toGatewayError(err), undefined);
+    return charged(handlers, 1, () => errorAnswer(400, null, toGatewayError(err), undefined));
   }
   let idTexts: (string | undefined)[] | undefined;
   const parsed = body.map((r, i) => parseRequest(r, () => (idTexts ??= batchIdTexts(text, body))[i]));
@@ -81,11 +86,26 @@ function handleBatch(body: unknown[], text: string, handlers: JsonRpcHandlers, m
     if (headers) answer.headers = headers;
     return answer;
   };
-  // Nothing well-formed to run: the malformed entries are answered, nothing is called.
-  if (calls.length === 0) return render([], undefined);
-  return andThen(handlers.batch(calls), ({ outcome, headers }) =>
-    outcome.ok ? render(outcome.value, headers) : errorAnswer(httpStatusForJsonRpc(outcome.error), null, outcome.error, headers),
-  );
+  const run = (): MaybePromise<JsonRpcHttpAnswer> =>
+    andThen(handlers.batch(calls), ({ outcome, headers }) =>
+      outcome.ok ? render(outcome.value, headers) : errorAnswer(httpStatusForJsonRpc(outcome.error), null, outcome.error, headers),
+    );
+  const malformed = body.length - calls.length;
+  if (malformed === 0) return run();
+  // The malformed entries count as requests too; with nothing well-formed to run, only they are answered.
+  return charged(handlers, malformed, (headers) => (calls.length === 0 ? render([], headers) : run()));
+}
+
+/** Counts `weight` malformed requests, then answers as `answer` says, or with the refusal (a limit, a bad key). */
+function charged(
+  handlers: JsonRpcHandlers,
+  weight: number,
+  answer: (headers: Record<string, string>) => MaybePromise<JsonRpcHttpAnswer>,
+): MaybePromise<JsonRpcHttpAnswer> {
+  return andThen(handlers.malformed(weight), ({ outcome, headers }) => {
+    if (!outcome.ok) return errorAnswer(httpStatusForJsonRpc(outcome.error), null, outcome.error, headers);
+    return andThen(answer(headers), (a) => (a.headers || Object.keys(headers).length === 0 ? a : { ...a, headers }));
+  });
 }
 
 /** The id's text of a single request whose id is a number: found at once in compact JSON, else scanned for. */

@@ -14,12 +14,14 @@ import { RequestTestFundsRequestSchema, RpcService, SignSponsorConsentRequestSch
 import { callInProcess } from "../http/callInProcess.js";
 import { zktErrorAnswer } from "../zkt/errorMap.js";
 import type { MaybePromise } from "../../maybePromise.js";
-import { jsonRpcViaHandlers } from "./viaHandlers.js";
+import { jsonRpcViaHandlers, type AdmitMalformed } from "./viaHandlers.js";
 
 export interface JsonRpcRouteOptions {
   maxBatchSize: number;
   /** The guarded RpcService handlers. */
   rpc: ServiceImpl<typeof RpcService>;
+  /** The policy's admission, for requests too malformed to reach a handler (they still count). */
+  admitMalformed: AdmitMalformed;
 }
 
 function renderError(err: GatewayError): HttpAnswer {
@@ -41,7 +43,7 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
   // The JSON-RPC answer is the HTTP answer (the router's default content type is JSON's).
   // `route` names the endpoint in the handler's context, never the path itself (it may hold the key).
   const serve = (req: RestRequest, caller: Caller, route: string): MaybePromise<HttpAnswer> => {
-    const handlers = jsonRpcViaHandlers(options.rpc, caller, route);
+    const handlers = jsonRpcViaHandlers(options.rpc, caller, route, options.admitMalformed);
     const run = (text: string): MaybePromise<HttpAnswer> => handleJsonRpc(text, handlers, options.maxBatchSize);
     return req.text !== undefined ? run(req.text) : req.body().then(run);
   };

@@ -162,8 +162,11 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       }
     };
     const item = (o: RpcOutcome): ItemOutcome => (o.ok ? { ok: true, json: JSON.stringify(o.result) } : { ok: false, error: toJsonRpcError(o.error) });
-    const viaRpc = jsonRpcViaHandlers(options.rpc, caller, caller.apiKey === undefined ? "/" : "/zgt/{key}");
+    const viaRpc = jsonRpcViaHandlers(options.rpc, caller, caller.apiKey === undefined ? "/" : "/zgt/{key}", (c, weight) =>
+      policy.admit("RpcService.Call", c, weight),
+    );
     const handlers: JsonRpcHandlers = {
+      malformed: viaRpc.malformed,
       async call(call) {
         if (!isSubscriptionCall(call)) return viaRpc.call(call);
         const { outcome, headers } = await subscriptionCalls([call]);
