@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { anvilBinaryPath } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
+import type { GatewayConfig } from "../../src/config/config.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import type { SubmissionStore } from "../../src/store/submissionStore.js";
 
@@ -82,6 +83,22 @@ describe("a node that forgets blocks", () => {
     await gw?.close();
     await Promise.all(children.map(kill9));
   });
+  /** A new anvil on a free port, and a new gateway in front of it (the previous one closed). */
+  const gatewayOnFreshAnvil = async (mutate?: (c: GatewayConfig) => void): Promise<{ url: string; port: number }> => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    children.push(await startAnvil(port));
+    await gw?.close();
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [url];
+        c.upstreamTimeoutMs = 1_000;
+        c.upstreamProbeIntervalMs = 200;
+        mutate?.(c);
+      },
+    });
+    return { url, port };
+  };
 
   it("kill -9 and restart on its last state dump: every acknowledged write is mined once, no gap, within two minutes", async () => {
     const port = await freePort();
@@ -190,20 +207,11 @@ describe("a node that forgets blocks", () => {
     // Made on purpose rather than waited for (the dump race above shows up in about one run of five): the
     // node goes back to a snapshot (blocks and state) and is then set to the nonce it had, as a restart on a
     // dump whose state was written after its blocks leaves it.
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    children.push(await startAnvil(port));
-    await gw?.close();
-    gw = await startTestGateway({
-      mutate: (c) => {
-        c.networks[0]!.upstreams = [url];
-        c.networks[0]!.blockTimeSeconds = 0.25;
-        c.upstreamTimeoutMs = 1_000;
-        c.upstreamProbeIntervalMs = 200;
-      },
+    const { url } = await gatewayOnFreshAnvil((c) => {
+      c.networks[0]!.blockTimeSeconds = 0.25;
     });
-    const base = gw.network("testnet").url;
-    const signer = gw.publicSignerAddress;
+    const base = gw!.network("testnet").url;
+    const signer = gw!.publicSignerAddress;
     const before = (await postJson(`${base}/zkt/try-it-out`, { arguments: "before the snapshot" })).json as { hash: string };
     await expect.poll(() => rpc<{ blockNumber: string | null } | null>(url, "eth_getTransactionReceipt", [before.hash]), { timeout: 10_000 }).toBeTruthy();
     const snapshot = await rpc<string>(url, "evm_snapshot");
@@ -241,18 +249,8 @@ describe("a node that forgets blocks", () => {
   }, 90_000);
 
   it("a fresh chain behind the running gateway: readiness false, writes answered 503, the journal kept", async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    children.push(await startAnvil(port));
-    await gw?.close();
-    gw = await startTestGateway({
-      mutate: (c) => {
-        c.networks[0]!.upstreams = [url];
-        c.upstreamTimeoutMs = 1_000;
-        c.upstreamProbeIntervalMs = 200;
-      },
-    });
-    const base = gw.network("testnet").url;
+    const { url, port } = await gatewayOnFreshAnvil();
+    const base = gw!.network("testnet").url;
     const first = await postJson(`${base}/zkt/try-it-out`, { arguments: "on the first chain" });
     expect(first.status).toBe(200);
     const queueId = (first.json as { queueId: string }).queueId;
