@@ -8,11 +8,12 @@ import { GatewayError, type JsonValue } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
 import type { Logger } from "../log/logger.js";
-import { FeeOracle, type FeeFields } from "./feeOracle.js";
+import { FeeOracle } from "./feeOracle.js";
 import { NonceLane, type PendingSignature } from "./nonceLane.js";
 import { ChainFollower, type FollowerStats, type RpcReceipt } from "./chainFollower.js";
 import { signTransaction, signedTransaction } from "./signTransaction.js";
 import { localGasLimit } from "./intrinsicGas.js";
+import { resignAtNonce, resignWithHigherFees } from "./resign.js";
 import { newQueueId } from "./queueId.js";
 import type { FeeMode } from "../config/config.js";
 
@@ -564,7 +565,7 @@ export class Sequencer {
     // Give the base fee a block to show before re-reading it.
     await new Promise((r) => setTimeout(r, 250 * (seen.bumps + 1)));
     this.fees.invalidate();
-    const raw = this.resign(wallet, rec.raw, await this.fees.current());
+    const raw = resignWithHigherFees(wallet, this.options.chainId, rec.raw, await this.fees.current());
     seen.bumps++;
     this.options.log.warn("re-pricing a transaction the node refused for its fees", { queueId: rec.queueId, nonce: rec.nonce, bump: seen.bumps });
     const hash = keccak256(raw);
@@ -601,7 +602,7 @@ export class Sequencer {
     const lane = this.lane(rec.signer);
     const chainPending = Number(BigInt((await pool.call("eth_getTransactionCount", [rec.signer, "pending"])) as string));
     const moved = await store.moveToNextNonce(rec.queueId, Math.max(chainPending, lane.next ?? 0), async (nonce) => {
-      const raw = this.resignAt(wallet, rec.raw, nonce);
+      const raw = resignAtNonce(wallet, this.options.chainId, rec.raw, nonce);
       return { raw, hash: keccak256(raw) };
     });
     lane.next = Math.max(lane.next ?? 0, moved.nonce + 1);
@@ -611,25 +612,6 @@ export class Sequencer {
     seen.first = Math.min(seen.first, rec.nonce);
     this.moved.set(rec.signer, seen);
     return moved;
-  }
-
-  /** The same transaction and fees at another nonce. */
-  private resignAt(wallet: SigningWallet, oldRaw: string, nonce: number): string {
-    const old = Transaction.from(oldRaw);
-    const base = { chainId: this.options.chainId, nonce, to: old.to, data: old.data, value: old.value, gasLimit: old.gasLimit };
-    if (old.type === 0) return signTransaction(wallet, { ...base, type: 0, gasPrice: old.gasPrice ?? 0n });
-    return signTransaction(wallet, { ...base, type: 2, maxFeePerGas: old.maxFeePerGas ?? 0n, maxPriorityFeePerGas: old.maxPriorityFeePerGas ?? 0n });
-  }
-
-  /** The same transaction at the same nonce, with fees raised to at least +12.5 % and at least `current`. */
-  private resign(wallet: SigningWallet, oldRaw: string, current: FeeFields): string {
-    const old = Transaction.from(oldRaw);
-    const bump = (x: bigint): bigint => (x * 1125n) / 1000n + 1n;
-    const base = { chainId: this.options.chainId, nonce: old.nonce, to: old.to, data: old.data, value: old.value, gasLimit: old.gasLimit };
-    if (current.type === 0) return signTransaction(wallet, { ...base, type: 0, gasPrice: bumpTo(bump(old.gasPrice ?? 0n), current.gasPrice) });
-    const maxPriorityFeePerGas = bumpTo(bump(old.maxPriorityFeePerGas ?? 0n), current.maxPriorityFeePerGas);
-    const maxFeePerGas = bumpTo(bump(old.maxFeePerGas ?? 0n), current.maxFeePerGas, maxPriorityFeePerGas);
-    return signTransaction(wallet, { ...base, type: 2, maxFeePerGas, maxPriorityFeePerGas });
   }
 
   private get stuckAfterMs(): number {
@@ -666,7 +648,7 @@ export class Sequencer {
     const wallet = this.lanes.get(rec.signer)?.wallet ?? (await this.options.walletFor?.(rec.signer));
     if (!wallet) return false;
     this.fees.invalidate();
-    const raw = this.resign(wallet, rec.raw, await this.fees.current());
+    const raw = resignWithHigherFees(wallet, this.options.chainId, rec.raw, await this.fees.current());
     const hash = keccak256(raw);
     seen.bumps++;
     seen.since = Date.now();
@@ -725,10 +707,6 @@ export class Sequencer {
     if (balance < DEV_BALANCE / 2n) await this.options.pool.call("anvil_setBalance", [address, toQuantity(DEV_BALANCE)]);
     lane.funded = true;
   }
-}
-
-function bumpTo(...xs: bigint[]): bigint {
-  return xs.reduce((a, b) => (a > b ? a : b));
 }
 
 function isTransient(err: unknown): boolean {

@@ -1,0 +1,32 @@
+// A journaled transaction signed again by its gateway wallet: with higher fees at the same nonce (a fee bump or
+// re-pricing), or with the same fees at another nonce (the node spent the old one). Pure: bytes in, bytes out.
+import { Transaction } from "ethers";
+import type { FeeFields } from "./feeOracle.js";
+import { signTransaction, type SigningWallet } from "./signTransaction.js";
+
+function fieldsOf(chainId: number, old: Transaction, nonce: number) {
+  return { chainId, nonce, to: old.to, data: old.data, value: old.value, gasLimit: old.gasLimit };
+}
+
+/** The same transaction and fees at another nonce. */
+export function resignAtNonce(wallet: SigningWallet, chainId: number, oldRaw: string, nonce: number): string {
+  const old = Transaction.from(oldRaw);
+  const base = fieldsOf(chainId, old, nonce);
+  if (old.type === 0) return signTransaction(wallet, { ...base, type: 0, gasPrice: old.gasPrice ?? 0n });
+  return signTransaction(wallet, { ...base, type: 2, maxFeePerGas: old.maxFeePerGas ?? 0n, maxPriorityFeePerGas: old.maxPriorityFeePerGas ?? 0n });
+}
+
+/** The same transaction at the same nonce, with fees raised to at least +12.5 % (nodes require ≥ 10 %) and at least `current`. */
+export function resignWithHigherFees(wallet: SigningWallet, chainId: number, oldRaw: string, current: FeeFields): string {
+  const old = Transaction.from(oldRaw);
+  const bump = (x: bigint): bigint => (x * 1125n) / 1000n + 1n;
+  const base = fieldsOf(chainId, old, old.nonce);
+  if (current.type === 0) return signTransaction(wallet, { ...base, type: 0, gasPrice: highest(bump(old.gasPrice ?? 0n), current.gasPrice) });
+  const maxPriorityFeePerGas = highest(bump(old.maxPriorityFeePerGas ?? 0n), current.maxPriorityFeePerGas);
+  const maxFeePerGas = highest(bump(old.maxFeePerGas ?? 0n), current.maxFeePerGas, maxPriorityFeePerGas);
+  return signTransaction(wallet, { ...base, type: 2, maxFeePerGas, maxPriorityFeePerGas });
+}
+
+function highest(...xs: bigint[]): bigint {
+  return xs.reduce((a, b) => (a > b ? a : b));
+}
