@@ -82,7 +82,7 @@ describe("rate limits (in-process)", () => {
   });
 
   it("malformed requests count too: bad JSON, invalid requests and malformed batch entries use up the limit", async () => {
-    const headers = { "x-forwarded-for": "10.0.0.4", "content-type": "application/json" };
+    const headers = { "x-forwarded-for": "10.0.0.41", "content-type": "application/json" };
     const post = (body: string) => fetch(url, { method: "POST", headers, body });
     const first = await post("{not json");
     expect(first.status).toBe(400);
@@ -102,12 +102,12 @@ describe("rate limits (in-process)", () => {
     for (let i = 0; i < 17; i++) await post("{not json");
     const over = await post("{not json");
     expect(over.status).toBe(429);
-    expect((await postJson(url, call(1), { "x-forwarded-for": "10.0.0.4" })).status).toBe(429);
+    expect((await postJson(url, call(1), { "x-forwarded-for": "10.0.0.41" })).status).toBe(429);
   });
 
   it("over WebSocket too: a malformed message counts as a request", async () => {
     const { WebSocket } = await import("ws");
-    const ws = new WebSocket(url.replace("http://", "ws://"), { headers: { "x-forwarded-for": "10.0.0.5" } });
+    const ws = new WebSocket(url.replace("http://", "ws://"), { headers: { "x-forwarded-for": "10.0.0.51" } });
     await new Promise((r, j) => ws.once("open", r).once("error", j));
     const answers: { error?: { code: number } }[] = [];
     ws.on("message", (d) => answers.push(JSON.parse(String(d)) as { error?: { code: number } }));
