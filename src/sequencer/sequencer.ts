@@ -72,9 +72,9 @@ const FEE_TOO_LOW = /max fee per gas less than block base fee|fee cap less than 
 const RESIGNABLE = new Set<SubmissionRecord["kind"]>(["message", "call", "deploy", "funding"]);
 const NONCE_SPENT_RECHECK_MS = 1_000;
 const NONCE_SPENT_TRUST_MS = 10_000;
-const DEV_BALANCE = 10n ** 24n;
+const DEV_BALANCE = 10n ** 24n; // 1,000,000 ether of dev-chain money
 /** Most fees credited to one caller-signed transaction on an embedded zero-fee chain (0.001 ether). */
-const FEE_DUST_MAX = 10n ** 15n; // 1,000,000 ether of dev-chain money
+const FEE_DUST_MAX = 10n ** 15n;
 /** Most submissions of one lane, and of all lanes, in one group commit (PostgreSQL: ≤ 65,535 parameters). */
 const MAX_LANE_BATCH = 128;
 const MAX_COMMIT_RECORDS = 512;

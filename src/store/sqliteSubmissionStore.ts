@@ -39,7 +39,7 @@ const NO_CUTOFF = Number.MAX_SAFE_INTEGER;
 export class SqliteSubmissionStore implements SubmissionStore {
   /** Next nonce per lane ("network\nsigner"), read from the file once; this process is its only writer. */
   private readonly next = new Map<string, number>();
-  /** Group commits run one at a time (a build is async): a failed one hands its nonces to the next. */
+  /** The last nonce hand-out queued (inTurn). */
   private tail: Promise<unknown> = Promise.resolve();
   private readonly statuses: StatusBatcher;
   private readonly sql;
@@ -107,11 +107,24 @@ export class SqliteSubmissionStore implements SubmissionStore {
     return new SqliteSubmissionStore(openEmbeddedDatabase(dataDir));
   }
 
+  /** A lane's next nonce as this process knows it (read from the file the first time). */
+  private laneNext(network: string, signer: string): number {
+    const key = `${network}\n${signer}`;
+    let next = this.next.get(key);
+    if (next === undefined) this.next.set(key, (next = this.sql.lane.get(network, signer)?.next_nonce ?? 0));
+    return next;
+  }
+
+  /** Runs nonce hand-outs one at a time (their builds are async): a failed one hands its nonces to the next. */
+  private inTurn<T>(run: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(run, run);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
   reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
-    const run = async (): Promise<SubmissionRecord[][]> => {
-      const key = (signer: string): string => `${network}\n${signer}`;
-      for (const l of lanes) if (!this.next.has(key(l.signer))) this.next.set(key(l.signer), this.sql.lane.get(network, l.signer)?.next_nonce ?? 0);
-      const firsts = lanes.map((l) => Math.max(this.next.get(key(l.signer))!, l.chainPending));
+    return this.inTurn(async () => {
+      const firsts = lanes.map((l) => Math.max(this.laneNext(network, l.signer), l.chainPending));
       const built = await Promise.all(lanes.map((l, i) => l.build(Array.from({ length: l.count }, (_, j) => firsts[i]! + j))));
       const ends = lanes.map((l, i) => firsts[i]! + l.count);
       // Lanes and records commit together, or (a duplicate queueId, say) neither does.
@@ -119,36 +132,28 @@ export class SqliteSubmissionStore implements SubmissionStore {
         lanes.forEach((l, i) => this.sql.setLane.run(network, l.signer, ends[i]!));
         for (const r of built.flat()) this.sql.insert.run(...insertParams(r));
       })();
-      lanes.forEach((l, i) => this.next.set(key(l.signer), ends[i]!));
+      lanes.forEach((l, i) => this.next.set(`${network}\n${l.signer}`, ends[i]!));
       return built;
-    };
-    const result = this.tail.then(run, run);
-    this.tail = result.catch(() => undefined);
-    return result;
+    });
   }
 
   moveToNextNonce(queueId: string, chainPending: number, build: (nonce: number) => Promise<Pick<SubmissionRecord, "hash" | "raw">>): Promise<SubmissionRecord> {
-    const run = async (): Promise<SubmissionRecord> => {
+    // In turn with group commits: both hand out this process's nonces.
+    return this.inTurn(async () => {
       const row = this.sql.get.get(queueId);
       if (!row) throw new Error(`no submission ${queueId}`);
       const rec = fromRow(row);
-      const key = `${rec.network}\n${rec.signer}`;
-      if (!this.next.has(key)) this.next.set(key, this.sql.lane.get(rec.network, rec.signer)?.next_nonce ?? 0);
-      const nonce = Math.max(this.next.get(key)!, chainPending);
+      const nonce = Math.max(this.laneNext(rec.network, rec.signer), chainPending);
       const { hash, raw } = await build(nonce);
       this.statuses.forget(queueId);
       transaction(this.db, () => {
         this.sql.setLane.run(rec.network, rec.signer, nonce + 1);
         this.sql.renonce.run(nonce, hash, raw, queueId);
       })();
-      this.next.set(key, nonce + 1);
+      this.next.set(`${rec.network}\n${rec.signer}`, nonce + 1);
       const { errorMessage: _e, processedAt: _p, ...rest } = rec;
-      return { ...rest, nonce, hash, raw, status: "pending" };
-    };
-    // In line with group commits: both hand out this process's nonces.
-    const result = this.tail.then(run, run);
-    this.tail = result.catch(() => undefined);
-    return result;
+      return { ...rest, nonce, hash, raw, status: "pending" as const };
+    });
   }
 
   async insert(record: SubmissionRecord): Promise<void> {

@@ -47,11 +47,11 @@ export function handleJsonRpc(text: string, handlers: JsonRpcHandlers, maxBatchS
   try {
     body = JSON.parse(text);
   } catch {
-    return charged(handlers, 1, () => errorAnswer(400, null, new GatewayError("parse_error", "Parse error: the body is not valid JSON"), undefined));
+    return charged(handlers, 1, (h) => errorAnswer(400, null, new GatewayError("parse_error", "Parse error: the body is not valid JSON"), h));
   }
   if (Array.isArray(body)) return handleBatch(body, text, handlers, maxBatchSize);
   const parsed = parseRequest(body, () => singleIdText(text, body));
-  if (!parsed.ok) return charged(handlers, 1, () => errorAnswer(400, parsed.id, parsed.error, undefined));
+  if (!parsed.ok) return charged(handlers, 1, (h) => errorAnswer(400, parsed.id, parsed.error, h));
   return andThen(handlers.call(parsed.call), ({ outcome, headers }) => {
     if (outcome.ok) return parsed.notification ? { status: 204, headers } : { status: 200, body: resultReply(parsed.id, outcome.value), headers };
     const status = httpStatusForJsonRpc(outcome.error);
@@ -65,7 +65,7 @@ function handleBatch(body: unknown[], text: string, handlers: JsonRpcHandlers, m
   try {
     requireBatchSize(body.length, maxBatchSize);
   } catch (err) {
-    return charged(handlers, 1, () => errorAnswer(400, null, toGatewayError(err), undefined));
+    return charged(handlers, 1, (h) => errorAnswer(400, null, toGatewayError(err), h));
   }
   let idTexts: (string | undefined)[] | undefined;
   const parsed = body.map((r, i) => parseRequest(r, () => (idTexts ??= batchIdTexts(text, body))[i]));
@@ -96,16 +96,15 @@ function handleBatch(body: unknown[], text: string, handlers: JsonRpcHandlers, m
   return charged(handlers, malformed, (headers) => (calls.length === 0 ? render([], headers) : run()));
 }
 
-/** Counts `weight` malformed requests, then answers as `answer` says, or with the refusal (a limit, a bad key). */
+/** Counts `weight` malformed requests, then answers as `answer` says (with the limit's headers), or with the refusal. */
 function charged(
   handlers: JsonRpcHandlers,
   weight: number,
   answer: (headers: Record<string, string>) => MaybePromise<JsonRpcHttpAnswer>,
 ): MaybePromise<JsonRpcHttpAnswer> {
-  return andThen(handlers.malformed(weight), ({ outcome, headers }) => {
-    if (!outcome.ok) return errorAnswer(httpStatusForJsonRpc(outcome.error), null, outcome.error, headers);
-    return andThen(answer(headers), (a) => (a.headers || Object.keys(headers).length === 0 ? a : { ...a, headers }));
-  });
+  return andThen(handlers.malformed(weight), ({ outcome, headers }) =>
+    outcome.ok ? answer(headers) : errorAnswer(httpStatusForJsonRpc(outcome.error), null, outcome.error, headers),
+  );
 }
 
 /** The id's text of a single request whose id is a number: found at once in compact JSON, else scanned for. */

@@ -72,7 +72,7 @@ const itemsOf = (r: MessageInitShape<typeof BatchResponseSchema>): ItemOutcome[]
 export type AdmitMalformed = (caller: Caller, weight: number) => MaybePromise<Admission>;
 
 /** An admission as the envelope takes it: its headers, or its refusal. */
-export function admitted(admit: AdmitMalformed, caller: Caller, weight: number): MaybePromise<Handled<void>> {
+function admitted(admit: AdmitMalformed, caller: Caller, weight: number): MaybePromise<Handled<void>> {
   const refused = (err: unknown): Handled<void> => ({ outcome: { ok: false, error: toGatewayError(err) }, headers: {} });
   try {
     const a = admit(caller, weight);
