@@ -39,9 +39,6 @@ describe("live heads across an upstream failover", () => {
     first = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
     const port = await freePort();
     const secondUrl = `http://127.0.0.1:${port}`;
-    second = spawn(anvilBinaryPath(), ["--port", String(port), "--chain-id", "20180427", "--no-mining", "--gas-price", "0", "--base-fee", "0", "--quiet"], {
-      stdio: "ignore",
-    });
     const firstNode = first;
     gw = await startTestGateway({
       mutate: (c) => {
@@ -62,6 +59,22 @@ describe("live heads across an upstream failover", () => {
     ws.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_subscribe", params: ["newHeads"] }));
     await until(() => numbers.length >= 5, 15_000);
 
+    // The second starts only now: an idle anvil has a genesis of its own, and had it answered the gateway's
+    // genesis read at start, the first would have been taken out as another chain (this test flaked so).
+    second = spawn(anvilBinaryPath(), ["--port", String(port), "--chain-id", "20180427", "--no-mining", "--gas-price", "0", "--base-fee", "0", "--quiet"], {
+      stdio: "ignore",
+    });
+    for (let i = 0; ; i++) {
+      if (
+        await rpc(secondUrl, "eth_chainId", []).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
+      if (i > 200) throw new Error("the second anvil did not start");
+      await new Promise((r) => setTimeout(r, 50));
+    }
     // The second becomes a replica of the first (same blocks, same hashes), then mines on from its head.
     await rpc(firstNode.url, "evm_setIntervalMining", [0]);
     await new Promise((r) => setTimeout(r, 300));
