@@ -30,7 +30,7 @@ import { jsonRpcRoutes } from "./transport/jsonrpc/jsonRpcRoutes.js";
 import { zktRoutes } from "./transport/zkt/zktRoutes.js";
 import { connectRoutes } from "./transport/connect/routes.js";
 import { errorMappingInterceptor } from "./transport/connect/errorMap.js";
-import { callerInterceptor } from "./transport/connect/callerInterceptor.js";
+import { callerGate } from "./transport/connect/callerGate.js";
 import { withMediaTypeHint } from "./transport/connect/mediaType.js";
 import { callerKey } from "./handlers/context.js";
 import { createContextValues } from "@connectrpc/connect";
@@ -38,7 +38,7 @@ import type { RateLimits } from "./limits/rateLimits.js";
 import { answerZeroFees } from "./rpc/zeroFees.js";
 import { installMulticall3 } from "./platform/multicall3.js";
 import { Policy, type Authenticate } from "./policy/policy.js";
-import { admitEach, guard } from "./handlers/guard.js";
+import { admitEach, admissionGate, guard } from "./handlers/guard.js";
 import { rpcHandlers } from "./handlers/rpcHandlers.js";
 import { zktHandlers } from "./handlers/zktHandlers.js";
 import { RpcService, type BatchRequest } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
@@ -266,8 +266,10 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       routes: connectRoutes(handlers),
       fallback: rest.nodeHandler,
       readMaxBytes: gw.bodyLimitBytes,
-      // Error mapping outermost, so errors raised while authenticating are mapped too.
-      interceptors: [errorMappingInterceptor, callerInterceptor],
+      // What handlers throw, mapped once (the gate maps its own refusals).
+      interceptors: [errorMappingInterceptor],
+      // Before the body is read: who called, and one request of theirs admitted.
+      requestGate: callerGate(admissionGate(policy)),
       contextValues: (req) => createContextValues().set(callerKey, { clientIp: clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted) }),
     });
     // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.

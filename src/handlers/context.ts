@@ -2,13 +2,15 @@
 // the guard) — per call, as Connect context values, so an in-process REST call carries them the same way.
 import { createContextKey } from "@connectrpc/connect";
 import type { Access } from "../keys/access.js";
-import type { Caller } from "../policy/policy.js";
+import type { Admission, Caller } from "../policy/policy.js";
 import type { ClaimHooks } from "../store/idempotencyStore.js";
 import type { Params } from "../rpc/rpcCore.js";
 import type { CallRequest } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 
 export const callerKey = createContextKey<Caller>({ clientIp: "unknown" }, { description: "who called, as the transport saw it" });
 export const accessKey = createContextKey<Access>({ kind: "public" }, { description: "the caller's access, once admitted" });
+/** One request of the call already admitted by the Connect gate (admissionGate), before its body was read. */
+export const prepaidKey = createContextKey<Admission | undefined>(undefined, { description: "one request admitted before the body was read" });
 export const claimHooksKey = createContextKey<Partial<ClaimHooks>>({}, { description: "the idempotency claim a write runs under" });
 
 /**

@@ -7,7 +7,7 @@ import { GatewayError } from "../errors.js";
 import type { Admission, Caller, Policy } from "../policy/policy.js";
 import { andThen, type MaybePromise } from "../maybePromise.js";
 import { OPERATIONS, operationOf, type OperationName } from "../policy/operations.js";
-import { accessKey, callerKey, claimHooksKey } from "./context.js";
+import { accessKey, callerKey, claimHooksKey, prepaidKey } from "./context.js";
 
 type Unary = (req: MessageShape<DescMessage>, ctx: HandlerContext) => MaybePromise<unknown>;
 type Streaming = (req: MessageShape<DescMessage>, ctx: HandlerContext) => AsyncIterable<unknown>;
@@ -26,10 +26,11 @@ export function guard<S extends DescService>(
       // A stream is admitted once, when it opens (the key checked, one request counted); never idempotent.
       const stream = (impl as unknown as Record<string, Streaming>)[method.localName]!;
       guarded[method.localName] = async function* (req, ctx) {
-        const caller = ctx.values.get(callerKey);
-        const admission = await policy.admit(op, caller, 1);
-        ctx.values.set(accessKey, admission.access);
-        for (const [k, v] of Object.entries(admission.headers)) ctx.responseHeader.set(k, v);
+        if (!ctx.values.get(prepaidKey)) {
+          const admission = await policy.admit(op, ctx.values.get(callerKey), 1);
+          ctx.values.set(accessKey, admission.access);
+          for (const [k, v] of Object.entries(admission.headers)) ctx.responseHeader.set(k, v);
+        }
         yield* stream(req, ctx);
       };
       continue;
@@ -44,7 +45,11 @@ export function guard<S extends DescService>(
     // At once when nothing waits (a public caller, a local limiter, a locally answered call): no promise.
     guarded[method.localName] = (req, ctx) => {
       const caller = ctx.values.get(callerKey);
-      return andThen(policy.admit(op, caller, weightOf(method.name, req)), (admission) => {
+      const weight = weightOf(method.name, req);
+      // Admitted at the gate (Connect, gRPC, gRPC-Web): one request is paid; a batch pays for the rest of its calls.
+      const prepaid = ctx.values.get(prepaidKey);
+      const admitted = prepaid === undefined ? policy.admit(op, caller, weight) : weight > 1 ? policy.admitMore(prepaid, caller, weight - 1) : prepaid;
+      return andThen(admitted, (admission) => {
         ctx.values.set(accessKey, admission.access);
         for (const k in admission.headers) ctx.responseHeader.set(k, admission.headers[k]!);
         // A write request may carry its own idempotency key (the ZKT messages' idempotency_key field).
@@ -81,9 +86,32 @@ export function guard<S extends DescService>(
 }
 
 /**
+ * Connect's request gate: admits one request of the method's operation before its body is read or parsed, so
+ * a body that fails to parse still counts against the caller's limits, and a refused caller's body is never
+ * read. The guarded method then charges only what the parsed request weighs beyond that one.
+ */
+export function admissionGate(policy: Policy): (ctx: HandlerContext) => MaybePromise<void> {
+  return (ctx) => {
+    const op = operationOf(ctx.method);
+    if (op === undefined) return;
+    return andThen(policy.admit(op, ctx.values.get(callerKey), 1), (admission) => {
+      ctx.values.set(prepaidKey, admission);
+      ctx.values.set(accessKey, admission.access);
+      for (const k in admission.headers) ctx.responseHeader.set(k, admission.headers[k]!);
+    });
+  };
+}
+
+/**
  * Admission of one message of a stream the guard cannot wrap (gRPC reflection's bidirectional stream): the
  * caller from the context, under `op`'s entry; throws when refused, which ends the stream with the error.
  */
 export function admitEach(policy: Policy, op: OperationName): (ctx: HandlerContext) => MaybePromise<Admission> {
-  return (ctx) => policy.admit(op, ctx.values.get(callerKey));
+  return (ctx) => {
+    // The first message was paid for at the gate, when the stream opened.
+    const prepaid = ctx.values.get(prepaidKey);
+    if (prepaid === undefined) return policy.admit(op, ctx.values.get(callerKey));
+    ctx.values.set(prepaidKey, undefined);
+    return prepaid;
+  };
 }

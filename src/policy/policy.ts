@@ -57,6 +57,15 @@ export class Policy {
     return this.deps.authenticate(caller.apiKey).then((access) => this.limit(op, access, caller.clientIp, weight));
   }
 
+  /** `weight` more requests on an admission (a batch admitted as one before its body was read): the request limit only. */
+  admitMore(admission: Admission, caller: Caller, weight: number): MaybePromise<Admission> {
+    const { limits, network } = this.deps;
+    return andThen(limits.checkRequests(network, admission.access, caller.clientIp, weight), (d) => ({
+      access: admission.access,
+      headers: d ? rateLimitHeaders(d) : admission.headers,
+    }));
+  }
+
   /** Whether run() has work for this call (a quota to charge, an idempotency key to honour); else just call it. */
   hasRunWork(op: OperationName, caller: Caller): boolean {
     const rule = OPERATIONS[op];

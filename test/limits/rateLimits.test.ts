@@ -2,7 +2,7 @@
 // counts, per-caller isolation, batches counting n, every transport's refusal, and Redis shared by replicas.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -149,6 +149,64 @@ describe("rate limits (in-process)", () => {
     expect((err as ConnectError).code).toBe(Code.ResourceExhausted);
     const ok = await client.getChainId({}, { headers: { "x-forwarded-for": "10.0.0.5" } });
     expect(ok.chainIdDecimal).toBe(20180427n);
+  });
+
+  it("Connect, gRPC-Web and Connect-proto bodies that fail to parse count too, and a batch counts its calls", async () => {
+    // A key of 20 a minute: 10 in this test's 30 s window.
+    const { apiKey } = await gw.keys.create({ requestsPerMinute: 20 });
+    const base = gw.network("testnet").url;
+    const post = (method: string, contentType: string, body: string | Uint8Array<ArrayBuffer>) =>
+      fetch(`${base}/chaingateway.rpc.v1.RpcService/${method}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": contentType },
+        body,
+      });
+    const batch = await post(
+      "Batch",
+      "application/json",
+      JSON.stringify({ calls: [{ method: "eth_chainId" }, { method: "eth_chainId" }, { method: "eth_chainId" }] }),
+    );
+    expect(batch.status).toBe(200);
+    expect(batch.headers.get("x-ratelimit-remaining")).toBe("7");
+    // Two Connect JSON bodies that are not JSON, two Connect proto bodies that are not protobuf (a field
+    // with a truncated length), two gRPC-Web envelopes of the same: 6 requests, none reaching a handler.
+    for (let i = 0; i < 2; i++) expect((await post("GetChainId", "application/json", "{not json")).status).toBe(400);
+    // (connect-es answers a protobuf that does not parse as internal, 500, before any code of ours runs.)
+    for (let i = 0; i < 2; i++) expect((await post("GetChainId", "application/proto", new Uint8Array([0x0a, 0x7f, 0x01]))).ok).toBe(false);
+    const envelope = new Uint8Array([0, 0, 0, 0, 3, 0x0a, 0x7f, 0x01]);
+    for (let i = 0; i < 2; i++) {
+      const res = await post("GetChainId", "application/grpc-web+proto", envelope);
+      await res.arrayBuffer();
+      expect(res.headers.get("grpc-status") ?? "").not.toBe("0");
+    }
+    // 3 + 6 = 9 of 10: one call left, then refused.
+    expect((await post("GetChainId", "application/json", "{}")).status).toBe(200);
+    const refused = await post("GetChainId", "application/json", "{}");
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ code: "resource_exhausted" });
+  });
+
+  it("a Connect caller over its limit is refused before its body is read (a body that never comes is not waited for)", async () => {
+    const { apiKey } = await gw.keys.create({ requestsPerMinute: 2 }); // 1 in the window
+    const { host, port } = new URL(gw.network("testnet").url);
+    const ask = (body: string, declared: number): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(Number(port), host.replace(/:\d+$/, "").replace(/^\[|\]$/g, ""));
+        let text = "";
+        socket.on("data", (d) => {
+          text += String(d);
+          if (/\r\n\r\n/.test(text) && /\}\s*$/.test(text)) resolve(text), socket.destroy();
+        });
+        socket.on("error", reject);
+        socket.write(
+          `POST /chaingateway.rpc.v1.RpcService/GetChainId HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${apiKey}\r\n` +
+            `content-type: application/json\r\ncontent-length: ${declared}\r\n\r\n${body}`,
+        );
+        setTimeout(() => (socket.destroy(), reject(new Error(`no answer in 3 s: ${JSON.stringify(text)}`))), 3_000).unref();
+      });
+    expect(await ask("{}", 2)).toMatch(/^HTTP\/1\.1 200/);
+    // 100 bytes announced, 1 sent: refused at once, not after the request timeout.
+    expect(await ask("{", 100)).toMatch(/^HTTP\/1\.1 429[\s\S]*resource_exhausted/);
   });
 
   it("a key's own limit and daily transaction quota apply", async () => {

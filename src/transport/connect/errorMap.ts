@@ -11,14 +11,14 @@ export function toConnectError(err: GatewayError): ConnectError {
   return new ConnectError(err.message, err.connectCode, headers, [{ desc: RpcErrorSchema, value: toRpcError(err) }]);
 }
 
-const mapped = (err: unknown): ConnectError => (err instanceof ConnectError ? err : toConnectError(toGatewayError(err)));
+export const asConnectError = (err: unknown): ConnectError => (err instanceof ConnectError ? err : toConnectError(toGatewayError(err)));
 
 /** A stream's messages, with whatever its handler throws while streaming mapped the same way. */
 async function* mappedStream<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
   try {
     yield* messages;
   } catch (err) {
-    throw mapped(err);
+    throw asConnectError(err);
   }
 }
 
@@ -28,6 +28,6 @@ export const errorMappingInterceptor: Interceptor = (next) => async (req) => {
     const res = await next(req);
     return res.stream ? { ...res, message: mappedStream(res.message) } : res;
   } catch (err) {
-    throw mapped(err);
+    throw asConnectError(err);
   }
 };
