@@ -1,81 +1,37 @@
 // The upstream pool of one network: sends JSON-RPC to the best node, failing over on timeouts, connection
-// errors and 5xx; a background probe keeps health, each node's head (and readiness) current. Routing (#33):
-// nodes more than maxLagBlocks behind the best are passed over for reads; the rest are ordered by score
-// (recent errors, latency); a node that keeps failing has its circuit opened for a cooldown; a read not
-// answered by its node's recent p90 is also sent to the next node (hedged: first answer wins); writes go to
-// every usable node at once; eth_blockNumber never goes backwards; a null receipt or transaction for a hash
-// sent through this pool is asked of the other nodes too (read-your-writes). Policy lives in front of it.
-import { UpstreamHttp, UpstreamHttpError } from "./upstreamHttp.js";
+// errors and 5xx; a background probe keeps each node's health, chain and head current (upstreamProbe.ts).
+// Which node is best is upstreamRouting.ts's (#33: lag, score, circuit, hedge delay); this file acts on it: a
+// read not answered by its node's recent p90 is also sent to the next node (hedged: first answer wins); writes
+// go to every usable node at once; eth_blockNumber never goes backwards; a null receipt or transaction for a
+// hash sent through this pool is asked of the other nodes too (read-your-writes). Policy lives in front of it.
+import { UpstreamHttpError } from "./upstreamHttp.js";
+import { PROBE_BATCH, PROBE_CALLS, readProbe } from "./upstreamProbe.js";
+import {
+  isReply,
+  parseJson,
+  RawResult,
+  rawOutcome,
+  type RpcCall,
+  type RpcOutcome,
+  sliceResult,
+  TransientUpstreamError,
+  type UpstreamReply,
+} from "./upstreamReplies.js";
+import {
+  DEFAULT_ROUTING,
+  hedgeDelay,
+  newUpstream,
+  recordFailure,
+  recordSuccess,
+  routeOrder,
+  type RoutingOptions,
+  score,
+  type Upstream,
+} from "./upstreamRouting.js";
 import { GatewayError, fromUpstreamError, type JsonValue } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { keccak256 } from "ethers";
 
-export interface RpcCall {
-  method: string;
-  params: JsonValue[];
-}
-
-/**
- * A call's outcome: a result, or a GatewayError to report for that call. `raw`, when present, is the result's
- * JSON text exactly as the node sent it: JSON-RPC replies splice it in unparsed, and `result` is then parsed
- * only if something reads it (the cache, Connect).
- */
-export type RpcOutcome = { ok: true; result: JsonValue; raw?: string } | { ok: false; error: GatewayError };
-
-/** An outcome that parses its raw JSON only when `result` is first read. */
-export function rawOutcome(raw: string): RpcOutcome {
-  let parsed: JsonValue | undefined;
-  return {
-    ok: true,
-    raw,
-    get result(): JsonValue {
-      return (parsed ??= JSON.parse(raw) as JsonValue);
-    },
-  };
-}
-
-interface Upstream {
-  url: string;
-  /** The URL without path or credentials, for logs and metric labels (computed once). */
-  label: string;
-  /** Keep-alive connections to the node: no per-request connection or fetch overhead. */
-  http: UpstreamHttp;
-  healthy: boolean;
-  /** Reports another chain (chain id or genesis): never sent anything until a probe finds it right again. */
-  wrongChain: boolean;
-  lastError: string | undefined;
-  /** Its head as last seen (probe or eth_blockNumber answer); -1 before the first. */
-  head: number;
-  /** Says it is syncing (eth_syncing not false): used for reads, like a lagging node, only when no other will do. */
-  syncing: boolean;
-  /** Failures in a row; at `breakerFailures` the circuit opens until `openUntil`. */
-  failures: number;
-  openUntil: number;
-  /** Moving averages: answer time (ms) and the share of failed requests. */
-  latencyMs: number;
-  errorRate: number;
-  /** Recent answer times (ms), for the hedge delay (their p90): a ring, next written at recentAt. */
-  recent: number[];
-  recentAt: number;
-}
-
-/** How reads and writes are routed (config `routing`, per network). */
-export interface RoutingOptions {
-  /** A node this many blocks behind the best is not used for reads while another is closer. */
-  maxLagBlocks: number;
-  /** Hedge a read after the first node's recent p90 answer time (at least hedgeMinMs); false: never. */
-  hedge: boolean;
-  hedgeMinMs: number;
-  /** Failures in a row that open a node's circuit, and how long it stays open before a trial request. */
-  breakerFailures: number;
-  breakerCooldownMs: number;
-  /** Connections (concurrent requests) per node. */
-  connections: number;
-}
-
-export const DEFAULT_ROUTING: RoutingOptions = { maxLagBlocks: 2, hedge: true, hedgeMinMs: 20, breakerFailures: 3, breakerCooldownMs: 2_000, connections: 128 };
-
-const RECENT = 64;
 const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown|transaction already exists/i;
 const WRITES = new Set(["eth_sendRawTransaction"]);
 const BY_HASH = new Set(["eth_getTransactionReceipt", "eth_getTransactionByHash"]);
@@ -101,8 +57,6 @@ export interface UpstreamPoolOptions {
   routing?: Partial<RoutingOptions>;
 }
 
-class TransientUpstreamError extends Error {}
-
 export class UpstreamPool {
   private readonly upstreams: Upstream[];
   private probeTimer: NodeJS.Timeout | undefined;
@@ -116,22 +70,7 @@ export class UpstreamPool {
   constructor(private readonly options: UpstreamPoolOptions) {
     if (options.urls.length === 0) throw new Error("an upstream pool needs at least one URL");
     this.routing = { ...DEFAULT_ROUTING, ...options.routing };
-    this.upstreams = options.urls.map((url) => ({
-      url,
-      label: redactUrl(url),
-      http: new UpstreamHttp(new URL(url), { connections: this.routing.connections, timeoutMs: options.timeoutMs }),
-      healthy: true,
-      wrongChain: false,
-      lastError: undefined,
-      head: -1,
-      syncing: false,
-      failures: 0,
-      openUntil: 0,
-      latencyMs: 0,
-      errorRate: 0,
-      recent: [],
-      recentAt: 0,
-    }));
+    this.upstreams = options.urls.map((url) => newUpstream(url, this.routing, options.timeoutMs));
   }
 
   /** The chain's identity (its genesis hash), learned at start: an upstream on another genesis is taken out. */
@@ -298,35 +237,8 @@ export class UpstreamPool {
     });
   }
 
-  /**
-   * Nodes in the order to try: healthy ones that are not behind (by score), then lagging healthy ones, then
-   * unhealthy ones (a last resort, circuit open or not). A node of another chain is never tried.
-   */
   private order(): Upstream[] {
-    // One node (the embedded default): nothing to choose, and nothing allocated per request.
-    if (this.upstreams.length === 1) return this.upstreams[0]!.wrongChain ? [] : this.upstreams;
-    const now = Date.now();
-    const best = Math.max(...this.upstreams.map((u) => u.head));
-    const lagging = (u: Upstream): boolean => u.syncing || (u.head >= 0 && best - u.head > this.routing.maxLagBlocks);
-    const closed = (u: Upstream): boolean => u.openUntil <= now;
-    const byScore = (a: Upstream, b: Upstream): number => this.score(a) - this.score(b);
-    const candidates = this.upstreams.filter((u) => !u.wrongChain);
-    const fresh = candidates.filter((u) => u.healthy && closed(u) && !lagging(u)).sort(byScore);
-    const behind = candidates.filter((u) => u.healthy && closed(u) && lagging(u)).sort((a, b) => b.head - a.head);
-    const rest = candidates.filter((u) => !fresh.includes(u) && !behind.includes(u)).sort(byScore);
-    return [...fresh, ...behind, ...rest];
-  }
-
-  /** Lower is better: answer time, tripled by a node that fails half its requests. */
-  private score(u: Upstream): number {
-    return (u.latencyMs + 1) * (1 + 4 * u.errorRate);
-  }
-
-  /** When to also ask the next node: the node's recent p90 answer time, at least hedgeMinMs. */
-  private hedgeDelay(u: Upstream): number {
-    if (u.recent.length < 8) return Math.max(this.routing.hedgeMinMs, 4 * u.latencyMs);
-    const sorted = [...u.recent].sort((a, b) => a - b);
-    return Math.max(this.routing.hedgeMinMs, sorted[Math.floor(sorted.length * 0.9)]!);
+    return routeOrder(this.upstreams, this.routing);
   }
 
   /**
@@ -393,13 +305,16 @@ export class UpstreamPool {
         done = true;
         reject(lastErr);
       };
-      const timer = setTimeout(() => {
-        if (done || callerGone()) return;
-        hedgeSent = true;
-        pending++;
-        usedSecond();
-        attempt(second, cancel[1].signal).then(settle(true), fail);
-      }, this.hedgeDelay(first));
+      const timer = setTimeout(
+        () => {
+          if (done || callerGone()) return;
+          hedgeSent = true;
+          pending++;
+          usedSecond();
+          attempt(second, cancel[1].signal).then(settle(true), fail);
+        },
+        hedgeDelay(first, this.routing),
+      );
       timer.unref?.();
       attempt(first, cancel[0].signal).then(settle(false), fail);
     });
@@ -408,10 +323,7 @@ export class UpstreamPool {
   /** Counts a node's failure (its circuit opens after breakerFailures in a row) and rethrows. */
   private failed(upstream: Upstream, err: unknown): never {
     if (err instanceof TransientUpstreamError) {
-      upstream.failures++;
-      upstream.errorRate = upstream.errorRate * 0.9 + 0.1;
-      if (upstream.failures >= this.routing.breakerFailures && upstream.openUntil <= Date.now()) {
-        upstream.openUntil = Date.now() + this.routing.breakerCooldownMs;
+      if (recordFailure(upstream, this.routing)) {
         this.options.log.warn("upstream circuit opened", { upstream: upstream.label, failures: upstream.failures, cooldownMs: this.routing.breakerCooldownMs });
       }
       if (upstream.healthy) this.options.log.warn("upstream failed, failing over", { upstream: upstream.label, error: err.message });
@@ -422,15 +334,8 @@ export class UpstreamPool {
   }
 
   private succeeded(upstream: Upstream, ms: number): void {
-    upstream.failures = 0;
-    upstream.openUntil = 0;
-    upstream.errorRate *= 0.9;
-    upstream.latencyMs = upstream.latencyMs === 0 ? ms : upstream.latencyMs * 0.9 + ms * 0.1;
-    if (this.upstreams.length > 1) {
-      // Only a pool with somewhere to hedge to needs the distribution (a ring of the last RECENT).
-      upstream.recent[upstream.recentAt] = ms;
-      upstream.recentAt = (upstream.recentAt + 1) % RECENT;
-    }
+    // Only a pool with somewhere to hedge to needs the answer-time distribution.
+    recordSuccess(upstream, ms, this.upstreams.length > 1);
     if (!upstream.healthy) {
       this.options.log.info("upstream recovered", { upstream: upstream.label });
       this.setHealth(upstream, true);
@@ -465,36 +370,23 @@ export class UpstreamPool {
     await Promise.all(
       this.upstreams.map(async (u) => {
         try {
-          // One round trip: chain id, genesis (the chain's identity: a node restarted on a new chain keeps
-          // its chain id), head, and whether it is syncing.
+          // One round trip (upstreamProbe.ts); a node (or proxy) without batch support answers one object:
+          // ask one call at a time instead.
           let replies = parseJson(await this.post(u, PROBE_BATCH));
-          // A node (or proxy) without batch support answers one object: ask one call at a time instead.
           if (!Array.isArray(replies)) replies = await Promise.all(PROBE_CALLS.map(async (c) => parseJson(await this.post(u, JSON.stringify(c)))));
-          const byId = new Map<unknown, UpstreamReply>();
-          for (const r of replies as unknown[]) if (isReply(r)) byId.set(r.id, r);
-          const chainId = byId.get(0)?.result;
-          const genesis = byId.get(1)?.result as { hash?: string } | null | undefined;
-          const wrong =
-            chainId !== expected
-              ? `reports chain id ${JSON.stringify(chainId)}, expected ${expected}`
-              : this.genesisHash !== undefined && genesis?.hash !== this.genesisHash
-                ? `has genesis ${String(genesis?.hash)}, expected ${this.genesisHash}: another chain`
-                : undefined;
-          if (wrong) {
-            if (!u.wrongChain) this.options.log.error("upstream is on another chain: taken out of service", { upstream: u.label, error: wrong });
+          const reading = readProbe(replies as unknown[], expected, this.genesisHash);
+          if (reading.wrongChain) {
+            if (!u.wrongChain) this.options.log.error("upstream is on another chain: taken out of service", { upstream: u.label, error: reading.wrongChain });
             u.wrongChain = true;
-            throw new TransientUpstreamError(wrong);
+            throw new TransientUpstreamError(reading.wrongChain);
           }
           u.wrongChain = false;
-          const head = byId.get(2)?.result;
-          if (typeof head === "string") u.head = Number.parseInt(head, 16);
-          // A node without eth_syncing (an error, no result) is taken as not syncing.
-          const syncing = byId.get(3)?.result;
-          const isSyncing = syncing !== undefined && syncing !== null && syncing !== false;
-          if (isSyncing !== u.syncing)
-            this.options.log.info(isSyncing ? "upstream is syncing: reads go elsewhere" : "upstream finished syncing", { upstream: u.label });
-          u.syncing = isSyncing;
-          if (this.onHead && typeof head === "string") this.onHead(head);
+          const head = reading.head;
+          if (head !== undefined) u.head = Number.parseInt(head, 16);
+          if (reading.syncing !== u.syncing)
+            this.options.log.info(reading.syncing ? "upstream is syncing: reads go elsewhere" : "upstream finished syncing", { upstream: u.label });
+          u.syncing = reading.syncing;
+          if (this.onHead && head !== undefined) this.onHead(head);
           u.failures = 0;
           u.openUntil = 0;
           if (!u.healthy) this.options.log.info("upstream healthy", { upstream: u.label });
@@ -512,77 +404,11 @@ export class UpstreamPool {
     );
     const best = Math.max(...this.upstreams.map((u) => u.head));
     for (const u of this.upstreams)
-      this.options.observer?.routing?.(u.label, { lag: u.head < 0 ? 0 : best - u.head, score: this.score(u), open: u.openUntil > Date.now() });
+      this.options.observer?.routing?.(u.label, { lag: u.head < 0 ? 0 : best - u.head, score: score(u), open: u.openUntil > Date.now() });
   }
 }
 
 /** A signed transaction's hash (what a node answers eth_sendRawTransaction with). */
 function transactionHash(raw: string): string {
   return keccak256(raw);
-}
-
-const PROBE_CALLS = [
-  { jsonrpc: "2.0", id: 0, method: "eth_chainId", params: [] },
-  { jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["0x0", false] },
-  { jsonrpc: "2.0", id: 2, method: "eth_blockNumber", params: [] },
-  { jsonrpc: "2.0", id: 3, method: "eth_syncing", params: [] },
-];
-const PROBE_BATCH = JSON.stringify(PROBE_CALLS);
-
-class RawResult {
-  constructor(readonly raw: string) {}
-}
-
-/** The result's JSON text when `text` is `prefix` + one JSON value + "}", else undefined (then parse). */
-function sliceResult(text: string, prefix: string): RawResult | undefined {
-  let end = text.length;
-  while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--;
-  if (!text.startsWith(prefix) || text.charCodeAt(end - 1) !== 0x7d) return undefined;
-  const raw = text.slice(prefix.length, end - 1);
-  // A cheap shape check that the value is whole: it must open and close like one JSON value. Anything else
-  // goes through JSON.parse, which rejects garbage (and a node answering garbage is failed over).
-  const first = raw.charCodeAt(0);
-  const last = raw.charCodeAt(raw.length - 1);
-  const whole =
-    (first === 0x22 && last === 0x22 && raw.length >= 2) || // "…"
-    (first === 0x7b && last === 0x7d) || // {…}
-    (first === 0x5b && last === 0x5d) || // […]
-    raw === "null" ||
-    raw === "true" ||
-    raw === "false" ||
-    /^-?\d+$/.test(raw);
-  return whole ? new RawResult(raw) : undefined;
-}
-
-function isSpace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    // A node that answers garbage is as good as down.
-    throw new TransientUpstreamError("the answer is not JSON");
-  }
-}
-
-interface UpstreamReply {
-  id?: unknown;
-  result?: JsonValue;
-  error?: { code: number; message: string; data?: JsonValue };
-}
-
-function isReply(v: unknown): v is UpstreamReply {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** Upstream URLs may embed provider keys in the path or userinfo; keep only the origin for logs. */
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}`;
-  } catch {
-    return "[invalid url]";
-  }
 }

@@ -5,7 +5,7 @@ import { fromJson, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema, ValueSchema, type ListValue, type Value } from "@bufbuild/protobuf/wkt";
 import { type RpcService, BatchItemSchema, type BatchItem, type CallRequest, type RpcError } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { GatewayError, failsWholeRequest, type JsonValue } from "../errors.js";
-import type { RpcOutcome } from "../chain/upstreamPool.js";
+import type { RpcOutcome } from "../chain/upstreamReplies.js";
 import type { CallContext, CoreCall, Params, RpcCore } from "../rpc/rpcCore.js";
 import { requireBatchSize } from "../rpc/batchSize.js";
 import { andThen } from "../maybePromise.js";

@@ -6,7 +6,7 @@
 // trip before the joiner arrived: the same freshness a load-balanced pool of nodes gives anyway. Reads of the
 // "pending" block are never shared (read-your-writes after a send).
 import type { JsonValue } from "../errors.js";
-import type { RpcOutcome } from "../chain/upstreamPool.js";
+import type { RpcOutcome } from "../chain/upstreamReplies.js";
 
 const COALESCIBLE = new Set([
   "eth_blockNumber",

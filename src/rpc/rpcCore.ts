@@ -1,7 +1,8 @@
 // The JSON-RPC core of one network, shared by every transport: method policy, locally answered methods,
 // custom platform_ methods, and one upstream round trip for everything proxied in a call set.
 import { GatewayError, toGatewayError, type JsonValue } from "../errors.js";
-import type { RpcCall, RpcOutcome, UpstreamPool } from "../chain/upstreamPool.js";
+import type { UpstreamPool } from "../chain/upstreamPool.js";
+import type { RpcCall, RpcOutcome } from "../chain/upstreamReplies.js";
 import type { Access } from "../keys/access.js";
 import { checkMethodAllowed, WRITE_METHODS } from "./methodPolicy.js";
 import type { ImmutableCache } from "./immutableCache.js";

@@ -6,7 +6,7 @@ import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
 import { ChainFollower } from "../../src/sequencer/chainFollower.js";
-import type { RpcOutcome } from "../../src/chain/upstreamPool.js";
+import type { RpcOutcome } from "../../src/chain/upstreamReplies.js";
 import { createLogger } from "../../src/log/logger.js";
 
 async function allCompleted(base: string, queueIds: string[]): Promise<void> {

@@ -12,7 +12,7 @@ import { GatewayError, type JsonValue, toGatewayError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
-import type { RpcOutcome } from "../../chain/upstreamPool.js";
+import type { RpcOutcome } from "../../chain/upstreamReplies.js";
 import type { CallContext, CoreCall } from "../../rpc/rpcCore.js";
 import type { Caller, Policy } from "../../policy/policy.js";
 import { parseLogFilter, type SubscriptionHub, type SubscriptionKind } from "../../live/subscriptions.js";

@@ -1,0 +1,129 @@
+// Which node gets a request, from what the pool has seen of each: its head (lagging nodes are passed over for
+// reads), its score (recent errors, latency), its circuit (open after failures in a row, for a cooldown),
+// and when a read to it is worth hedging. Bookkeeping only: the pool sends, logs and reports.
+import { UpstreamHttp } from "./upstreamHttp.js";
+
+/** How reads and writes are routed (config `routing`, per network). */
+export interface RoutingOptions {
+  /** A node this many blocks behind the best is not used for reads while another is closer. */
+  maxLagBlocks: number;
+  /** Hedge a read after the first node's recent p90 answer time (at least hedgeMinMs); false: never. */
+  hedge: boolean;
+  hedgeMinMs: number;
+  /** Failures in a row that open a node's circuit, and how long it stays open before a trial request. */
+  breakerFailures: number;
+  breakerCooldownMs: number;
+  /** Connections (concurrent requests) per node. */
+  connections: number;
+}
+
+export const DEFAULT_ROUTING: RoutingOptions = { maxLagBlocks: 2, hedge: true, hedgeMinMs: 20, breakerFailures: 3, breakerCooldownMs: 2_000, connections: 128 };
+
+/** Answer times kept per node for its hedge delay. */
+const RECENT = 64;
+
+export interface Upstream {
+  url: string;
+  /** The URL without path or credentials, for logs and metric labels (computed once). */
+  label: string;
+  /** Keep-alive connections to the node: no per-request connection or fetch overhead. */
+  http: UpstreamHttp;
+  healthy: boolean;
+  /** Reports another chain (chain id or genesis): never sent anything until a probe finds it right again. */
+  wrongChain: boolean;
+  lastError: string | undefined;
+  /** Its head as last seen (probe or eth_blockNumber answer); -1 before the first. */
+  head: number;
+  /** Says it is syncing (eth_syncing not false): used for reads, like a lagging node, only when no other will do. */
+  syncing: boolean;
+  /** Failures in a row; at `breakerFailures` the circuit opens until `openUntil`. */
+  failures: number;
+  openUntil: number;
+  /** Moving averages: answer time (ms) and the share of failed requests. */
+  latencyMs: number;
+  errorRate: number;
+  /** Recent answer times (ms), for the hedge delay (their p90): a ring, next written at recentAt. */
+  recent: number[];
+  recentAt: number;
+}
+
+export function newUpstream(url: string, routing: RoutingOptions, timeoutMs: number): Upstream {
+  return {
+    url,
+    label: redactUrl(url),
+    http: new UpstreamHttp(new URL(url), { connections: routing.connections, timeoutMs }),
+    healthy: true,
+    wrongChain: false,
+    lastError: undefined,
+    head: -1,
+    syncing: false,
+    failures: 0,
+    openUntil: 0,
+    latencyMs: 0,
+    errorRate: 0,
+    recent: [],
+    recentAt: 0,
+  };
+}
+
+/**
+ * Nodes in the order to try: healthy ones that are not behind (by score), then lagging healthy ones, then
+ * unhealthy ones (a last resort, circuit open or not). A node of another chain is never tried.
+ */
+export function routeOrder(upstreams: Upstream[], routing: RoutingOptions): Upstream[] {
+  // One node (the embedded default): nothing to choose, and nothing allocated per request.
+  if (upstreams.length === 1) return upstreams[0]!.wrongChain ? [] : upstreams;
+  const now = Date.now();
+  const best = Math.max(...upstreams.map((u) => u.head));
+  const lagging = (u: Upstream): boolean => u.syncing || (u.head >= 0 && best - u.head > routing.maxLagBlocks);
+  const closed = (u: Upstream): boolean => u.openUntil <= now;
+  const byScore = (a: Upstream, b: Upstream): number => score(a) - score(b);
+  const candidates = upstreams.filter((u) => !u.wrongChain);
+  const fresh = candidates.filter((u) => u.healthy && closed(u) && !lagging(u)).sort(byScore);
+  const behind = candidates.filter((u) => u.healthy && closed(u) && lagging(u)).sort((a, b) => b.head - a.head);
+  const rest = candidates.filter((u) => !fresh.includes(u) && !behind.includes(u)).sort(byScore);
+  return [...fresh, ...behind, ...rest];
+}
+
+/** Lower is better: answer time, tripled by a node that fails half its requests. */
+export function score(u: Upstream): number {
+  return (u.latencyMs + 1) * (1 + 4 * u.errorRate);
+}
+
+/** When to also ask the next node: the node's recent p90 answer time, at least hedgeMinMs. */
+export function hedgeDelay(u: Upstream, routing: RoutingOptions): number {
+  if (u.recent.length < 8) return Math.max(routing.hedgeMinMs, 4 * u.latencyMs);
+  const sorted = [...u.recent].sort((a, b) => a - b);
+  return Math.max(routing.hedgeMinMs, sorted[Math.floor(sorted.length * 0.9)]!);
+}
+
+/** A request failed: true when this failure opened the node's circuit. */
+export function recordFailure(u: Upstream, routing: RoutingOptions): boolean {
+  u.failures++;
+  u.errorRate = u.errorRate * 0.9 + 0.1;
+  if (u.failures < routing.breakerFailures || u.openUntil > Date.now()) return false;
+  u.openUntil = Date.now() + routing.breakerCooldownMs;
+  return true;
+}
+
+/** A request answered in `ms`; `keepRecent`: the pool can hedge (it has another node), so keep the distribution. */
+export function recordSuccess(u: Upstream, ms: number, keepRecent: boolean): void {
+  u.failures = 0;
+  u.openUntil = 0;
+  u.errorRate *= 0.9;
+  u.latencyMs = u.latencyMs === 0 ? ms : u.latencyMs * 0.9 + ms * 0.1;
+  if (keepRecent) {
+    u.recent[u.recentAt] = ms;
+    u.recentAt = (u.recentAt + 1) % RECENT;
+  }
+}
+
+/** Upstream URLs may embed provider keys in the path or userinfo; keep only the origin for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return "[invalid url]";
+  }
+}
