@@ -6,9 +6,14 @@ import Bottleneck from "bottleneck";
 import { Redis } from "ioredis";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
-import type { Access } from "../keys/access.js";
 import { WindowLimiter, type CallerLimiter, type LimitDecision } from "./windowLimiter.js";
 import { ClusteredWindowLimiter } from "./clusteredWindowLimiter.js";
+
+/**
+ * Whom a limit counts: the public (by IP), or an API key, with its own limits when it has them (the keys'
+ * Access has this shape; the limits need no more of it).
+ */
+export type LimitedCaller = { kind: "public" } | { kind: "key"; keyId: string; requestsPerMinute?: number | null; transactionsPerDay?: number | null };
 
 export interface RateLimitConfig {
   requestsPerWindow: number;
@@ -59,7 +64,7 @@ export class RateLimits {
    * Counts `weight` requests for the caller on a network; throws rate_limited when over. Synchronous with the
    * local limiter (the decision is made at once: no promise per request on the hot path), a promise with Redis.
    */
-  checkRequests(network: string, access: Access, ip: string, weight: number): LimitDecision | undefined | Promise<LimitDecision | undefined> {
+  checkRequests(network: string, access: LimitedCaller, ip: string, weight: number): LimitDecision | undefined | Promise<LimitDecision | undefined> {
     const perKey = access.kind === "key" ? (access.requestsPerMinute ?? undefined) : undefined;
     const limit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
     return this.take("requests", network, callerOf(access, ip), limit, this.config.windowMs, weight, "request");
@@ -70,7 +75,7 @@ export class RateLimits {
   }
 
   /** The key's daily transaction quota, when it has one. */
-  async checkTransaction(network: string, access: Access): Promise<void> {
+  async checkTransaction(network: string, access: LimitedCaller): Promise<void> {
     if (access.kind !== "key" || !access.transactionsPerDay) return;
     await this.take("transactions", "all", `key:${access.keyId}`, access.transactionsPerDay, 86_400_000, 1, "transaction (daily quota)");
   }
@@ -163,7 +168,7 @@ export class RateLimits {
   }
 }
 
-export function callerOf(access: Access, ip: string): string {
+export function callerOf(access: LimitedCaller, ip: string): string {
   return access.kind === "key" ? `key:${access.keyId}` : `ip:${ip}`;
 }
 
