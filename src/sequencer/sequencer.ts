@@ -4,7 +4,7 @@
 // was accepted is rebroadcast after an upstream outage or a restart until it is mined or rejected for good.
 import { keccak256, Transaction } from "ethers";
 import pRetry from "p-retry";
-import { GatewayError, type JsonValue } from "../errors.js";
+import { GatewayError } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
 import type { Logger } from "../log/logger.js";
@@ -15,6 +15,7 @@ import { signTransaction, signedTransaction } from "./signTransaction.js";
 import { localGasLimit } from "./intrinsicGas.js";
 import { resignAtNonce, resignWithHigherFees } from "./resign.js";
 import { newQueueId } from "./queueId.js";
+import { creditFeeDust, toQuantity, topUpSigner } from "./devChainFunds.js";
 import type { FeeMode } from "../config/config.js";
 
 export type { SigningWallet } from "./signTransaction.js";
@@ -72,9 +73,6 @@ const FEE_TOO_LOW = /max fee per gas less than block base fee|fee cap less than 
 const RESIGNABLE = new Set<SubmissionRecord["kind"]>(["message", "call", "deploy", "funding"]);
 const NONCE_SPENT_RECHECK_MS = 1_000;
 const NONCE_SPENT_TRUST_MS = 10_000;
-const DEV_BALANCE = 10n ** 24n; // 1,000,000 ether of dev-chain money
-/** Most fees credited to one caller-signed transaction on an embedded zero-fee chain (0.001 ether). */
-const FEE_DUST_MAX = 10n ** 15n;
 /** Most submissions of one lane, and of all lanes, in one group commit (PostgreSQL: ≤ 65,535 parameters). */
 const MAX_LANE_BATCH = 128;
 const MAX_COMMIT_RECORDS = 512;
@@ -330,7 +328,7 @@ export class Sequencer {
     this.refuseOnOtherChain();
     const existing = await this.options.store.getRawByHash(this.options.network, tx.hash);
     if (existing && existing.status !== "error") return existing.hash; // a retry: already journaled
-    if (this.options.creditFeeDust) await this.creditFeeDust(tx.from, tx);
+    if (this.options.creditFeeDust) await creditFeeDust(this.options.pool, tx.from, tx);
     const rec: SubmissionRecord = {
       queueId: newQueueId(),
       network: this.options.network,
@@ -686,33 +684,14 @@ export class Sequencer {
     await this.broadcast(filler, { refill: false });
   }
 
-  /**
-   * Credits what the transaction's fees need, ten times over (so the next few from the same account need no
-   * credit), when the account has its value but not the fees, and the fees are dust (FEE_DUST_MAX). Value is
-   * never credited: a transfer the account cannot cover is still refused by the node.
-   */
-  private async creditFeeDust(from: string, tx: Transaction): Promise<void> {
-    const fees = tx.gasLimit * (tx.maxFeePerGas ?? tx.gasPrice ?? 0n);
-    if (fees === 0n || fees > FEE_DUST_MAX) return;
-    const { pool } = this.options;
-    const balance = BigInt((await pool.call("eth_getBalance", [from, "pending"])) as string);
-    if (balance >= tx.value + fees || balance < tx.value) return;
-    await pool.call("anvil_setBalance", [from, toQuantity(balance + fees * 10n)]);
-  }
-
   private async fundIfDev(address: string): Promise<void> {
     const lane = this.lane(address);
     if (!this.options.devFunding || lane.funded) return;
-    const balance = BigInt((await this.options.pool.call("eth_getBalance", [address, "latest"])) as string);
-    if (balance < DEV_BALANCE / 2n) await this.options.pool.call("anvil_setBalance", [address, toQuantity(DEV_BALANCE)]);
+    await topUpSigner(this.options.pool, address);
     lane.funded = true;
   }
 }
 
 function isTransient(err: unknown): boolean {
   return err instanceof GatewayError && err.kind === "upstream_unavailable";
-}
-
-function toQuantity(n: bigint): JsonValue {
-  return "0x" + n.toString(16);
 }
