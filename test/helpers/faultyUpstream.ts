@@ -61,8 +61,15 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
         return;
       }
     }
-    const upstream = await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
-    res.writeHead(upstream.status, { "content-type": "application/json" }).end(await upstream.text());
+    try {
+      const upstream = await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
+      res.writeHead(upstream.status, { "content-type": "application/json" }).end(await upstream.text());
+    } catch {
+      // The node is gone (a test stopped it while a request was held): answer as a proxy would, not with an
+      // unhandled rejection in whichever test runs next.
+      if (!res.headersSent) res.writeHead(502).end("bad gateway");
+      else res.destroy();
+    }
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return {
