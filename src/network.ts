@@ -30,6 +30,7 @@ import { jsonRpcRoutes } from "./transport/jsonrpc/jsonRpcRoutes.js";
 import { zktRoutes } from "./transport/zkt/zktRoutes.js";
 import { connectRoutes } from "./transport/connect/routes.js";
 import { errorMappingInterceptor } from "./transport/connect/errorMap.js";
+import { andThen } from "./maybePromise.js";
 import { callerGate } from "./transport/connect/callerGate.js";
 import { withMediaTypeHint } from "./transport/connect/mediaType.js";
 import { callerKey } from "./handlers/context.js";
@@ -261,6 +262,8 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       log,
       trusted,
       (route, status) => m.countHttp(net.name, route, status),
+      // A request to no endpoint is a public request of its client IP, like any other.
+      (ip) => andThen(policy.admit("RpcService.Call", { clientIp: ip }), (a) => a.headers),
     );
     const handler = connectNodeAdapter({
       routes: connectRoutes(handlers),

@@ -120,6 +120,24 @@ describe("rate limits (in-process)", () => {
     ws.close();
   });
 
+  it("requests to no endpoint (404, 405) count against the caller's limit too", async () => {
+    const headers = { "x-forwarded-for": "10.0.0.71" };
+    const base = gw.network("testnet").url;
+    const first = await fetch(`${base}/no/such/path`, { headers });
+    expect(first.status).toBe(404);
+    expect(first.headers.get("x-ratelimit-remaining")).toBe("1499");
+    const wrongMethod = await fetch(`${base}/zkt/try-it-out`, { method: "GET", headers });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get("x-ratelimit-remaining")).toBe("1498");
+    // 1498 more fill the window; then a call is refused, and so is the next unknown path.
+    await Promise.all(Array.from({ length: 1498 }, () => fetch(`${base}/nope`, { method: "POST", headers }).then((r) => r.arrayBuffer())));
+    expect((await postJson(url, call(1), headers)).status).toBe(429);
+    const over = await fetch(`${base}/nope`, { headers });
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await over.json()).toMatchObject({ error: expect.stringMatching(/rate limit/i) });
+  });
+
   it("X-Forwarded-For from an untrusted peer is ignored", async () => {
     // The gateway trusts 127.0.0.1; a forged chain still resolves to the right-most untrusted hop.
     const res = await postJson(url, call(1), { "x-forwarded-for": "10.0.0.1, 10.0.0.9" });

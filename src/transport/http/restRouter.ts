@@ -142,6 +142,11 @@ export function createRestRouter(
   trustedProxies: ReadonlySet<string> = new Set(),
   /** Sees every answer: the route's pattern (never the path, which may hold a key) and the status. */
   observe: (route: string, status: number) => void = () => undefined,
+  /**
+   * Counts a request that matched no route against the caller's limits (every request counts): the limit's
+   * headers, or throws the refusal, which is answered instead of the 404/405.
+   */
+  admitUnmatched?: (clientIp: string) => MaybePromise<Record<string, string>>,
 ): RestRouter {
   const nextRequestId = requestIds();
   const literal = literalMatches(routes);
@@ -163,11 +168,27 @@ export function createRestRouter(
       return { status: answer.status, body: answer.body, contentType: headers["content-type"], headers };
     };
     if (!matched) {
-      return finish(
-        json(pathKnown ? 405 : 404, {
-          error: pathKnown ? `${method} is not allowed on ${redactPath(path)}` : `no such endpoint: ${method} ${redactPath(path)}`,
-        }),
-      );
+      const unmatched = (headers?: Record<string, string>): HttpAnswer =>
+        finish(
+          json(
+            pathKnown ? 405 : 404,
+            { error: pathKnown ? `${method} is not allowed on ${redactPath(path)}` : `no such endpoint: ${method} ${redactPath(path)}` },
+            headers,
+          ),
+        );
+      if (!admitUnmatched) return unmatched();
+      const refused = (err: unknown): HttpAnswer => {
+        const gw = toGatewayError(err);
+        return finish(
+          json(gw.httpStatus, { error: gw.message }, gw.retryAfterSeconds === undefined ? undefined : { "retry-after": String(gw.retryAfterSeconds) }),
+        );
+      };
+      try {
+        const admitted = admitUnmatched(clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies));
+        return admitted instanceof Promise ? admitted.then(unmatched, refused) : unmatched(admitted);
+      } catch (err) {
+        return refused(err);
+      }
     }
     const { route, params } = matched;
     const failed = (err: unknown): HttpAnswer => {
