@@ -210,7 +210,7 @@ export const configSchema = z.strictObject({
       }),
       requestTimeoutMs: setting(positiveInt().default(300_000), {
         env: "HTTP_REQUEST_TIMEOUT_MS",
-        doc: "The whole request must arrive within this (node:http's requestTimeout).",
+        doc: "The whole request must arrive within this (node:http's requestTimeout; an HTTP/2 stream is cancelled).",
       }),
       keepAliveTimeoutMs: setting(positiveInt().default(65_000), {
         env: "HTTP_KEEP_ALIVE_TIMEOUT_MS",

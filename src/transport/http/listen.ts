@@ -18,6 +18,7 @@ export interface DualServer {
 }
 
 const CLOSE_GRACE_MS = 5_000;
+const H2_MAX_STREAMS = 100;
 
 /** Bounds on every connection, whatever state it is in (config `http`). */
 export interface ConnectionLimits {
@@ -94,7 +95,19 @@ export async function listenDual(
     headersTimeoutMs: limits.headersTimeoutMs,
     requestTimeoutMs: limits.requestTimeoutMs,
   };
-  const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+  // At most this many streams at once per session (nginx allows 128, Go 250): each is a request in flight.
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: H2_MAX_STREAMS } }, (req, res) => {
+    // node:http bounds how long a request may take to arrive (requestTimeout); http2 only closes a stream
+    // idle for the keep-alive timeout, so a body trickled a byte at a time was held without end. (A
+    // bidirectional stream's request side, gRPC reflection's, is bounded alike.)
+    const late = setTimeout(() => {
+      if (!req.complete) req.stream.close(http2.constants.NGHTTP2_CANCEL);
+    }, limits.requestTimeoutMs);
+    late.unref();
+    req.once("end", () => clearTimeout(late));
+    res.once("close", () => clearTimeout(late));
+    return handler(req, res);
+  });
   // An h2 session with no frames for this long is closed (no listener for "timeout": http2 destroys it).
   h2.setTimeout(limits.keepAliveTimeoutMs);
   const sockets = new Set<net.Socket>();

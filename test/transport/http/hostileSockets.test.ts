@@ -1,6 +1,7 @@
 // Hostile connections against a real gateway (#28): a junk stream behind a pending request, silent sockets,
 // a partial h2 preface, heads trickled a byte at a time (fast lane and node:http), idle keep-alives, and more
 // connections than the cap. Each is bounded by a configured limit, and other clients keep their latency.
+import http2 from "node:http2";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../../src/gateway.js";
@@ -110,6 +111,37 @@ describe("hostile connections", () => {
     for (const t of times) {
       expect(t).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
       expect(t).toBeLessThan(HEADERS_TIMEOUT_MS + 1_500);
+    }
+  });
+
+  it("h2: a session may hold at most 100 streams at once; a stream whose body trickles in without end is cancelled after the request timeout", {
+    timeout: 20_000,
+  }, async () => {
+    const session = http2.connect(url);
+    session.on("error", () => undefined);
+    await new Promise<void>((resolve) => session.once("remoteSettings", () => resolve()));
+    expect(session.remoteSettings.maxConcurrentStreams).toBe(100);
+    // A gRPC frame announcing 100 KB, trickled a byte every 400 ms: never idle long enough for the stream's
+    // inactivity timeout (the keep-alive timeout, 2 s), never whole.
+    const started = Date.now();
+    const stream = session.request({
+      ":method": "POST",
+      ":path": "/chaingateway.rpc.v1.RpcService/GetChainId",
+      "content-type": "application/grpc",
+      te: "trailers",
+    });
+    stream.on("error", () => undefined);
+    stream.resume();
+    stream.write(Buffer.from([0, 0, 1, 0x86, 0xa0]));
+    const pings = setInterval(() => !stream.closed && stream.write(Buffer.from([0x0a])), 400);
+    try {
+      const closedAfter = await new Promise<number>((resolve) => stream.once("close", () => resolve(Date.now() - started)));
+      expect(closedAfter).toBeGreaterThanOrEqual(4_000 - 100);
+      expect(closedAfter).toBeLessThan(4_000 + 2_000);
+      expect(session.destroyed).toBe(false); // the stream went, not the session
+    } finally {
+      clearInterval(pings);
+      session.destroy();
     }
   });
 
