@@ -138,6 +138,20 @@ describe("rate limits (in-process)", () => {
     expect(await over.json()).toMatchObject({ error: expect.stringMatching(/rate limit/i) });
   });
 
+  it("a WebSocket upgrade to no endpoint counts too", async () => {
+    const { WebSocket } = await import("ws");
+    const base = gw.network("testnet").url;
+    const headers = { "x-forwarded-for": "10.0.0.81" };
+    const status = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${base.replace("http://", "ws://")}/nope`, { headers });
+      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on("error", () => undefined);
+    });
+    expect(status).toBe(404);
+    const next = await fetch(`${base}/nope`, { headers });
+    expect(next.headers.get("x-ratelimit-remaining")).toBe("1498");
+  });
+
   it("X-Forwarded-For from an untrusted peer is ignored", async () => {
     // The gateway trusts 127.0.0.1; a forged chain still resolves to the right-most untrusted hop.
     const res = await postJson(url, call(1), { "x-forwarded-for": "10.0.0.1, 10.0.0.9" });

@@ -237,29 +237,34 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       socket.on("error", () => socket.destroy());
       if (closing) return refuse(socket, 503, new GatewayError("upstream_unavailable", "the gateway is shutting down"));
       const target = route(req.url);
-      if (!target) return refuse(socket, 404, new GatewayError("not_found", "no WebSocket endpoint here: use / (public) or /zgt/<API_KEY>"));
-      const caller: Caller = { apiKey: target.apiKey, clientIp: clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], options.trustedProxies) };
+      const ip = clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"], options.trustedProxies);
+      const refused = (err: unknown): void => {
+        const e = toGatewayError(err);
+        refuse(socket, httpStatusForJsonRpc(e) === 200 ? 400 : httpStatusForJsonRpc(e), e);
+      };
+      if (!target) {
+        // A request to no endpoint counts like any other (a public request of its IP), then gets its 404.
+        Promise.resolve()
+          .then(() => policy.admit("RpcService.Call", { clientIp: ip }, 1))
+          .then(() => refuse(socket, 404, new GatewayError("not_found", "no WebSocket endpoint here: use / (public) or /zgt/<API_KEY>")), refused);
+        return;
+      }
+      const caller: Caller = { apiKey: target.apiKey, clientIp: ip };
       // Opening a socket is a request: the key is checked and it counts against the caller's limit.
       Promise.resolve()
         .then(() => policy.admit("RpcService.Call", caller, 1))
-        .then(
-          () => {
-            const who = caller.apiKey !== undefined ? `key:${caller.apiKey}` : `ip:${caller.clientIp}`;
-            const open = perCaller.get(who) ?? 0;
-            if (open >= limits.maxSocketsPerCaller) {
-              return refuse(socket, 429, new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSocketsPerCaller} open WebSockets per caller`));
-            }
-            // Counted once the handshake is through (a bad handshake is answered 400 by ws and never opens).
-            wss.handleUpgrade(req, socket, head, (ws) => {
-              perCaller.set(who, (perCaller.get(who) ?? 0) + 1);
-              session(ws, caller, who);
-            });
-          },
-          (err: unknown) => {
-            const e = toGatewayError(err);
-            refuse(socket, httpStatusForJsonRpc(e) === 200 ? 400 : httpStatusForJsonRpc(e), e);
-          },
-        );
+        .then(() => {
+          const who = caller.apiKey !== undefined ? `key:${caller.apiKey}` : `ip:${caller.clientIp}`;
+          const open = perCaller.get(who) ?? 0;
+          if (open >= limits.maxSocketsPerCaller) {
+            return refuse(socket, 429, new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSocketsPerCaller} open WebSockets per caller`));
+          }
+          // Counted once the handshake is through (a bad handshake is answered 400 by ws and never opens).
+          wss.handleUpgrade(req, socket, head, (ws) => {
+            perCaller.set(who, (perCaller.get(who) ?? 0) + 1);
+            session(ws, caller, who);
+          });
+        }, refused);
     },
     async close() {
       closing = true;
