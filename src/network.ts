@@ -253,7 +253,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         ...jsonRpcRoutes({
           maxBatchSize: gw.maxBatchSize,
           rpc: handlers.rpc,
-          admitMalformed: (caller, weight) => policy.admit("RpcService.Call", caller, weight),
+          admitMalformed: (caller, weight) => policy.admitUnhandled(caller, weight),
         }),
         ...zktRoutes({ zkt: handlers.zkt, log }),
         ...deps.sharedRoutes,
@@ -262,8 +262,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       log,
       trusted,
       (route, status) => m.countHttp(net.name, route, status),
-      // A request to no endpoint is a public request of its client IP, like any other.
-      (ip) => andThen(policy.admit("RpcService.Call", { clientIp: ip }), (a) => a.headers),
+      (ip) => andThen(policy.admitUnhandled({ clientIp: ip }), (a) => a.headers),
     );
     const handler = connectNodeAdapter({
       routes: connectRoutes(handlers),

@@ -22,6 +22,8 @@ import {
   hedgeDelay,
   newUpstream,
   recordFailure,
+  recordProbeFailure,
+  recordProbeSuccess,
   recordSuccess,
   routeOrder,
   type RoutingOptions,
@@ -387,15 +389,12 @@ export class UpstreamPool {
             this.options.log.info(reading.syncing ? "upstream is syncing: reads go elsewhere" : "upstream finished syncing", { upstream: u.label });
           u.syncing = reading.syncing;
           if (this.onHead && head !== undefined) this.onHead(head);
-          u.failures = 0;
-          u.openUntil = 0;
+          recordProbeSuccess(u);
           if (!u.healthy) this.options.log.info("upstream healthy", { upstream: u.label });
           this.setHealth(u, true);
           u.lastError = undefined;
         } catch (err) {
-          // A failed probe is a failure like a failed request: a dead node's circuit stays open.
-          u.failures++;
-          if (u.failures >= this.routing.breakerFailures) u.openUntil = Date.now() + this.routing.breakerCooldownMs;
+          recordProbeFailure(u, this.routing);
           if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: u.label, error: (err as Error).message });
           this.setHealth(u, false);
           u.lastError = (err as Error).message;

@@ -118,6 +118,18 @@ export function recordSuccess(u: Upstream, ms: number, keepRecent: boolean): voi
   }
 }
 
+/** A probe answered: the node's failures and circuit start over. */
+export function recordProbeSuccess(u: Upstream): void {
+  u.failures = 0;
+  u.openUntil = 0;
+}
+
+/** A probe failed: a failure like a failed request's, and a dead node's circuit stays open (re-armed each time). */
+export function recordProbeFailure(u: Upstream, routing: RoutingOptions): void {
+  u.failures++;
+  if (u.failures >= routing.breakerFailures) u.openUntil = Date.now() + routing.breakerCooldownMs;
+}
+
 /** Upstream URLs may embed provider keys in the path or userinfo; keep only the origin for logs. */
 export function redactUrl(url: string): string {
   try {

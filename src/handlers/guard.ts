@@ -26,11 +26,7 @@ export function guard<S extends DescService>(
       // A stream is admitted once, when it opens (the key checked, one request counted); never idempotent.
       const stream = (impl as unknown as Record<string, Streaming>)[method.localName]!;
       guarded[method.localName] = async function* (req, ctx) {
-        if (!ctx.values.get(prepaidKey)) {
-          const admission = await policy.admit(op, ctx.values.get(callerKey), 1);
-          ctx.values.set(accessKey, admission.access);
-          for (const [k, v] of Object.entries(admission.headers)) ctx.responseHeader.set(k, v);
-        }
+        if (!ctx.values.get(prepaidKey)) admitted(ctx, await policy.admit(op, ctx.values.get(callerKey), 1));
         yield* stream(req, ctx);
       };
       continue;
@@ -48,10 +44,9 @@ export function guard<S extends DescService>(
       const weight = weightOf(method.name, req);
       // Admitted at the gate (Connect, gRPC, gRPC-Web): one request is paid; a batch pays for the rest of its calls.
       const prepaid = ctx.values.get(prepaidKey);
-      const admitted = prepaid === undefined ? policy.admit(op, caller, weight) : weight > 1 ? policy.admitMore(prepaid, caller, weight - 1) : prepaid;
-      return andThen(admitted, (admission) => {
-        ctx.values.set(accessKey, admission.access);
-        for (const k in admission.headers) ctx.responseHeader.set(k, admission.headers[k]!);
+      const decided = prepaid === undefined ? policy.admit(op, caller, weight) : weight > 1 ? policy.admitMore(prepaid, caller, weight - 1) : prepaid;
+      return andThen(decided, (admission) => {
+        admitted(ctx, admission);
         // A write request may carry its own idempotency key (the ZKT messages' idempotency_key field).
         const own = (req as { idempotencyKey?: unknown }).idempotencyKey;
         const withKey = typeof own === "string" && own !== "" ? { ...caller, idempotencyKey: own } : caller;
@@ -85,6 +80,12 @@ export function guard<S extends DescService>(
   return guarded as unknown as ServiceImpl<S>;
 }
 
+/** What the policy decided, where the handler reads it (access) and the answer carries it (X-RateLimit-*). */
+function admitted(ctx: HandlerContext, admission: Admission): void {
+  ctx.values.set(accessKey, admission.access);
+  for (const k in admission.headers) ctx.responseHeader.set(k, admission.headers[k]!);
+}
+
 /**
  * Connect's request gate: admits one request of the method's operation before its body is read or parsed, so
  * a body that fails to parse still counts against the caller's limits, and a refused caller's body is never
@@ -96,8 +97,7 @@ export function admissionGate(policy: Policy): (ctx: HandlerContext) => MaybePro
     if (op === undefined) return;
     return andThen(policy.admit(op, ctx.values.get(callerKey), 1), (admission) => {
       ctx.values.set(prepaidKey, admission);
-      ctx.values.set(accessKey, admission.access);
-      for (const k in admission.headers) ctx.responseHeader.set(k, admission.headers[k]!);
+      admitted(ctx, admission);
     });
   };
 }

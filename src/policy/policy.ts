@@ -57,6 +57,14 @@ export class Policy {
     return this.deps.authenticate(caller.apiKey).then((access) => this.limit(op, access, caller.clientIp, weight));
   }
 
+  /**
+   * A request that reaches no handler (malformed: bad JSON, an invalid request or batch entry; or to no
+   * endpoint) still counts: as `weight` JSON-RPC calls of its caller, the rule of RpcService.Call.
+   */
+  admitUnhandled(caller: Caller, weight = 1): MaybePromise<Admission> {
+    return this.admit("RpcService.Call", caller, weight);
+  }
+
   /** `weight` more requests on an admission (a batch admitted as one before its body was read): the request limit only. */
   admitMore(admission: Admission, caller: Caller, weight: number): MaybePromise<Admission> {
     const { limits, network } = this.deps;

@@ -5,12 +5,12 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { NodeHandlerFn, NodeServerRequest, NodeServerResponse } from "./nodeTypes.js";
 import { randomBytes } from "node:crypto";
-import { toGatewayError } from "../../errors.js";
+import { type GatewayError, toGatewayError } from "../../errors.js";
 import { redactPath, type Logger } from "../../log/logger.js";
 import { readBody } from "./readBody.js";
 import { clientIp } from "./clientIp.js";
 import { corsHeaders } from "./cors.js";
-import type { MaybePromise } from "../../maybePromise.js";
+import { attempt, type MaybePromise } from "../../maybePromise.js";
 
 export interface HttpAnswer {
   status: number;
@@ -67,6 +67,11 @@ export interface RestRouter {
 
 export function json(status: number, value: unknown, headers?: Record<string, string>): HttpAnswer {
   return { status, body: JSON.stringify(value), contentType: "application/json", ...(headers ? { headers } : {}) };
+}
+
+/** A refusal's Retry-After header, when it says when to come back. */
+export function retryAfter(err: GatewayError): Record<string, string> | undefined {
+  return err.retryAfterSeconds === undefined ? undefined : { "retry-after": String(err.retryAfterSeconds) };
 }
 
 /**
@@ -179,16 +184,9 @@ export function createRestRouter(
       if (!admitUnmatched) return unmatched();
       const refused = (err: unknown): HttpAnswer => {
         const gw = toGatewayError(err);
-        return finish(
-          json(gw.httpStatus, { error: gw.message }, gw.retryAfterSeconds === undefined ? undefined : { "retry-after": String(gw.retryAfterSeconds) }),
-        );
+        return finish(json(gw.httpStatus, { error: gw.message }, retryAfter(gw)));
       };
-      try {
-        const admitted = admitUnmatched(clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies));
-        return admitted instanceof Promise ? admitted.then(unmatched, refused) : unmatched(admitted);
-      } catch (err) {
-        return refused(err);
-      }
+      return attempt(() => admitUnmatched(clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies)), unmatched, refused);
     }
     const { route, params } = matched;
     const failed = (err: unknown): HttpAnswer => {

@@ -6,7 +6,7 @@ import { create, type DescMessage, type DescMethodUnary, type MessageShape } fro
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GatewayError } from "../../errors.js";
 import type { HttpAnswer, RestRequest, RestRoute } from "../http/restRouter.js";
-import { json } from "../http/restRouter.js";
+import { json, retryAfter } from "../http/restRouter.js";
 import { handleJsonRpc } from "./handleJsonRpc.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
 import type { Caller } from "../../policy/policy.js";
@@ -26,7 +26,7 @@ export interface JsonRpcRouteOptions {
 
 function renderError(err: GatewayError): HttpAnswer {
   const status = err.kind === "parse_error" || err.kind === "invalid_request" ? 400 : httpStatusForJsonRpc(err);
-  const headers = err.retryAfterSeconds !== undefined ? { "retry-after": String(err.retryAfterSeconds) } : undefined;
+  const headers = retryAfter(err);
   return {
     status,
     body: JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(err) }),

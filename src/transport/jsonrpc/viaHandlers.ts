@@ -20,7 +20,7 @@ import type { Admission, Caller } from "../../policy/policy.js";
 import type { CoreCall, Params } from "../../rpc/rpcCore.js";
 import { runInProcess } from "../http/callInProcess.js";
 import { PARSED_PARAMS, type CallRequestWithParsedParams } from "../../handlers/context.js";
-import type { MaybePromise } from "../../maybePromise.js";
+import { attempt, type MaybePromise } from "../../maybePromise.js";
 import type { Handled, ItemOutcome, JsonRpcHandlers } from "./handleJsonRpc.js";
 
 /**
@@ -73,14 +73,11 @@ export type AdmitMalformed = (caller: Caller, weight: number) => MaybePromise<Ad
 
 /** An admission as the envelope takes it: its headers, or its refusal. */
 function admitted(admit: AdmitMalformed, caller: Caller, weight: number): MaybePromise<Handled<void>> {
-  const refused = (err: unknown): Handled<void> => ({ outcome: { ok: false, error: toGatewayError(err) }, headers: {} });
-  try {
-    const a = admit(caller, weight);
-    const ok = (x: Admission): Handled<void> => ({ outcome: { ok: true, value: undefined }, headers: x.headers });
-    return a instanceof Promise ? a.then(ok, refused) : ok(a);
-  } catch (err) {
-    return refused(err);
-  }
+  return attempt(
+    () => admit(caller, weight),
+    (a): Handled<void> => ({ outcome: { ok: true, value: undefined }, headers: a.headers }),
+    (err): Handled<void> => ({ outcome: { ok: false, error: toGatewayError(err) }, headers: {} }),
+  );
 }
 
 /** The RpcService handlers (guarded) as the JSON-RPC envelope calls them, for one caller. */

@@ -162,9 +162,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       }
     };
     const item = (o: RpcOutcome): ItemOutcome => (o.ok ? { ok: true, json: JSON.stringify(o.result) } : { ok: false, error: toJsonRpcError(o.error) });
-    const viaRpc = jsonRpcViaHandlers(options.rpc, caller, caller.apiKey === undefined ? "/" : "/zgt/{key}", (c, weight) =>
-      policy.admit("RpcService.Call", c, weight),
-    );
+    const viaRpc = jsonRpcViaHandlers(options.rpc, caller, caller.apiKey === undefined ? "/" : "/zgt/{key}", (c, weight) => policy.admitUnhandled(c, weight));
     const handlers: JsonRpcHandlers = {
       malformed: viaRpc.malformed,
       async call(call) {
@@ -245,7 +243,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       if (!target) {
         // A request to no endpoint counts like any other (a public request of its IP), then gets its 404.
         Promise.resolve()
-          .then(() => policy.admit("RpcService.Call", { clientIp: ip }, 1))
+          .then(() => policy.admitUnhandled({ clientIp: ip }))
           .then(() => refuse(socket, 404, new GatewayError("not_found", "no WebSocket endpoint here: use / (public) or /zgt/<API_KEY>")), refused);
         return;
       }

@@ -1,6 +1,6 @@
 // GatewayError → the ZKT error body `{success: false, error, errorCode, details?, id?}` and its HTTP status.
 import type { GatewayError } from "../../errors.js";
-import { json, type HttpAnswer } from "../http/restRouter.js";
+import { json, retryAfter, type HttpAnswer } from "../http/restRouter.js";
 import type { ZktId } from "./parseZktBody.js";
 
 export function zktErrorAnswer(err: GatewayError, id?: ZktId): HttpAnswer {
@@ -11,5 +11,5 @@ export function zktErrorAnswer(err: GatewayError, id?: ZktId): HttpAnswer {
     ...(err.details !== undefined ? { details: err.details } : {}),
     ...(id !== undefined ? { id } : {}),
   };
-  return json(err.httpStatus, body, err.retryAfterSeconds !== undefined ? { "retry-after": String(err.retryAfterSeconds) } : undefined);
+  return json(err.httpStatus, body, retryAfter(err));
 }
