@@ -2,7 +2,8 @@
 // signs it and journals it (all before the caller gets the hash), then broadcasts it in nonce order with
 // retries on transient upstream failures, and follows it until mined. The journal makes it durable: what
 // was accepted is rebroadcast after an upstream outage or a restart until it is mined or rejected for good.
-import { keccak256, Transaction } from "ethers";
+// What to do with a write the node will not take as it is, or has not mined, is stuckWrites.ts's.
+import { Transaction } from "ethers";
 import pRetry from "p-retry";
 import { GatewayError } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
@@ -11,11 +12,11 @@ import type { Logger } from "../log/logger.js";
 import { FeeOracle } from "./feeOracle.js";
 import { NonceLane, type PendingSignature } from "./nonceLane.js";
 import { ChainFollower, type FollowerStats, type RpcReceipt } from "./chainFollower.js";
-import { signTransaction, signedTransaction } from "./signTransaction.js";
+import { signedTransaction } from "./signTransaction.js";
 import { localGasLimit } from "./intrinsicGas.js";
-import { resignAtNonce, resignWithHigherFees } from "./resign.js";
 import { newQueueId } from "./queueId.js";
 import { creditFeeDust, toQuantity, topUpSigner } from "./devChainFunds.js";
+import { type LaneTally, StuckWrites } from "./stuckWrites.js";
 import type { FeeMode } from "../config/config.js";
 
 export type { SigningWallet } from "./signTransaction.js";
@@ -71,8 +72,6 @@ const NONCE_TOO_LOW = /nonce too low|nonce.*lower than/i;
 const FEE_TOO_LOW = /max fee per gas less than block base fee|fee cap less than block base fee|underpriced|feecap too low|gas price too low/i;
 /** Gateway-signed kinds that can be signed again at another nonce (a caller's own bytes cannot; a refill is moot). */
 const RESIGNABLE = new Set<SubmissionRecord["kind"]>(["message", "call", "deploy", "funding"]);
-const NONCE_SPENT_RECHECK_MS = 1_000;
-const NONCE_SPENT_TRUST_MS = 10_000;
 /** Most submissions of one lane, and of all lanes, in one group commit (PostgreSQL: ≤ 65,535 parameters). */
 const MAX_LANE_BATCH = 128;
 const MAX_COMMIT_RECORDS = 512;
@@ -97,12 +96,6 @@ export class Sequencer {
   /** This process's submissions that run no code (priced locally): followed without a receipt (cannot revert). */
   private readonly runNoCode = new WeakSet<SubmissionRecord>();
   private resumeTimer: NodeJS.Timeout | undefined;
-  /** When this process first saw a transaction broadcast but unmined, and how often it was re-priced. */
-  private readonly unmined = new Map<string, { since: number; bumps: number }>();
-  /** Writes moved to a new nonce since the last resume pass, by signer: logged once per lane per pass. */
-  private readonly moved = new Map<string, { count: number; first: number }>();
-  /** Per signer: the node's mined nonce count when a spent nonce was last confirmed by a second look. */
-  private readonly spentConfirmed = new Map<string, { count: number; at: number }>();
   private resuming: Promise<void> | undefined;
   /** Lanes with submissions waiting for the next group commit, which takes them all in one transaction. */
   private readonly lanesWaiting = new Set<NonceLane>();
@@ -110,6 +103,7 @@ export class Sequencer {
   private committing = false;
   readonly fees: FeeOracle;
   readonly follower: ChainFollower;
+  private readonly stuckWrites: StuckWrites;
 
   constructor(private readonly options: SequencerOptions) {
     this.fees = new FeeOracle(options.feeMode, options.pool);
@@ -121,6 +115,15 @@ export class Sequencer {
       log: options.log,
       onRewind: () => this.resendJournal(),
       ...(options.genesisHash ? { genesisHash: options.genesisHash } : {}),
+    });
+    this.stuckWrites = new StuckWrites({
+      ...options,
+      fees: this.fees,
+      follower: this.follower,
+      stuckAfterMs: this.stuckAfterMs,
+      maxFeeBumps: options.maxFeeBumps ?? 3,
+      walletOf: async (signer) => this.lanes.get(signer)?.wallet ?? (await options.walletFor?.(signer)),
+      lane: (signer) => this.lane(signer),
     });
   }
 
@@ -451,35 +454,24 @@ export class Sequencer {
         // A periodic pass skips records younger than one interval: this process is still broadcasting those,
         // and under load reading them back every pass held the event loop for long (bench/README.md).
         const before = includeProcessing ? undefined : new Date(Date.now() - (this.options.resumeIntervalMs ?? 2_000));
-        // Zero-fee networks: what was broadcast but is still unmined after stuckAfterMs, for resendIfStuck.
+        // Zero-fee networks: what was broadcast but is still unmined after stuckAfterMs (StuckWrites.dueForResend).
         const stuckBefore = new Date(Date.now() - this.stuckAfterMs);
         const unfinished =
           includeProcessing || this.options.feeMode === "market"
             ? await store.listUnfinished(network, 10_000, before)
             : [...(await store.listByStatus(network, "pending", 10_000, before)), ...(await store.listByStatus(network, "processing", 10_000, stuckBefore))];
-        const ids = new Set(unfinished.map((r) => r.queueId));
-        const stuck = new Map<string, { count: number; first: number }>();
-        for (const id of this.unmined.keys()) if (!ids.has(id)) this.unmined.delete(id);
+        this.stuckWrites.keepOnly(new Set(unfinished.map((r) => r.queueId)));
+        const stuck: LaneTally = new Map();
         for (const rec of unfinished) {
           if (rec.status === "pending") this.enqueue(rec);
           else if (includeProcessing)
             this.enqueue(rec); // a restarted node may have lost its pool: resend ("already known" is fine)
           else {
             this.follower.track(rec.hash, rec.queueId, { signer: rec.signer });
-            if (!(await this.bumpIfStuck(rec))) this.resendIfStuck(rec, stuck);
+            if (!(await this.stuckWrites.bumpIfStuck(rec)) && this.stuckWrites.dueForResend(rec, stuck)) this.enqueue(rec);
           }
         }
-        // One line per stuck lane per pass, not one per transaction.
-        for (const [signer, s] of stuck)
-          this.options.log.warn("re-sending a lane's writes the node has not mined", { signer, count: s.count, firstNonce: s.first });
-        for (const [signer, s] of this.moved)
-          this.options.log.warn("the node spent nonces of writes it does not have: those writes were signed again at new nonces", {
-            signer,
-            count: s.count,
-            firstNonce: s.first,
-          });
-        this.moved.clear();
-        for (const [signer, c] of this.spentConfirmed) if (Date.now() - c.at > NONCE_SPENT_TRUST_MS) this.spentConfirmed.delete(signer);
+        this.stuckWrites.endPass(stuck);
         this.options.observer?.stuckLanes?.(stuck.size);
       } finally {
         this.resuming = undefined;
@@ -521,11 +513,11 @@ export class Sequencer {
       }
       const error = err instanceof GatewayError ? err : new GatewayError("internal", String(err));
       if (FEE_TOO_LOW.test(error.message) && rec.kind !== "raw") {
-        const repriced = await this.reprice(rec).catch(() => undefined);
+        const repriced = await this.stuckWrites.reprice(rec).catch(() => undefined);
         if (repriced) return this.broadcast(repriced, opts);
       }
       if (NONCE_TOO_LOW.test(error.message) && RESIGNABLE.has(rec.kind)) {
-        const moved = await this.moveIfNonceSpent(rec).catch((e: unknown) => {
+        const moved = await this.stuckWrites.moveIfNonceSpent(rec).catch((e: unknown) => {
           log.warn("could not move a write to a new nonce", { queueId: rec.queueId, error: (e as Error).message });
           return undefined;
         });
@@ -554,134 +546,14 @@ export class Sequencer {
     this.follower.track(rec.hash, rec.queueId, { runsCode: !this.runNoCode.has(rec), signer: rec.signer });
   }
 
-  /** Re-signs a fee-refused transaction at the same nonce with the current fees, at most maxFeeBumps times. */
-  private async reprice(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
-    const seen = this.unmined.get(rec.queueId) ?? { since: Date.now(), bumps: 0 };
-    this.unmined.set(rec.queueId, seen);
-    const wallet = this.lanes.get(rec.signer)?.wallet ?? (await this.options.walletFor?.(rec.signer));
-    if (!wallet || seen.bumps >= (this.options.maxFeeBumps ?? 3)) return undefined;
-    // Give the base fee a block to show before re-reading it.
-    await new Promise((r) => setTimeout(r, 250 * (seen.bumps + 1)));
-    this.fees.invalidate();
-    const raw = resignWithHigherFees(wallet, this.options.chainId, rec.raw, await this.fees.current());
-    seen.bumps++;
-    this.options.log.warn("re-pricing a transaction the node refused for its fees", { queueId: rec.queueId, nonce: rec.nonce, bump: seen.bumps });
-    const hash = keccak256(raw);
-    await this.options.store.update(rec.queueId, { hash, raw });
-    return { ...rec, hash, raw };
-  }
-
-  /**
-   * The node's account state has the write's nonce used, but no transaction under its hash: a node that lost
-   * blocks while keeping later state (anvil's periodic dump is not atomic), or that took another transaction
-   * of this signer at that nonce. Sending the same bytes can never succeed, so the write is signed again at the
-   * lane's next nonce: same queueId, new hash (the status endpoint answers with it). Asked twice, a second
-   * apart, so a node still catching up (or a lagging replica of the pool) is not taken for one that lost it.
-   */
-  private async moveIfNonceSpent(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
-    const { pool, store } = this.options;
-    const wallet = this.lanes.get(rec.signer)?.wallet ?? (await this.options.walletFor?.(rec.signer));
-    if (!wallet) return undefined;
-    // A lane's writes tend to be lost together: one confirmed recheck covers its later ones for a while.
-    const confirmed = this.spentConfirmed.get(rec.signer);
-    const checks = confirmed && confirmed.count > rec.nonce && Date.now() - confirmed.at < NONCE_SPENT_TRUST_MS ? 1 : 2;
-    for (let check = 0; check < checks; check++) {
-      if (check > 0) await new Promise((r) => setTimeout(r, NONCE_SPENT_RECHECK_MS));
-      const [known, receipt, mined] = await pool.callMany([
-        { method: "eth_getTransactionByHash", params: [rec.hash] },
-        { method: "eth_getTransactionReceipt", params: [rec.hash] },
-        { method: "eth_getTransactionCount", params: [rec.signer, "latest"] },
-      ]);
-      if (!known?.ok || known.result !== null || !receipt?.ok || receipt.result !== null || !mined?.ok) return undefined;
-      const count = Number(BigInt(mined.result as string));
-      if (count <= rec.nonce) return undefined; // not spent: the usual retries apply
-      if (check > 0) this.spentConfirmed.set(rec.signer, { count, at: Date.now() });
-    }
-    const lane = this.lane(rec.signer);
-    const chainPending = Number(BigInt((await pool.call("eth_getTransactionCount", [rec.signer, "pending"])) as string));
-    const moved = await store.moveToNextNonce(rec.queueId, Math.max(chainPending, lane.next ?? 0), async (nonce) => {
-      const raw = resignAtNonce(wallet, this.options.chainId, rec.raw, nonce);
-      return { raw, hash: keccak256(raw) };
-    });
-    lane.next = Math.max(lane.next ?? 0, moved.nonce + 1);
-    this.unmined.delete(rec.queueId);
-    const seen = this.moved.get(rec.signer) ?? { count: 0, first: rec.nonce };
-    seen.count++;
-    seen.first = Math.min(seen.first, rec.nonce);
-    this.moved.set(rec.signer, seen);
-    return moved;
-  }
-
   private get stuckAfterMs(): number {
     return this.options.stuckAfterMs ?? 30_000;
   }
 
-  /**
-   * A transaction the node took but has not mined for stuckAfterMs is sent again as it is, and again each
-   * stuckAfterMs after: a node that restarted or evicted it from its pool has lost it, and every later nonce
-   * of its signer waits behind it. "already known" (the node still has it) and "nonce too low" with the hash
-   * found (mined meanwhile) both count as sent.
-   */
-  private resendIfStuck(rec: SubmissionRecord, stuck: Map<string, { count: number; first: number }>): void {
-    const now = Date.now();
-    const seen = this.unmined.get(rec.queueId);
-    if (now - rec.createdAt.getTime() < this.stuckAfterMs || (seen && now - seen.since < this.stuckAfterMs)) return;
-    this.unmined.set(rec.queueId, { since: now, bumps: seen?.bumps ?? 0 });
-    const lane = stuck.get(rec.signer);
-    if (lane) lane.count++, (lane.first = Math.min(lane.first, rec.nonce));
-    else stuck.set(rec.signer, { count: 1, first: rec.nonce });
-    this.enqueue(rec);
-  }
-
-  /**
-   * Fee networks: re-sign a long-unmined transaction at the same nonce with bounded higher fees. Returns
-   * whether bumps look after this transaction (false: caller-signed, another network, or bumps used up).
-   */
-  private async bumpIfStuck(rec: SubmissionRecord): Promise<boolean> {
-    if (this.options.feeMode !== "market" || rec.kind === "raw") return false;
-    const seen = this.unmined.get(rec.queueId) ?? { since: Date.now(), bumps: 0 };
-    this.unmined.set(rec.queueId, seen);
-    if (seen.bumps >= (this.options.maxFeeBumps ?? 3)) return false;
-    if (Date.now() - seen.since < this.stuckAfterMs) return true;
-    const wallet = this.lanes.get(rec.signer)?.wallet ?? (await this.options.walletFor?.(rec.signer));
-    if (!wallet) return false;
-    this.fees.invalidate();
-    const raw = resignWithHigherFees(wallet, this.options.chainId, rec.raw, await this.fees.current());
-    const hash = keccak256(raw);
-    seen.bumps++;
-    seen.since = Date.now();
-    this.options.log.warn("replacing a stuck transaction with higher fees", { queueId: rec.queueId, nonce: rec.nonce, bump: seen.bumps });
-    try {
-      await this.options.pool.call("eth_sendRawTransaction", [raw]);
-    } catch (err) {
-      this.options.log.warn("fee bump refused", { queueId: rec.queueId, error: (err as Error).message });
-      return true;
-    }
-    // The old hash may still mine; the watcher follows both and keeps whichever does.
-    await this.options.store.update(rec.queueId, { hash, raw });
-    this.follower.track(hash, rec.queueId, { signer: rec.signer });
-    return true;
-  }
-
   /** A nonce whose transaction was rejected for good is filled with a no-op self-transfer, so later ones mine. */
   private async refillNonce(rec: SubmissionRecord): Promise<void> {
-    const wallet = this.lanes.get(rec.signer)?.wallet ?? (await this.options.walletFor?.(rec.signer));
-    if (!wallet) return;
-    const fees = await this.fees.current();
-    const raw = signTransaction(wallet, { chainId: this.options.chainId, nonce: rec.nonce, to: rec.signer, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });
-    const filler: SubmissionRecord = {
-      queueId: newQueueId(),
-      network: rec.network,
-      signer: rec.signer,
-      nonce: rec.nonce,
-      hash: keccak256(raw),
-      raw,
-      kind: "refill",
-      status: "pending",
-      createdAt: new Date(),
-    };
-    await this.options.store.insert(filler);
-    await this.broadcast(filler, { refill: false });
+    const filler = await this.stuckWrites.filler(rec);
+    if (filler) await this.broadcast(filler, { refill: false });
   }
 
   private async fundIfDev(address: string): Promise<void> {

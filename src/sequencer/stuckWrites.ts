@@ -1,0 +1,205 @@
+// What the sequencer does with a write the node will not take as it is, or took and has not mined: re-price a
+// fee refusal, move a write whose nonce the node spent without it, resend or replace one left unmined, and
+// fill the nonce of one rejected for good. It remembers per write (and per signer) what it already tried, so
+// each remedy stays bounded; the sequencer decides when to ask and does the broadcasting.
+import { keccak256 } from "ethers";
+import type { UpstreamPool } from "../chain/upstreamPool.js";
+import type { FeeMode } from "../config/config.js";
+import type { Logger } from "../log/logger.js";
+import type { SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
+import type { ChainFollower } from "./chainFollower.js";
+import type { FeeOracle } from "./feeOracle.js";
+import type { NonceLane } from "./nonceLane.js";
+import { newQueueId } from "./queueId.js";
+import { resignAtNonce, resignWithHigherFees } from "./resign.js";
+import { type SigningWallet, signTransaction } from "./signTransaction.js";
+
+const NONCE_SPENT_RECHECK_MS = 1_000;
+const NONCE_SPENT_TRUST_MS = 10_000;
+
+export interface StuckWritesOptions {
+  chainId: number;
+  feeMode: FeeMode;
+  pool: UpstreamPool;
+  store: SubmissionStore;
+  log: Logger;
+  fees: FeeOracle;
+  follower: ChainFollower;
+  /** A broadcast write not mined after this long is sent again (fee networks: replaced with higher fees). */
+  stuckAfterMs: number;
+  /** At most this many re-pricings or replacements per write. */
+  maxFeeBumps: number;
+  /** The gateway's wallet of a signer, if it holds one. */
+  walletOf(signer: string): Promise<SigningWallet | undefined>;
+  /** The signer's nonce lane (a moved write takes the lane's next nonce). */
+  lane(signer: string): NonceLane;
+}
+
+/** Per signer, over one resume pass: how many writes and the lowest nonce (one log line per lane, not per write). */
+export type LaneTally = Map<string, { count: number; first: number }>;
+
+export class StuckWrites {
+  /** When this process first saw a write broadcast but unmined, and how often it was re-priced. */
+  private readonly unmined = new Map<string, { since: number; bumps: number }>();
+  /** Writes moved to a new nonce since the last pass, by signer. */
+  private readonly moved: LaneTally = new Map();
+  /** Per signer: the node's mined nonce count when a spent nonce was last confirmed by a second look. */
+  private readonly spentConfirmed = new Map<string, { count: number; at: number }>();
+
+  constructor(private readonly options: StuckWritesOptions) {}
+
+  /** Re-signs a fee-refused write at the same nonce with the current fees, at most maxFeeBumps times. */
+  async reprice(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
+    const seen = this.seen(rec);
+    const wallet = await this.options.walletOf(rec.signer);
+    if (!wallet || seen.bumps >= this.options.maxFeeBumps) return undefined;
+    // Give the base fee a block to show before re-reading it.
+    await new Promise((r) => setTimeout(r, 250 * (seen.bumps + 1)));
+    const { hash, raw } = await this.withHigherFees(wallet, rec);
+    seen.bumps++;
+    this.options.log.warn("re-pricing a transaction the node refused for its fees", { queueId: rec.queueId, nonce: rec.nonce, bump: seen.bumps });
+    await this.options.store.update(rec.queueId, { hash, raw });
+    return { ...rec, hash, raw };
+  }
+
+  /**
+   * The node's account state has the write's nonce used, but no transaction under its hash: a node that lost
+   * blocks while keeping later state (anvil's periodic dump is not atomic), or that took another transaction
+   * of this signer at that nonce. Sending the same bytes can never succeed, so the write is signed again at the
+   * lane's next nonce: same queueId, new hash (the status endpoint answers with it). Asked twice, a second
+   * apart, so a node still catching up (or a lagging replica of the pool) is not taken for one that lost it.
+   */
+  async moveIfNonceSpent(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
+    const { pool, store } = this.options;
+    const wallet = await this.options.walletOf(rec.signer);
+    if (!wallet) return undefined;
+    // A lane's writes tend to be lost together: one confirmed recheck covers its later ones for a while.
+    const confirmed = this.spentConfirmed.get(rec.signer);
+    const checks = confirmed && confirmed.count > rec.nonce && Date.now() - confirmed.at < NONCE_SPENT_TRUST_MS ? 1 : 2;
+    for (let check = 0; check < checks; check++) {
+      if (check > 0) await new Promise((r) => setTimeout(r, NONCE_SPENT_RECHECK_MS));
+      const [known, receipt, mined] = await pool.callMany([
+        { method: "eth_getTransactionByHash", params: [rec.hash] },
+        { method: "eth_getTransactionReceipt", params: [rec.hash] },
+        { method: "eth_getTransactionCount", params: [rec.signer, "latest"] },
+      ]);
+      if (!known?.ok || known.result !== null || !receipt?.ok || receipt.result !== null || !mined?.ok) return undefined;
+      const count = Number(BigInt(mined.result as string));
+      if (count <= rec.nonce) return undefined; // not spent: the usual retries apply
+      if (check > 0) this.spentConfirmed.set(rec.signer, { count, at: Date.now() });
+    }
+    const lane = this.options.lane(rec.signer);
+    const chainPending = Number(BigInt((await pool.call("eth_getTransactionCount", [rec.signer, "pending"])) as string));
+    const moved = await store.moveToNextNonce(rec.queueId, Math.max(chainPending, lane.next ?? 0), async (nonce) => {
+      const raw = resignAtNonce(wallet, this.options.chainId, rec.raw, nonce);
+      return { raw, hash: keccak256(raw) };
+    });
+    lane.next = Math.max(lane.next ?? 0, moved.nonce + 1);
+    this.unmined.delete(rec.queueId);
+    tally(this.moved, rec);
+    return moved;
+  }
+
+  /**
+   * Zero-fee networks: whether a write the node took but has not mined for stuckAfterMs is due to be sent again
+   * as it is (and again each stuckAfterMs after): a node that restarted or evicted it from its pool has lost it,
+   * and every later nonce of its signer waits behind it. "already known" (the node still has it) and "nonce too
+   * low" with the hash found (mined meanwhile) both count as sent. Counted into `stuck` when due.
+   */
+  dueForResend(rec: SubmissionRecord, stuck: LaneTally): boolean {
+    const now = Date.now();
+    const seen = this.unmined.get(rec.queueId);
+    const after = this.options.stuckAfterMs;
+    if (now - rec.createdAt.getTime() < after || (seen && now - seen.since < after)) return false;
+    this.unmined.set(rec.queueId, { since: now, bumps: seen?.bumps ?? 0 });
+    tally(stuck, rec);
+    return true;
+  }
+
+  /**
+   * Fee networks: re-sign a long-unmined write at the same nonce with bounded higher fees. Returns whether
+   * bumps look after this write (false: caller-signed, another network, or bumps used up).
+   */
+  async bumpIfStuck(rec: SubmissionRecord): Promise<boolean> {
+    if (this.options.feeMode !== "market" || rec.kind === "raw") return false;
+    const seen = this.seen(rec);
+    if (seen.bumps >= this.options.maxFeeBumps) return false;
+    if (Date.now() - seen.since < this.options.stuckAfterMs) return true;
+    const wallet = await this.options.walletOf(rec.signer);
+    if (!wallet) return false;
+    const { hash, raw } = await this.withHigherFees(wallet, rec);
+    seen.bumps++;
+    seen.since = Date.now();
+    this.options.log.warn("replacing a stuck transaction with higher fees", { queueId: rec.queueId, nonce: rec.nonce, bump: seen.bumps });
+    try {
+      await this.options.pool.call("eth_sendRawTransaction", [raw]);
+    } catch (err) {
+      this.options.log.warn("fee bump refused", { queueId: rec.queueId, error: (err as Error).message });
+      return true;
+    }
+    // The old hash may still mine; the watcher follows both and keeps whichever does.
+    await this.options.store.update(rec.queueId, { hash, raw });
+    this.options.follower.track(hash, rec.queueId, { signer: rec.signer });
+    return true;
+  }
+
+  /** A no-op self-transfer at the nonce of a write rejected for good, journaled, so later ones can mine. */
+  async filler(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
+    const wallet = await this.options.walletOf(rec.signer);
+    if (!wallet) return undefined;
+    const fees = await this.options.fees.current();
+    const raw = signTransaction(wallet, { chainId: this.options.chainId, nonce: rec.nonce, to: rec.signer, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });
+    const filler: SubmissionRecord = {
+      queueId: newQueueId(),
+      network: rec.network,
+      signer: rec.signer,
+      nonce: rec.nonce,
+      hash: keccak256(raw),
+      raw,
+      kind: "refill",
+      status: "pending",
+      createdAt: new Date(),
+    };
+    await this.options.store.insert(filler);
+    return filler;
+  }
+
+  /** Start of a resume pass: what is no longer unfinished is forgotten. */
+  keepOnly(unfinished: Set<string>): void {
+    for (const id of this.unmined.keys()) if (!unfinished.has(id)) this.unmined.delete(id);
+  }
+
+  /** End of a resume pass: one line per lane for what was resent or moved, and old confirmations expire. */
+  endPass(stuck: LaneTally): void {
+    const { log } = this.options;
+    for (const [signer, s] of stuck) log.warn("re-sending a lane's writes the node has not mined", { signer, count: s.count, firstNonce: s.first });
+    for (const [signer, s] of this.moved)
+      log.warn("the node spent nonces of writes it does not have: those writes were signed again at new nonces", {
+        signer,
+        count: s.count,
+        firstNonce: s.first,
+      });
+    this.moved.clear();
+    for (const [signer, c] of this.spentConfirmed) if (Date.now() - c.at > NONCE_SPENT_TRUST_MS) this.spentConfirmed.delete(signer);
+  }
+
+  private seen(rec: SubmissionRecord): { since: number; bumps: number } {
+    let seen = this.unmined.get(rec.queueId);
+    if (!seen) this.unmined.set(rec.queueId, (seen = { since: Date.now(), bumps: 0 }));
+    return seen;
+  }
+
+  private async withHigherFees(wallet: SigningWallet, rec: SubmissionRecord): Promise<{ hash: string; raw: string }> {
+    this.options.fees.invalidate();
+    const raw = resignWithHigherFees(wallet, this.options.chainId, rec.raw, await this.options.fees.current());
+    return { hash: keccak256(raw), raw };
+  }
+}
+
+function tally(byLane: LaneTally, rec: SubmissionRecord): void {
+  const lane = byLane.get(rec.signer);
+  if (lane) {
+    lane.count++;
+    lane.first = Math.min(lane.first, rec.nonce);
+  } else byLane.set(rec.signer, { count: 1, first: rec.nonce });
+}
