@@ -1,5 +1,6 @@
 // Prometheus metrics of one gateway (its own registry, so several gateways in one process never collide).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { type HistogramSeries, LatencyHistogram } from "./latencyHistogram.js";
 
 /**
  * Per-request counts kept as plain integers by their three label values, handed to prom-client when scraped:
@@ -50,13 +51,12 @@ export class Metrics {
   private readonly rpcTally = new Tally<"network" | "method" | "outcome">((network, method, outcome) => ({ network, method, outcome: String(outcome) }));
   readonly httpRequests: Counter<"network" | "route" | "status">;
   readonly rpcCalls: Counter<"network" | "method" | "outcome">;
-  readonly upstreamLatency = new Histogram({
-    name: "gateway_upstream_request_seconds",
-    help: "Upstream node round trips",
-    labelNames: ["network", "upstream"],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
-    registers: [this.registry],
-  });
+  readonly upstreamLatency = new LatencyHistogram<"network" | "upstream">(
+    "gateway_upstream_request_seconds",
+    "Upstream node round trips",
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    this.registry,
+  );
   readonly upstreamHealthy = new Gauge({
     name: "gateway_upstream_healthy",
     help: "1 when the upstream answered its last probe or request",
@@ -181,9 +181,8 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: "gateway_process_", eventLoopMonitoringPrecision: 100 });
   }
 
-  // Upstream latency goes through label-bound children, found by one string key: prom-client otherwise sorts
-  // and hashes the label object on every call.
-  private readonly upstreamChildren = new Map<string, Histogram.Internal<string>>();
+  /** Upstream latency series by network, then upstream: the caller's own strings, no key to build. */
+  private readonly upstreamSeries = new Map<string, Map<string, HistogramSeries>>();
 
   /** Counts an HTTP answer. */
   countHttp(network: string, route: string, status: number): void {
@@ -196,7 +195,11 @@ export class Metrics {
   }
 
   observeUpstream(network: string, upstream: string, seconds: number): void {
-    childOf(this.upstreamChildren, `${network}\0${upstream}`, () => this.upstreamLatency.labels({ network, upstream })).observe(seconds);
+    let byUpstream = this.upstreamSeries.get(network);
+    if (!byUpstream) this.upstreamSeries.set(network, (byUpstream = new Map()));
+    let series = byUpstream.get(upstream);
+    if (!series) byUpstream.set(upstream, (series = this.upstreamLatency.series({ network, upstream })));
+    series.observe(seconds);
   }
 
   /** A network's sequencer figures, read when scraped. */
@@ -207,10 +210,4 @@ export class Metrics {
   text(): Promise<string> {
     return this.registry.metrics();
   }
-}
-
-function childOf<C>(children: Map<string, C>, key: string, create: () => C): C {
-  let c = children.get(key);
-  if (!c) children.set(key, (c = create()));
-  return c;
 }
