@@ -12,7 +12,10 @@ export function barrier(parties: number): Barrier {
   let arrived = 0;
   let release!: () => void;
   let abort!: (err: unknown) => void;
-  const all = new Promise<void>((resolve, reject) => ((release = resolve), (abort = reject)));
+  const all = new Promise<void>((resolve, reject) => {
+    release = resolve;
+    abort = reject;
+  });
   all.catch(() => undefined); // aborted with no one waiting: not an unhandled rejection
   return {
     arrive: () => {

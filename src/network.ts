@@ -136,7 +136,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const core = new RpcCore(
       pool,
       net.chainId,
-      (ctx) => limits.checkTransaction(net.name, ctx.access),
+      (ctx) => limits.checkTransaction(ctx.access),
       cache,
       (method, outcome) =>
         // Unknown methods share one label: clients choose method names, the label set must stay bounded.

@@ -52,7 +52,10 @@ describe("gateway start", () => {
     const accepts = (): Promise<boolean> =>
       new Promise((resolve) => {
         const s = connect(testnetPort, "127.0.0.1");
-        s.once("connect", () => (s.destroy(), resolve(true)));
+        s.once("connect", () => {
+          s.destroy();
+          resolve(true);
+        });
         s.once("error", () => resolve(false));
       });
     let done = false;

@@ -68,7 +68,10 @@ export function guard<S extends DescService>(
     const idempotent = async (req: MessageShape<DescMessage>, ctx: HandlerContext, admission: Admission, withKey: Caller): Promise<unknown> => {
       const payload = () => toJsonString(m.input, ("idempotencyKey" in req ? { ...req, idempotencyKey: "" } : req) as never);
       const outcome = await policy
-        .run(op, admission, withKey, payload, codec, (hooks) => (ctx.values.set(claimHooksKey, hooks), fn(req, ctx)))
+        .run(op, admission, withKey, payload, codec, (hooks) => {
+          ctx.values.set(claimHooksKey, hooks);
+          return fn(req, ctx);
+        })
         .catch((err: unknown) => {
           if (err instanceof GatewayError && err.replayed) ctx.responseHeader.set("idempotent-replayed", "true");
           throw err;

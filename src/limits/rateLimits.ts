@@ -74,8 +74,8 @@ export class RateLimits {
     return await this.take("try-it-out", network, `ip:${ip}`, this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submission");
   }
 
-  /** The key's daily transaction quota, when it has one. */
-  async checkTransaction(network: string, access: LimitedCaller): Promise<void> {
+  /** The key's daily transaction quota, when it has one: one quota across networks. */
+  async checkTransaction(access: LimitedCaller): Promise<void> {
     if (access.kind !== "key" || !access.transactionsPerDay) return;
     await this.take("transactions", "all", `key:${access.keyId}`, access.transactionsPerDay, 86_400_000, 1, "transaction (daily quota)");
   }
@@ -185,8 +185,14 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
     p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e: unknown) => (clearTimeout(t), reject(e as Error)),
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e as Error);
+      },
     );
   });
 }

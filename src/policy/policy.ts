@@ -96,7 +96,7 @@ export class Policy {
   ): Promise<{ value: T; replayed: boolean }> {
     const rule = OPERATIONS[op];
     const charged = async (hooks: Partial<ClaimHooks>): Promise<T> => {
-      if (rule.quota) await this.deps.limits.checkTransaction(this.deps.network, admission.access);
+      if (rule.quota) await this.deps.limits.checkTransaction(admission.access);
       return fn(hooks);
     };
     const key = caller.idempotencyKey;
@@ -116,6 +116,9 @@ export class Policy {
     const { limits, network } = this.deps;
     const decided = andThen(limits.checkRequests(network, access, ip, weight), (d) => ({ access, headers: d ? rateLimitHeaders(d) : NO_HEADERS }));
     if (OPERATIONS[op].limit !== "requests+tryItOut" || access.kind !== "public") return decided;
-    return andThen(decided, async (a) => (await limits.checkTryItOut(network, ip), a));
+    return andThen(decided, async (a) => {
+      await limits.checkTryItOut(network, ip);
+      return a;
+    });
   }
 }

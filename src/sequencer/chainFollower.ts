@@ -318,7 +318,10 @@ export class ChainFollower {
       if (w.queueId) {
         for (const h of this.hashesOf.get(w.queueId) ?? []) {
           const other = this.watched.get(h);
-          if (other && other !== w) this.watched.delete(h), this.finished(other);
+          if (other && other !== w) {
+            this.watched.delete(h);
+            this.finished(other);
+          }
         }
         this.hashesOf.delete(w.queueId);
         const list = this.confirmedIn.get(w.block) ?? [];

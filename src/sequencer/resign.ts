@@ -28,5 +28,6 @@ export function resignWithHigherFees(wallet: SigningWallet, chainId: number, old
 }
 
 function highest(...xs: bigint[]): bigint {
+  // biome-ignore lint/complexity/useMathMinMax: Math.max takes no bigint
   return xs.reduce((a, b) => (a > b ? a : b));
 }

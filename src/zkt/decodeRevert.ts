@@ -9,11 +9,11 @@ const PANIC = "0x4e487b71";
 
 export function revertError(err: GatewayError, iface: Interface | undefined, what: string): GatewayError {
   const data = revertData(err);
-  if (data && data.startsWith(ERROR_STRING)) {
+  if (data?.startsWith(ERROR_STRING)) {
     const [reason] = AbiCoder.defaultAbiCoder().decode(["string"], "0x" + data.slice(10)) as unknown as [string];
     return new GatewayError("execution_reverted", `${what} reverted: ${reason}`, { details: { reason, data } });
   }
-  if (data && data.startsWith(PANIC)) {
+  if (data?.startsWith(PANIC)) {
     const [code] = AbiCoder.defaultAbiCoder().decode(["uint256"], "0x" + data.slice(10)) as unknown as [bigint];
     return new GatewayError("execution_reverted", `${what} reverted: panic 0x${code.toString(16)}`, { details: { panicCode: Number(code), data } });
   }

@@ -227,14 +227,20 @@ describe("rate limits (in-process)", () => {
         let text = "";
         socket.on("data", (d) => {
           text += String(d);
-          if (/\r\n\r\n/.test(text) && /\}\s*$/.test(text)) resolve(text), socket.destroy();
+          if (/\r\n\r\n/.test(text) && /\}\s*$/.test(text)) {
+            resolve(text);
+            socket.destroy();
+          }
         });
         socket.on("error", reject);
         socket.write(
           `POST /chaingateway.rpc.v1.RpcService/GetChainId HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${apiKey}\r\n` +
             `content-type: application/json\r\ncontent-length: ${declared}\r\n\r\n${body}`,
         );
-        setTimeout(() => (socket.destroy(), reject(new Error(`no answer in 3 s: ${JSON.stringify(text)}`))), 3_000).unref();
+        setTimeout(() => {
+          socket.destroy();
+          reject(new Error(`no answer in 3 s: ${JSON.stringify(text)}`));
+        }, 3_000).unref();
       });
     expect(await ask("{}", 2)).toMatch(/^HTTP\/1\.1 200/);
     // 100 bytes announced, 1 sent: refused at once, not after the request timeout.

@@ -14,7 +14,12 @@ describe("Prometheus metrics", () => {
     // In front of anvil: the first broadcast fails transiently, so the retry counter has something to count.
     proxy = await startFaultyUpstream(node.url);
     proxy.failNext(1, /eth_sendRawTransaction/);
-    gw = await startTestGateway({ mutate: (c) => ((c.rateLimit.tryItOutRequestsPerWindow = 3), (c.networks[0]!.upstreams = [proxy.url])) });
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.rateLimit.tryItOutRequestsPerWindow = 3;
+        c.networks[0]!.upstreams = [proxy.url];
+      },
+    });
   });
   afterAll(async () => {
     await gw?.close();

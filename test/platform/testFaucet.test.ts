@@ -40,7 +40,12 @@ describe("test funds", () => {
       createConnectTransport({
         baseUrl: base,
         httpVersion: "1.1",
-        interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${key}`), next(req))],
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${key}`);
+            return next(req);
+          },
+        ],
       }),
     );
     const again = await client.requestTestFunds({ address: ADDRESS });

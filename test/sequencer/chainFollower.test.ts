@@ -27,7 +27,12 @@ describe("chain follower", () => {
   beforeAll(async () => {
     node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
     proxy = await startFaultyUpstream(node.url);
-    gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [proxy.url]), (c.rateLimit.tryItOutRequestsPerWindow = 1000)) });
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [proxy.url];
+        c.rateLimit.tryItOutRequestsPerWindow = 1000;
+      },
+    });
     base = gw.network("testnet").url;
   });
   afterAll(async () => {
@@ -231,13 +236,25 @@ describe("chain follower, against a scripted node", () => {
   it("with nothing unfinished it makes no upstream call at all", async () => {
     const { mine, pool } = scriptedChain();
     let calls = 0;
-    const counting: typeof pool = { call: (m, p) => (calls++, pool.call(m, p)), callMany: (c) => ((calls += c.length), pool.callMany(c)) };
+    const counting: typeof pool = {
+      call: (m, p) => {
+        calls++;
+        return pool.call(m, p);
+      },
+      callMany: (c) => {
+        calls += c.length;
+        return pool.callMany(c);
+      },
+    };
     const follower = new ChainFollower({ pool: counting, store: { update: async () => undefined }, pollMs: 10, confirmations: 1, log: createLogger("error") });
     follower.track("0xi", "queue-i", { runsCode: false });
     mine(1, ["0xi"]);
     await expect.poll(() => follower.stats().unconfirmed, { timeout: 2_000 }).toBe(0);
     const after = calls;
-    for (let n = 2; n < 10; n++) mine(n, []), follower.observeHead("0x" + n.toString(16));
+    for (let n = 2; n < 10; n++) {
+      mine(n, []);
+      follower.observeHead("0x" + n.toString(16));
+    }
     await new Promise((r) => setTimeout(r, 200));
     expect(calls).toBe(after);
     follower.stop();

@@ -110,7 +110,10 @@ describe("sequencer durability", () => {
       const upstream = net.connect(new URL(node.url).port as unknown as number, "127.0.0.1");
       sockets.add(client).add(upstream);
       client.pipe(upstream).pipe(client);
-      const close = () => (client.destroy(), upstream.destroy());
+      const close = () => {
+        client.destroy();
+        upstream.destroy();
+      };
       client.on("error", close).on("close", close);
       upstream.on("error", close).on("close", close);
     });
@@ -307,7 +310,10 @@ describe("sequencer durability", () => {
 
   it("graceful shutdown answers the requests in flight instead of cutting their connections", async () => {
     const gw = await startTestGateway({
-      mutate: (c) => ((c.networks[0]!.upstreams = [node.url]), (c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase)),
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [node.url];
+        c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase;
+      },
     });
     const url = gw.network("testnet").url;
     // A call with wait: true is answered once mined (next 0.25 s block), so these are running when close starts.
@@ -329,7 +335,10 @@ describe("sequencer durability", () => {
 
   it("graceful shutdown: readiness goes false, then queued broadcasts finish before the gateway stops", async () => {
     const gw = await startTestGateway({
-      mutate: (c) => ((c.networks[0]!.upstreams = [node.url]), (c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase)),
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [node.url];
+        c.masterMnemonic = Wallet.createRandom().mnemonic!.phrase;
+      },
     });
     const url = gw.network("testnet").url;
     const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => postJson(url + "/zkt/try-it-out", { arguments: `drain ${i}` })));

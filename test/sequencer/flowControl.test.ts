@@ -46,9 +46,10 @@ describe("sequencer flow control", () => {
     const started = performance.now();
     const answeredAt: number[] = [];
     const writes = Array.from({ length: 450 }, (_, i) =>
-      sequencer
-        .submit({ wallet, to: ZeroAddress, data: "0x" + Buffer.from(`held ${i}`).toString("hex"), kind: "message" })
-        .then((r) => (answeredAt.push(performance.now() - started), r)),
+      sequencer.submit({ wallet, to: ZeroAddress, data: "0x" + Buffer.from(`held ${i}`).toString("hex"), kind: "message" }).then((r) => {
+        answeredAt.push(performance.now() - started);
+        return r;
+      }),
     );
     await new Promise((r) => setTimeout(r, 400));
     // Two batches' worth journaled and answered; the rest wait while the first batch is with the node.

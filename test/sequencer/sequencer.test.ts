@@ -46,7 +46,13 @@ describe("sequencer: transient broadcast failures, and a node that loses transac
   beforeAll(async () => {
     node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
     proxy = await startFaultyUpstream(node.url);
-    gw = await startTestGateway({ mutate: (c) => ((c.networks[0]!.upstreams = [proxy.url]), (c.stuckTransactionMs = 1_500), (c.receiptWaitMs = 1_000)) });
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [proxy.url];
+        c.stuckTransactionMs = 1_500;
+        c.receiptWaitMs = 1_000;
+      },
+    });
   });
   afterAll(async () => {
     await gw?.close();

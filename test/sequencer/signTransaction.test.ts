@@ -46,7 +46,10 @@ describe("signTransaction", () => {
   it("500 random transactions of both types (RLP edge cases included): identical to ethers'", async () => {
     // Deterministic pseudo-random values around RLP's boundaries: 0, single bytes < 0x80, 55/56-byte strings, long data.
     let seed = 42;
-    const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     const big = (): bigint => [0n, 1n, 0x7fn, 0x80n, 0xffn, 0x100n, 2n ** 64n - 1n, BigInt(rand(2 ** 30)) * 1_000_000_007n][rand(8)]!;
     const data = (): string => "0x" + randomBytes([0, 1, 1, 54, 55, 56, 57, 300, 70_000][rand(9)]!, rand(3) === 0).toString("hex");
     for (let i = 0; i < 500; i++) {

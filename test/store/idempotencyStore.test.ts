@@ -139,7 +139,10 @@ describe.each(Object.keys(backends))("IdempotencyStore (%s)", (kind) => {
 
   it("the same key with another payload is refused with 422, not given the first answer; the first stays", async () => {
     let runs = 0;
-    const write = async ({ journaled }: ClaimHooks) => (journaled(), `sent ${++runs}`);
+    const write = async ({ journaled }: ClaimHooks) => {
+      journaled();
+      return `sent ${++runs}`;
+    };
     expect(await store.once("m", "k", '{"arguments":"a"}', write)).toEqual({ value: "sent 1", replayed: false });
     await expect(store.once("m", "k", '{"arguments":"b"}', write)).rejects.toMatchObject({ kind: "idempotency_mismatch", httpStatus: 422 });
     expect(await store.once("m", "k", '{"arguments":"a"}', write)).toEqual({ value: "sent 1", replayed: true });

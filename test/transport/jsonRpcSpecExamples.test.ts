@@ -12,9 +12,18 @@ const specMethods: Record<string, (p: CoreCall["params"]) => JsonValue> = {
   subtract: (p) => (Array.isArray(p) ? (p[0] as number) - (p[1] as number) : (p.minuend as number) - (p.subtrahend as number)),
   sum: (p) => (p as number[]).reduce((a, b) => a + b, 0),
   get_data: () => ["hello", 5],
-  update: () => (notified.push("update"), null),
-  notify_hello: () => (notified.push("notify_hello"), null),
-  notify_sum: () => (notified.push("notify_sum"), null),
+  update: () => {
+    notified.push("update");
+    return null;
+  },
+  notify_hello: () => {
+    notified.push("notify_hello");
+    return null;
+  },
+  notify_sum: () => {
+    notified.push("notify_sum");
+    return null;
+  },
 };
 const specCall = (c: CoreCall): ItemOutcome => {
   const fn = specMethods[c.method];

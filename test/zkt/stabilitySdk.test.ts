@@ -22,6 +22,7 @@ describe("the SDK's providers, by their shapes", () => {
     await gw?.close();
   });
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the name quotes the client code the test runs
   it("ethers: new JsonRpcProvider(base, 20180427) and new JsonRpcProvider(`${base}/${apiKey}`, 101010)", async () => {
     const open = new JsonRpcProvider(testnet, 20180427);
     expect((await open.getNetwork()).chainId).toBe(20180427n);
@@ -35,6 +36,7 @@ describe("the SDK's providers, by their shapes", () => {
     keyed.destroy();
   });
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the name quotes the client code the test runs
   it("viem: createPublicClient({ transport: http(base) }) and http(`${base}/${apiKey}`)", async () => {
     expect(await createPublicClient({ transport: http(testnet) }).getChainId()).toBe(20180427);
     const keyed = createPublicClient({ transport: http(`${mainnet}/${apiKey}`) });

@@ -84,7 +84,10 @@ export async function listenDual(
       inFlight++;
       // then(), not finally(): finally() costs two more promises and their microtasks per request.
       return answer.then(
-        (a) => (inFlight--, a),
+        (a) => {
+          inFlight--;
+          return a;
+        },
         (err: unknown) => {
           inFlight--;
           throw err;

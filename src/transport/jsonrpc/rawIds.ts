@@ -19,8 +19,10 @@ export function numericIdTexts(text: string, batch: boolean): (string | undefine
       let escaped = false;
       for (; i < text.length; i++) {
         const d = text.charCodeAt(i);
-        if (d === 0x5c) (escaped = true), i++;
-        else if (d === 0x22) break;
+        if (d === 0x5c) {
+          escaped = true;
+          i++;
+        } else if (d === 0x22) break;
       }
       i++;
       if (depth === 1 && batch && isObject[1] === false) element++;
@@ -34,7 +36,7 @@ export function numericIdTexts(text: string, batch: boolean): (string | undefine
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
       const index = batch ? element : 0;
       out[index] = end > j ? text.slice(j, end) : undefined;
-      i = end > j ? end : j;
+      i = Math.max(end, j);
       continue;
     }
     if (c === 0x7b /* { */ || c === 0x5b /* [ */) {

@@ -30,6 +30,6 @@ parentPort.on("message", ({ id, input, pkg }) => {
     const solc = compiler(pkg);
     parentPort.postMessage({ id, output: solc.compile(input, { import: findImports }), version: solc.version() });
   } catch (err) {
-    parentPort.postMessage({ id, error: String(err && err.message ? err.message : err) });
+    parentPort.postMessage({ id, error: String(err?.message ? err.message : err) });
   }
 });
