@@ -1,8 +1,7 @@
 // A Prometheus histogram whose observe does no label work: each label set is a series found once and kept by
 // the caller. prom-client's Histogram validates, hashes and looks up its label object on every observe, even
-// through a bound child: on the proxy path (one observe per upstream round trip) that was ~5 % of the
-// instructions of a proxied eth_blockNumber (commit). prom-client's registry reads this as it reads its own
-// histograms when scraped.
+// through a bound child, and the proxy path observes once per upstream round trip (its cost: bench/README.md).
+// prom-client's registry reads this as it reads its own histograms when scraped.
 import type { Histogram, MetricValueWithName, Registry } from "prom-client";
 
 export class HistogramSeries {
