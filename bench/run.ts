@@ -14,6 +14,7 @@ import { SolidityCompiler } from "../src/zkt/solc/compileSolidity.js";
 import { build } from "esbuild";
 import { signTransaction } from "../src/sequencer/signTransaction.js";
 import { fanout, type FanoutRow } from "./fanout.js";
+import { buildFanoutFloor, fanoutFloor, type FloorRow } from "./fanoutFloor.js";
 
 const execFileAsync = promisify(execFile);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -875,6 +876,20 @@ async function main(): Promise<void> {
         ...rows.map((r) => `| ${r.target} | ${r.subscribers} | ${r.blocks} | ${r.p50Ms} | ${r.p99Ms} | ${(r.rssPerSubscriber / 1024).toFixed(1)} |`),
         "",
       );
+      // The floor, in the same run: the same writes from C with no framing or event loop, read by a C client.
+      const floorBinary = buildFanoutFloor(scratch);
+      if (floorBinary) {
+        const floors: FloorRow[] = [];
+        for (const n of [1_000, 10_000]) for (const threads of [1, 2]) floors.push(await fanoutFloor(floorBinary, n, threads, BLOCK_SECONDS * 1000, 32));
+        lines.push(
+          "The machine's floor: `bench/fanoutFloor.c` writes one 800-byte message to each of N loopback sockets per block interval, from C, on one thread and split over two, read by a C client in one epoll loop; the same spread, first to last.",
+          "",
+          "| floor | subscribers | rounds | spread p50 (ms) | spread p99 (ms) |",
+          "|---|---|---|---|---|",
+          ...floors.map((f) => `| C, ${f.threads} thread${f.threads > 1 ? "s" : ""} | ${f.subscribers} | ${f.rounds} | ${f.spreadP50Ms} | ${f.spreadP99Ms} |`),
+          "",
+        );
+      } else lines.push("(No C compiler: the floor rows of bench/fanoutFloor.c were left out.)", "");
       const tenK = rows.find((r) => r.target === "gateway" && r.subscribers === 10_000);
       if (tenK) {
         target("fan-out p99 at 10,000 subscribers", "< 100 ms", `${tenK.p99Ms} ms`, tenK.p99Ms < 100);
