@@ -20,6 +20,7 @@ import { handleJsonRpc, type Handled, type ItemOutcome, type JsonRpcHandlers } f
 import { jsonRpcViaHandlers } from "../jsonrpc/viaHandlers.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "../jsonrpc/errorMap.js";
 import { clientIp } from "../http/clientIp.js";
+import { textFrame } from "./textFrame.js";
 
 export interface WebSocketLimits {
   maxSocketsPerCaller: number;
@@ -91,7 +92,8 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
   const perCaller = new Map<string, number>();
   let closing = false;
 
-  const session = (ws: WebSocket, caller: Caller, who: string): void => {
+  /** `socket` is the upgraded connection under `ws`: text messages are written to it as whole frames (textFrame). */
+  const session = (ws: WebSocket, socket: Duplex, caller: Caller, who: string): void => {
     options.observer?.sockets(1);
     const subscriptions = new Set<string>();
     let answeredPing = true;
@@ -108,7 +110,8 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
         setTimeout(() => ws.terminate(), 5_000).unref();
         return;
       }
-      ws.send(text);
+      // In order with ws's own frames (pings, the close): with compression off, ws writes each at once too.
+      socket.write(textFrame(text));
     };
 
     const subscribe = (ctx: CallContext, params: JsonValue[]): string => {
@@ -260,7 +263,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
           // Counted once the handshake is through (a bad handshake is answered 400 by ws and never opens).
           wss.handleUpgrade(req, socket, head, (ws) => {
             perCaller.set(who, (perCaller.get(who) ?? 0) + 1);
-            session(ws, caller, who);
+            session(ws, socket, caller, who);
           });
         }, refused);
     },
