@@ -20,7 +20,7 @@ import { handleJsonRpc, type Handled, type ItemOutcome, type JsonRpcHandlers } f
 import { jsonRpcViaHandlers } from "../jsonrpc/viaHandlers.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "../jsonrpc/errorMap.js";
 import { clientIp } from "../http/clientIp.js";
-import { textFrame } from "./textFrame.js";
+import { writeTextFrame } from "./textFrame.js";
 
 export interface WebSocketLimits {
   maxSocketsPerCaller: number;
@@ -92,7 +92,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
   const perCaller = new Map<string, number>();
   let closing = false;
 
-  /** `socket` is the upgraded connection under `ws`: text messages are written to it as whole frames (textFrame). */
+  /** `socket` is the upgraded connection under `ws`: text messages are written to it as whole frames (writeTextFrame). */
   const session = (ws: WebSocket, socket: Duplex, caller: Caller, who: string): void => {
     options.observer?.sockets(1);
     const subscriptions = new Set<string>();
@@ -111,7 +111,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
         return;
       }
       // In order with ws's own frames (pings, the close): with compression off, ws writes each at once too.
-      socket.write(textFrame(text));
+      writeTextFrame(socket, text);
     };
 
     const subscribe = (ctx: CallContext, params: JsonValue[]): string => {
