@@ -41,6 +41,38 @@ async function settle(provider: JsonRpcProvider, from: string, timeoutMs = 60_00
   }
 }
 
+/**
+ * Waits until every hash is mined; past `timeoutMs`, fails with what the node says about the ones that are not
+ * (a rare stall seen once in CI: a lane of answered writes unmined for over a minute), so a failure tells where
+ * it stuck instead of timing the test out.
+ */
+async function minedOrExplain(provider: JsonRpcProvider, from: string, hashes: string[], timeoutMs: number): Promise<void> {
+  const waiting = new Set(hashes);
+  const done = Promise.all(hashes.map((h) => provider.waitForTransaction(h, 1, timeoutMs).then(() => waiting.delete(h))));
+  try {
+    await done;
+  } catch {
+    const nonces: number[] = [];
+    let unknown = 0;
+    for (const h of waiting) {
+      const tx = (await provider.send("eth_getTransactionByHash", [h])) as { nonce: string; blockNumber: string | null } | null;
+      if (tx) nonces.push(Number(tx.nonce));
+      else unknown++;
+    }
+    const head = await provider.getBlock("latest");
+    const [mined, pending, pool] = await Promise.all([
+      provider.getTransactionCount(from, "latest"),
+      provider.getTransactionCount(from, "pending"),
+      provider.send("txpool_status", []),
+    ]);
+    throw new Error(
+      `${waiting.size} of ${hashes.length} answered writes unmined after ${timeoutMs} ms: ${unknown} unknown to the node, ` +
+        `${nonces.length > 0 ? `the rest at nonces ${Math.min(...nonces)}..${Math.max(...nonces)}` : "none known"}; ${from} mined ${mined}, pending ${pending}; ` +
+        `node txpool ${JSON.stringify(pool)}; head ${head?.number} from ${Math.round(Date.now() / 1000 - (head?.timestamp ?? 0))} s ago`,
+    );
+  }
+}
+
 const generousLimits = { RATE_LIMIT: "100000", TRY_IT_OUT_RATE_LIMIT: "100000" };
 
 describe("sequencer durability", () => {
@@ -55,7 +87,7 @@ describe("sequencer durability", () => {
     await node?.stop();
   });
 
-  it("kill -9 with 500 writes in flight: every answered write mines once, none twice, no nonce gaps", async () => {
+  it("kill -9 with 500 writes in flight: every answered write mines once, none twice, no nonce gaps", { timeout: 90_000 }, async () => {
     const env = { TESTNET_UPSTREAMS: node.url, DATA_DIR: mkdtempSync(join(tmpdir(), "durable-")), MASTER_MNEMONIC: MNEMONIC, ...generousLimits };
     const first = await startGatewayProcess(env);
     const answered = new Map<string, string>(); // message -> hash
@@ -84,7 +116,7 @@ describe("sequencer durability", () => {
     let count: number;
     let mined: Awaited<ReturnType<typeof minedFrom>>;
     try {
-      await Promise.all([...answeredAtKill.values()].map((hash) => provider.waitForTransaction(hash, 1, 60_000)));
+      await minedOrExplain(provider, SIGNER, [...answeredAtKill.values()], 45_000);
       count = await settle(provider, SIGNER);
       mined = await minedFrom(provider, SIGNER);
     } finally {
