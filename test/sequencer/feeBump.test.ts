@@ -79,8 +79,9 @@ describe("stuck transactions on a market-fee chain", () => {
     const res = await postJson(url, { arguments: "stuck in the pool" });
     expect(res.status).toBe(200);
     const { hash, queueId } = res.json as { hash: string; queueId: string };
+    // Answered once journaled; the broadcast follows (on a loaded machine, after this line's first look).
+    await expect.poll(() => provider.getTransaction(hash), { timeout: 10_000 }).not.toBeNull();
     const original = await provider.getTransaction(hash);
-    expect(original).not.toBeNull();
     // Wait for the sequencer to notice (stuckTransactionMs = 1 s) and replace it.
     let replacedHash = hash;
     for (let i = 0; i < 300 && replacedHash === hash; i++) {
