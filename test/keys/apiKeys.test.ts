@@ -156,16 +156,22 @@ for (const storeKind of ["embedded", "postgres"] as const) {
           return performance.now() - t;
         };
         for (let i = 0; i < 20; i++) await time(i % 2 ? sameLength : otherLength); // warm up
-        const a: number[] = [];
-        const b: number[] = [];
-        for (let i = 0; i < 150; i++) {
-          a.push(await time(sameLength));
-          b.push(await time(otherLength));
-        }
         const median = (xs: number[]) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-        const [ma, mb] = [median(a), median(b)];
-        // Both do the same work (hash + one indexed lookup); allow machine noise, not an early exit.
-        expect(Math.abs(ma - mb)).toBeLessThan(Math.max(0.5, 0.3 * Math.min(ma, mb)));
+        // Both do the same work (hash + one indexed lookup); allow machine noise, not an early exit. A machine
+        // busy elsewhere can skew one round: an early exit skews every round, so three tries are allowed.
+        let gap = { diff: 0, allowed: 0 };
+        for (let round = 0; round < 3; round++) {
+          const a: number[] = [];
+          const b: number[] = [];
+          for (let i = 0; i < 150; i++) {
+            a.push(await time(sameLength));
+            b.push(await time(otherLength));
+          }
+          const [ma, mb] = [median(a), median(b)];
+          gap = { diff: Math.abs(ma - mb), allowed: Math.max(0.5, 0.3 * Math.min(ma, mb)) };
+          if (gap.diff < gap.allowed) break;
+        }
+        expect(gap.diff).toBeLessThan(gap.allowed);
       });
     }
 
