@@ -100,6 +100,14 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         feeMode: net.feeMode,
         // The dev chain survives restarts (contracts, balances, queueIds); delete the file for a fresh one.
         ...(gw.embeddedState ? { stateFile: join(gw.dataDir, `chain-${net.name}.json`) } : {}),
+        onStateRestored: ({ restored, tornAside }) =>
+          log.error(
+            restored === "copy"
+              ? "the dev chain's state file was torn (a crash while anvil wrote it): started on its last whole copy, a few seconds older"
+              : "the dev chain's state file was torn (a crash while anvil wrote it) and no whole copy exists: started a new chain",
+            { tornAside },
+          ),
+        onCopyFailed: (err) => log.warn("could not keep a whole copy of the dev chain's state", { error: err.message }),
       });
       log.info("embedded anvil started", { chainId: net.chainId, blockTime: net.blockTimeSeconds, pid: embedded.pid });
     }
@@ -171,6 +179,8 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         stuckLanes: (n) => m.stuckLanes.set({ network: net.name }, n),
       },
       walletFor: deps.walletByAddress,
+      // A kept dev chain restarts on its last dump (or on a whole copy of an older one): seconds behind the journal.
+      recheckCompletedOnStart: embedded !== undefined && gw.embeddedState,
     });
     const seq = sequencer;
     followHead = (head) => seq.follower.observeHead(head);

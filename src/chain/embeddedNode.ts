@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { once } from "node:events";
 import type { FeeMode } from "../config/config.js";
+import { restoreStateFile, type StateRestored, TORN_STATE, writeGoodCopy } from "./stateFileCopy.js";
 
 export interface EmbeddedNodeOptions {
   chainId: number;
@@ -13,10 +14,16 @@ export interface EmbeddedNodeOptions {
   feeMode: FeeMode;
   /**
    * The chain survives restarts: anvil loads this file at start, dumps to it every `stateIntervalSeconds`
-   * (a kill -9 loses at most that much) and on exit.
+   * (a kill -9 loses at most that much) and on exit; a whole copy beside it replaces a file a crash tore.
    */
   stateFile?: string;
   stateIntervalSeconds?: number;
+  /** How often a whole copy of the state is kept beside the file, for a start after a torn dump (stateFileCopy.ts). */
+  goodCopyIntervalMs?: number;
+  /** The state file was torn and has been replaced (by the last whole copy, or by nothing: a new chain). */
+  onStateRestored?: (restored: StateRestored) => void;
+  /** A whole copy could not be written (the next interval tries again). */
+  onCopyFailed?: (err: Error) => void;
   /** Extra anvil arguments (tests). */
   extraArgs?: string[];
   startTimeoutMs?: number;
@@ -45,17 +52,47 @@ export function anvilBinaryPath(): string {
 const WATCHDOG = 'exec 3<&0; "$@" </dev/null 3<&- & c=$!; (cat <&3 >/dev/null; kill $c 2>/dev/null) & w=$!; wait $c; s=$?; kill $w 2>/dev/null; exit $s';
 
 export async function startEmbeddedNode(options: EmbeddedNodeOptions): Promise<EmbeddedNode> {
+  let restored = false;
   // A port picked here can be taken before anvil binds it: then anvil exits, and another port is tried.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await launch(options, await freePort());
+      const node = await launch(options, await freePort());
+      return options.stateFile ? keepingGoodCopy(node, options.stateFile, options) : node;
     } catch (err) {
+      // A state file anvil will not load was torn by a crash mid-dump: replaced once, then started again.
+      if (err instanceof TornStateFile && options.stateFile && !restored) {
+        restored = true;
+        options.onStateRestored?.(await restoreStateFile(options.stateFile));
+        continue;
+      }
       if (attempt >= 3 || !(err instanceof PortTaken)) throw err;
     }
   }
 }
 
+/** Writes a whole copy of the state at start and every goodCopyIntervalMs while the node runs. */
+function keepingGoodCopy(node: EmbeddedNode, stateFile: string, options: EmbeddedNodeOptions): EmbeddedNode {
+  let writing: Promise<void> | undefined;
+  const copy = (): void => {
+    writing ??= writeGoodCopy(node.url, stateFile)
+      .catch((err: unknown) => options.onCopyFailed?.(err as Error))
+      .finally(() => (writing = undefined));
+  };
+  copy();
+  const timer = setInterval(copy, options.goodCopyIntervalMs ?? 10_000);
+  timer.unref();
+  return {
+    ...node,
+    async stop() {
+      clearInterval(timer);
+      await writing;
+      await node.stop();
+    },
+  };
+}
+
 class PortTaken extends Error {}
+class TornStateFile extends Error {}
 
 async function launch(options: EmbeddedNodeOptions, port: number): Promise<EmbeddedNode> {
   const args = [
@@ -84,7 +121,11 @@ async function launch(options: EmbeddedNodeOptions, port: number): Promise<Embed
   const exited = new Promise<never>((_, reject) =>
     child.once("exit", (code) =>
       reject(
-        /address already in use|os error 98/i.test(out) ? new PortTaken(out) : new Error(`anvil exited (code ${code}) before answering: ${out.slice(-500)}`),
+        /address already in use|os error 98/i.test(out)
+          ? new PortTaken(out)
+          : TORN_STATE.test(out)
+            ? new TornStateFile(out)
+            : new Error(`anvil exited (code ${code}) before answering: ${out.slice(-500)}`),
       ),
     ),
   );

@@ -191,8 +191,9 @@ export const configSchema = z.strictObject({
     env: "EMBEDDED_STATE",
     doc:
       "true: an embedded dev chain keeps its state in dataDir/chain-<network>.json across restarts (dumped " +
-      "every 2 s and on exit); delete that file, or set false, for a fresh chain at each start (and for " +
-      "load tests: each dump holds the whole history).",
+      "every 2 s and on exit; a whole copy, chain-<network>.json.good, written every 10 s, takes the place of " +
+      "a file a crash tore mid-dump); delete those files, or set false, for a fresh chain at each start (and " +
+      "for load tests: each dump holds the whole history).",
   }),
   maxIdleLanes: setting(positiveInt().default(10_000), {
     env: "MAX_IDLE_LANES",

@@ -21,6 +21,7 @@ import type { FeeMode } from "../config/config.js";
 
 export type { SigningWallet } from "./signTransaction.js";
 import type { SigningWallet } from "./signTransaction.js";
+import { reopenForgottenWrites } from "./forgottenWrites.js";
 
 export interface TxIntent {
   wallet: SigningWallet;
@@ -64,6 +65,8 @@ export interface SequencerOptions {
   maxFeeBumps?: number;
   /** Metrics hooks. */
   observer?: { queueDepth(n: number): void; retry(): void; stuckLanes?(n: number): void };
+  /** The node may restart on a dump older than the journal (a persisted embedded chain): see forgottenWrites.ts. */
+  recheckCompletedOnStart?: boolean;
 }
 
 const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown|transaction already exists/i;
@@ -146,6 +149,10 @@ export class Sequencer {
    * doing so in the background so an upstream outage delays accepted writes but never loses them.
    */
   async start(): Promise<void> {
+    if (this.options.recheckCompletedOnStart)
+      await reopenForgottenWrites(this.options).catch((err: unknown) =>
+        this.options.log.warn("could not check the journal's completed writes against the node", { error: (err as Error).message }),
+      );
     await this.resume(true).catch((err: unknown) => this.options.log.warn("journal recovery deferred", { error: (err as Error).message }));
     this.resumeTimer = setInterval(() => void this.resume(false).catch(() => undefined), this.options.resumeIntervalMs ?? 2_000);
     this.resumeTimer.unref();

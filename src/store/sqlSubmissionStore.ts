@@ -195,4 +195,13 @@ export class SqlSubmissionStore implements SubmissionStore {
     );
     return rows.map(fromRow);
   }
+
+  async listNewest(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
+    const rows = await this.db.query<Row>("select * from submissions where network = $1 and status = $2 order by created_at desc limit $3", [
+      network,
+      status,
+      limit,
+    ]);
+    return rows.map(fromRow);
+  }
 }

@@ -78,6 +78,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
       byStatus: statement<[string, SubmissionStatus, number, number]>(
         "select * from submissions where network = ? and status = ? and created_at < ? order by created_at limit ?",
       ),
+      newestByStatus: statement<[string, SubmissionStatus, number]>(
+        "select * from submissions where network = ? and status = ? order by created_at desc limit ?",
+      ),
       // Through the status index, one probe per network (a distinct would read every entry of it).
       networks: statement<[], { network: string }>(
         `with recursive n(network) as (
@@ -188,6 +191,10 @@ export class SqliteSubmissionStore implements SubmissionStore {
 
   async listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {
     return this.sql.byStatus.all(network, status, createdBefore?.getTime() ?? NO_CUTOFF, limit).map(fromRow);
+  }
+
+  async listNewest(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
+    return this.sql.newestByStatus.all(network, status, limit).map(fromRow);
   }
 
   async prune(before: Date): Promise<number> {

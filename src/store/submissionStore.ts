@@ -50,6 +50,8 @@ export interface SubmissionStore {
   get(queueId: string): Promise<SubmissionRecord | undefined>;
   /** Records in a status, oldest first; only those created before `createdBefore` when given. */
   listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
+  /** The newest `limit` records in a status, newest first. */
+  listNewest(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]>;
   /** Not yet mined nor failed, by signer and nonce: what recovery rebroadcasts (created before `createdBefore`). */
   listUnfinished(network: string, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
   /**

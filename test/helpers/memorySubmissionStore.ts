@@ -71,6 +71,14 @@ export class MemorySubmissionStore implements SubmissionStore {
     return n;
   }
 
+  async listNewest(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
+    return [...this.records.values()]
+      .filter((r) => r.network === network && r.status === status)
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
+      .slice(0, limit)
+      .map((r) => ({ ...r }));
+  }
+
   async listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {
     const out: SubmissionRecord[] = [];
     for (const r of this.records.values()) {

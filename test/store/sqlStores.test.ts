@@ -91,6 +91,37 @@ for (const kind of ["postgres", "sqlite"] as const) {
       expect((await store.get(broadcast.queueId))?.status).toBe("processing");
     });
 
+    it("lists the newest records of a status first, at most the limit asked", async () => {
+      const store = journal();
+      const at = (s: number) => new Date(Date.UTC(2026, 5, 1, 0, 0, s));
+      const ids = [randomUUID(), randomUUID(), randomUUID()];
+      for (const [i, queueId] of ids.entries())
+        await store.insert({
+          queueId,
+          network: "newest",
+          signer: "0xabc",
+          nonce: i,
+          hash: `0x1${i}`,
+          raw: "0x",
+          kind: "message",
+          status: "completed",
+          createdAt: at(i),
+        });
+      await store.insert({
+        queueId: randomUUID(),
+        network: "newest",
+        signer: "0xabc",
+        nonce: 3,
+        hash: "0x13",
+        raw: "0x",
+        kind: "message",
+        status: "pending",
+        createdAt: at(9),
+      });
+      expect((await store.listNewest("newest", "completed", 2)).map((r) => r.queueId)).toEqual([ids[2], ids[1]]);
+      expect((await store.listNewest("newest", "completed", 10)).map((r) => r.nonce)).toEqual([2, 1, 0]);
+    });
+
     it("finds a caller-signed submission by hash through an index; the sequencer's own are not indexed by hash", async () => {
       const store = journal();
       const rec: SubmissionRecord = {
