@@ -6,17 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EmbeddedNode, startEmbeddedNode } from "../../src/chain/embeddedNode.js";
 import type { StateRestored } from "../../src/chain/stateFileCopy.js";
+import { rpc } from "../helpers/gateway.js";
 
 const MARKED = "0x00000000000000000000000000000000000c0ffe";
-
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await res.json()) as { result: T }).result;
-}
 
 describe("the embedded chain's state file", () => {
   const nodes: EmbeddedNode[] = [];

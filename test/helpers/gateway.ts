@@ -71,7 +71,7 @@ export async function postJson(
 }
 
 /** One JSON-RPC call straight to a node (or the gateway); its result, or its error thrown. */
-export async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
+export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {
   const res = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -79,5 +79,5 @@ export async function rpc(url: string, method: string, params: unknown[] = []): 
   });
   const body = (await res.json()) as { result?: unknown; error?: unknown };
   if (body.error) throw new Error(JSON.stringify(body.error));
-  return body.result;
+  return body.result as T;
 }

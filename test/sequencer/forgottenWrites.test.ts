@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startGatewayProcess } from "../helpers/gatewayProcess.js";
-import { postJson } from "../helpers/gateway.js";
+import { postJson, rpc } from "../helpers/gateway.js";
 
 const SOURCE = "pragma solidity ^0.8.20;\ncontract Counter { uint256 public n; function inc() public { n += 1; } }";
 const ABI = [
@@ -41,8 +41,6 @@ describe("completed writes a restarted dev chain no longer has", () => {
   it("are sent again from the journal after a start on an older whole copy of a torn state file", { timeout: 120_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-forgotten-"));
     const env = { DATA_DIR: dataDir, BLOCK_TIME: "0.5", EMBEDDED_STATE: "true" };
-    const rpc = async (url: string, method: string, params: unknown[]) =>
-      ((await postJson(url, { jsonrpc: "2.0", id: 1, method, params })).json as { result: unknown }).result;
     const count = async (url: string, to: string) =>
       ((await postJson(url + "/zkt/try-it-out", { to, abi: ABI, method: "n", arguments: [] })).json as { output?: string[] }).output?.[0];
 

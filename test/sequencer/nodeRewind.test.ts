@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { anvilBinaryPath } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
 import type { GatewayConfig } from "../../src/config/config.js";
-import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 import type { SubmissionStore } from "../../src/store/submissionStore.js";
 
 const CHAIN_ID = 20180427;
@@ -22,15 +22,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((r) => server.close(r));
   return port;
-}
-
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await res.json()) as { result: T }).result;
 }
 
 /**
