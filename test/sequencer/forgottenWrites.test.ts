@@ -45,7 +45,7 @@ describe("completed writes a restarted dev chain no longer has", () => {
       ((await postJson(url + "/zkt/try-it-out", { to, abi: ABI, method: "n", arguments: [] })).json as { output?: string[] }).output?.[0];
 
     let gw = await startGatewayProcess(env);
-    // The whole copy is written at start: before any of these writes.
+    // The whole copy is written at start and every 10 s: it holds few or none of these writes.
     const deployed = (await postJson(gw.url + "/zkt/try-it-out", { code: SOURCE })).json as { contractAddress: string; queueId: string; hash: string };
     const to = deployed.contractAddress;
     const writes: { queueId: string; hash: string }[] = [deployed];
@@ -75,9 +75,11 @@ describe("completed writes a restarted dev chain no longer has", () => {
       expect(readdirSync(dataDir).some((f) => f.startsWith("chain-testnet.json.torn-"))).toBe(true);
       // The deploy and every inc come back: same contract address, same hashes (the journal's signed bytes).
       await expect.poll(() => count(gw.url, to), { timeout: 60_000, interval: 500 }).toBe("3");
+      const statusOf = async (queueId: string) => (await (await fetch(`${gw.url}/zkt/transactions/${queueId}`)).json()) as { status: string };
       for (const w of writes) {
-        const status = (await (await fetch(`${gw.url}/zkt/transactions/${w.queueId}`)).json()) as { status: string; transactionHash: string };
-        expect(status).toMatchObject({ status: "completed", transactionHash: w.hash });
+        // Completed again once confirmed (two blocks), which can be after the count reads 3.
+        await expect.poll(async () => (await statusOf(w.queueId)).status, { timeout: 10_000 }).toBe("completed");
+        expect(await statusOf(w.queueId)).toMatchObject({ transactionHash: w.hash });
         expect(await rpc(gw.url, "eth_getTransactionReceipt", [w.hash])).toMatchObject({ status: "0x1" });
       }
       if (copyIsOlder) expect(gw.log()).toMatch(/sent again/);
