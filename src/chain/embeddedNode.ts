@@ -124,7 +124,7 @@ async function launch(options: EmbeddedNodeOptions, port: number): Promise<Embed
         /address already in use|os error 98/i.test(out)
           ? new PortTaken(out)
           : TORN_STATE.test(out)
-            ? new TornStateFile(out)
+            ? new TornStateFile(`anvil refused its state file: ${out.slice(-500)}`)
             : new Error(`anvil exited (code ${code}) before answering: ${out.slice(-500)}`),
       ),
     ),

@@ -17,11 +17,11 @@ import { localGasLimit } from "./intrinsicGas.js";
 import { newQueueId } from "./queueId.js";
 import { creditFeeDust, toQuantity, topUpSigner } from "./devChainFunds.js";
 import { type LaneTally, StuckWrites } from "./stuckWrites.js";
+import { reopenForgottenWrites } from "./forgottenWrites.js";
 import type { FeeMode } from "../config/config.js";
 
 export type { SigningWallet } from "./signTransaction.js";
 import type { SigningWallet } from "./signTransaction.js";
-import { reopenForgottenWrites } from "./forgottenWrites.js";
 
 export interface TxIntent {
   wallet: SigningWallet;
