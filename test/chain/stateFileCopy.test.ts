@@ -47,6 +47,9 @@ describe("the embedded chain's state file", () => {
     expect(await rpc<string>(second.url, "eth_getBalance", [MARKED, "latest"])).toBe("0xc0ffee");
     expect(restored).toEqual([{ restored: "copy", tornAside: expect.stringContaining(`${stateFile}.torn-`) }]);
     expect(statSync(restored[0]!.tornAside).size).toBeGreaterThan(0);
+    // Once stopped (a copy may be mid-write while it runs, every 200 ms here), no temporary file is left.
+    await second.stop();
+    nodes.length = 0;
     expect(readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
   });
 
