@@ -129,6 +129,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       chainId: net.chainId,
       timeoutMs: gw.upstreamTimeoutMs,
       probeIntervalMs: gw.upstreamProbeIntervalMs,
+      batchReads: gw.batchUpstreamReads,
       log,
     });
     await pool.start();

@@ -4,6 +4,7 @@
 // read not answered by its node's recent p90 is also sent to the next node (hedged: first answer wins); writes
 // go to every usable node at once; eth_blockNumber never goes backwards; a null receipt or transaction for a
 // hash sent through this pool is asked of the other nodes too (read-your-writes). Policy lives in front of it.
+import { BATCHABLE, ReadBatcher } from "./readBatcher.js";
 import { UpstreamHttpError } from "./upstreamHttp.js";
 import { PROBE_BATCH, PROBE_CALLS, readProbe } from "./upstreamProbe.js";
 import {
@@ -30,7 +31,7 @@ import {
   score,
   type Upstream,
 } from "./upstreamRouting.js";
-import { GatewayError, fromUpstreamError, type JsonValue } from "../errors.js";
+import { GatewayError, fromUpstreamError, type JsonValue, toGatewayError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { keccak256 } from "ethers";
 
@@ -40,6 +41,9 @@ const BY_HASH = new Set(["eth_getTransactionReceipt", "eth_getTransactionByHash"
 /** Hashes sent through this pool are remembered this long, at most this many (read-your-writes). */
 const SENT_TTL_MS = 10 * 60_000;
 const SENT_MAX = 50_000;
+/** Most calls in one batch of gathered reads (readBatcher.ts): the gateway's own batch limit's default. */
+const READ_BATCH_MAX = 40;
+const MISSING_REPLY = "upstream answer was missing a response";
 
 export interface UpstreamObserver {
   latency(upstream: string, seconds: number): void;
@@ -57,6 +61,8 @@ export interface UpstreamPoolOptions {
   probeIntervalMs: number;
   log: Logger;
   routing?: Partial<RoutingOptions>;
+  /** Single point reads arriving in one event-loop turn go as one batch (readBatcher.ts); default true. */
+  batchReads?: boolean;
 }
 
 export class UpstreamPool {
@@ -68,11 +74,15 @@ export class UpstreamPool {
   private highestBlock = -1;
   /** Transaction hashes sent through this pool, with when (read-your-writes). */
   private readonly sent = new Map<string, number>();
+  private readonly batcher: ReadBatcher | undefined;
+  /** Nodes whose last probe batch was answered with one object: reads are not gathered while any is in the pool. */
+  private readonly refusesBatches = new Set<Upstream>();
 
   constructor(private readonly options: UpstreamPoolOptions) {
     if (options.urls.length === 0) throw new Error("an upstream pool needs at least one URL");
     this.routing = { ...DEFAULT_ROUTING, ...options.routing };
     this.upstreams = options.urls.map((url) => newUpstream(url, this.routing, options.timeoutMs));
+    if (options.batchReads !== false) this.batcher = new ReadBatcher((calls, caller) => this.sendGathered(calls, caller), READ_BATCH_MAX);
   }
 
   /** The chain's identity (its genesis hash), learned at start: an upstream on another genesis is taken out. */
@@ -127,6 +137,29 @@ export class UpstreamPool {
    * is left to finish, as a coalesced read may have other callers waiting on it.
    */
   async callMany(calls: RpcCall[], caller?: AbortSignal): Promise<RpcOutcome[]> {
+    if (calls.length === 1 && this.batcher && this.refusesBatches.size === 0 && BATCHABLE.has(calls[0]!.method))
+      return [await this.batcher.add(calls[0]!, caller)];
+    return this.callNow(calls, caller);
+  }
+
+  /** Gathered reads (readBatcher.ts): a call the node's batch answer left out goes again alone. */
+  private async sendGathered(calls: RpcCall[], caller: AbortSignal | undefined): Promise<RpcOutcome[]> {
+    const outcomes = await this.callNow(calls, caller);
+    if (calls.length === 1) return outcomes;
+    // A node that refuses batches, or one this size, answers one error for the whole: each call then goes alone.
+    return Promise.all(
+      outcomes.map((o, i) =>
+        o.ok || o.error.message !== MISSING_REPLY
+          ? o
+          : this.callNow([calls[i]!]).then(
+              ([alone]) => alone!,
+              (err: unknown): RpcOutcome => ({ ok: false, error: toGatewayError(err) }),
+            ),
+      ),
+    );
+  }
+
+  private async callNow(calls: RpcCall[], caller?: AbortSignal): Promise<RpcOutcome[]> {
     if (calls.length === 0) return [];
     if (this.upstreams.length === 1) return this.callOn(calls, undefined, caller);
     if (calls.every((c) => WRITES.has(c.method))) return this.write(calls);
@@ -233,7 +266,7 @@ export class UpstreamPool {
     for (const reply of replies) if (isReply(reply) && typeof reply.id === "number") byId.set(reply.id, reply);
     return calls.map((_, i) => {
       const reply = byId.get(firstId + i);
-      if (!reply) return { ok: false, error: new GatewayError("internal", "upstream answer was missing a response") };
+      if (!reply) return { ok: false, error: new GatewayError("internal", MISSING_REPLY) };
       if (reply.error) return { ok: false, error: fromUpstreamError(reply.error.code, reply.error.message, reply.error.data) };
       return { ok: true, result: reply.result ?? null };
     });
@@ -375,6 +408,8 @@ export class UpstreamPool {
           // One round trip (upstreamProbe.ts); a node (or proxy) without batch support answers one object:
           // ask one call at a time instead.
           let replies = parseJson(await this.post(u, PROBE_BATCH));
+          if (Array.isArray(replies)) this.refusesBatches.delete(u);
+          else this.refusesBatches.add(u);
           if (!Array.isArray(replies)) replies = await Promise.all(PROBE_CALLS.map(async (c) => parseJson(await this.post(u, JSON.stringify(c)))));
           const reading = readProbe(replies as unknown[], expected, this.genesisHash);
           if (reading.wrongChain) {

@@ -151,6 +151,13 @@ export const configSchema = z.strictObject({
       "true: an upstream read (eth_blockNumber, eth_call, eth_getBalance, …) identical to one already in " +
       "flight waits for that one's answer instead of sending its own; false: every call goes upstream.",
   }),
+  batchUpstreamReads: setting(onOff.default(true), {
+    env: "BATCH_UPSTREAM_READS",
+    doc:
+      "true: single point reads (eth_blockNumber, eth_getBalance, eth_getTransactionReceipt, …) that arrive in " +
+      "the same event-loop turn go to the node as one JSON-RPC batch (a read arriving alone still goes alone, " +
+      "at once); false: one HTTP request per call. Turn off for a node that bills or limits batches.",
+  }),
   upstreamTimeoutMs: setting(positiveInt().default(10_000), { env: "UPSTREAM_TIMEOUT_MS", doc: "Per-request upstream timeout before failing over." }),
   upstreamProbeIntervalMs: setting(positiveInt().default(1_000), { doc: "How often upstream health (and the chain head) is probed." }),
   logLevel: setting(z.enum(["debug", "info", "warn", "error", "silent"], { error: "must be debug, info, warn, error or silent" }).default("info"), {

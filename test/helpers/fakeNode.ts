@@ -7,6 +7,13 @@ import { UpstreamPool, type UpstreamPoolOptions } from "../../src/chain/upstream
 import { createLogger } from "../../src/log/logger.js";
 
 export const FAKE_CHAIN_ID = 20180427;
+const PROBE_METHODS = new Set(["eth_chainId", "eth_getBlockByNumber", "eth_syncing"]);
+
+interface Call {
+  id: number;
+  method: string;
+  params?: unknown[];
+}
 
 export interface FakeNodeOptions {
   chainId: number;
@@ -16,28 +23,38 @@ export interface FakeNodeOptions {
   probeDelayMs?: number;
   /** What eth_syncing answers at first (default false). */
   syncing?: FakeNode["syncing"];
+  /** Answers every batch with one error object, as some providers do. */
+  refuseBatches?: boolean;
 }
 
 export interface FakeNode {
   url: string;
   /** What eth_syncing answers (false: synced). */
   syncing: false | { startingBlock: string; currentBlock: string; highestBlock: string };
+  /** Answers every batch with one error object (as some providers do) while true. */
+  refuseBatches: boolean;
   /** eth_getBalance requests answered, and those whose connection closed before they were. */
   readonly reads: number;
   readonly abandoned: number;
+  /** The methods of each request other than the probes, in arrival order (a batch lists several). */
+  readonly requests: string[][];
   close(): void;
 }
 
 export async function startFakeNode(options: FakeNodeOptions): Promise<FakeNode> {
-  const state = { reads: 0, abandoned: 0 };
+  const state = { reads: 0, abandoned: 0, requests: [] as string[][] };
   const node: FakeNode = {
     url: "",
     syncing: options.syncing ?? false,
+    refuseBatches: options.refuseBatches ?? false,
     get reads() {
       return state.reads;
     },
     get abandoned() {
       return state.abandoned;
+    },
+    get requests() {
+      return state.requests;
     },
     close: () => server.close(),
   };
@@ -54,8 +71,18 @@ export async function startFakeNode(options: FakeNodeOptions): Promise<FakeNode>
   const server = http.createServer(async (req, res) => {
     let text = "";
     for await (const c of req) text += String(c);
-    const body = JSON.parse(text) as { id: number; method: string } | { id: number; method: string }[];
-    const answer = (c: { id: number; method: string }) => ({ jsonrpc: "2.0", id: c.id, result: result(c.method) });
+    const body = JSON.parse(text) as Call | Call[];
+    const calls = Array.isArray(body) ? body : [body];
+    if (!calls.some((c) => PROBE_METHODS.has(c.method))) state.requests.push(calls.map((c) => c.method));
+    if (Array.isArray(body) && node.refuseBatches) {
+      res.setHeader("content-type", "application/json").end('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batches are not supported"}}');
+      return;
+    }
+    // An address ending in dead has no balance to give: a per-call error, beside others' results in a batch.
+    const answer = (c: Call) =>
+      c.method === "eth_getBalance" && String(c.params?.[0]).endsWith("dead")
+        ? { jsonrpc: "2.0", id: c.id, error: { code: -32000, message: "no balance for dead" } }
+        : { jsonrpc: "2.0", id: c.id, result: result(c.method) };
     const isRead = !Array.isArray(body) && body.method === "eth_getBalance";
     const reply = () => {
       if (res.destroyed) return;

@@ -17,11 +17,18 @@ describe("coalescing identical in-flight reads", () => {
   beforeAll(async () => {
     node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
     proxy = await startFaultyUpstream(node.url);
-    on = await startTestGateway({ mutate: (c) => (c.networks[0]!.upstreams = [proxy.url]) });
+    // The proxy counts HTTP requests: reads gathered into one batch (readBatcher.ts) would count as one.
+    on = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [proxy.url];
+        c.batchUpstreamReads = false;
+      },
+    });
     off = await startTestGateway({
       mutate: (c) => {
         c.networks[0]!.upstreams = [proxy.url];
         c.coalesceReads = false;
+        c.batchUpstreamReads = false;
       },
     });
   });
