@@ -1,7 +1,9 @@
 // Small reads that callers send one at a time, gathered while the event loop takes in the requests of one
 // turn and sent to the node as one JSON-RPC batch: under load, one HTTP exchange carries many calls (less
-// client and node work per call); a call that arrives alone still goes alone, with no added wait. Only
-// cheap point reads qualify, so no call waits behind a slow one (an eth_call, eth_getLogs, a full block).
+// client and node work per call). The first read of a turn goes at once, alone: a call that arrives alone
+// waits for nothing, and the node works on it while the gateway reads the rest (a read that later ones
+// join by coalescing is never held back). Only cheap point reads qualify, so no call waits behind a slow
+// one (an eth_call, eth_getLogs, a full block).
 import type { RpcCall, RpcOutcome } from "./upstreamReplies.js";
 
 export const BATCHABLE = new Set([
@@ -42,14 +44,14 @@ export class ReadBatcher {
   ) {}
 
   add(call: RpcCall, caller: AbortSignal | undefined): Promise<RpcOutcome> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ call, caller, resolve, reject });
-      if (this.scheduled) return;
+    if (!this.scheduled) {
       this.scheduled = true;
       // setImmediate runs after the poll phase that delivered this request: every request read in the same
       // turn has been parsed and routed by then.
       setImmediate(() => this.flush());
-    });
+      return this.send([call], caller).then((outcomes) => outcomes[0]!);
+    }
+    return new Promise((resolve, reject) => this.waiting.push({ call, caller, resolve, reject }));
   }
 
   private flush(): void {

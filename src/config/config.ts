@@ -155,8 +155,9 @@ export const configSchema = z.strictObject({
     env: "BATCH_UPSTREAM_READS",
     doc:
       "true: single point reads (eth_blockNumber, eth_getBalance, eth_getTransactionReceipt, …) that arrive in " +
-      "the same event-loop turn go to the node as one JSON-RPC batch (a read arriving alone still goes alone, " +
-      "at once); false: one HTTP request per call. Turn off for a node that bills or limits batches.",
+      "the same event-loop turn go to the node as one JSON-RPC batch (the first of a turn goes at once, alone, " +
+      "so a read arriving alone waits for nothing); false: one HTTP request per call. Turn off for a node " +
+      "that bills or limits batches.",
   }),
   upstreamTimeoutMs: setting(positiveInt().default(10_000), { env: "UPSTREAM_TIMEOUT_MS", doc: "Per-request upstream timeout before failing over." }),
   upstreamProbeIntervalMs: setting(positiveInt().default(1_000), { doc: "How often upstream health (and the chain head) is probed." }),

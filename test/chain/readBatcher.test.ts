@@ -26,11 +26,12 @@ describe("gathering point reads into batches", () => {
     return { pool: p, node: fake };
   }
 
-  it("reads called in one turn go as one batch, each caller getting its own answer", async () => {
+  it("the first read of a turn goes at once; the rest of the turn's reads go as one batch, each caller getting its own answer", async () => {
     const { pool: p, node } = await pool();
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => p.callMany([balance(i + 1)])));
-    expect(answers).toEqual(Array.from({ length: 10 }, () => [{ ok: true, result: "0x7" }]));
-    expect(node.requests).toEqual([Array(10).fill("eth_getBalance")]);
+    expect(answers[0]).toEqual([{ ok: true, raw: '"0x7"', result: "0x7" }]);
+    expect(answers.slice(1)).toEqual(Array.from({ length: 9 }, () => [{ ok: true, result: "0x7" }]));
+    expect(node.requests.map((r) => r.length).sort()).toEqual([1, 9]);
   });
 
   it("a read alone goes alone, as a plain call", async () => {
@@ -41,13 +42,13 @@ describe("gathering point reads into batches", () => {
   });
 
   it("a call's error stays that call's", async () => {
-    const { pool: p } = await pool();
-    const [good, bad] = await Promise.all([
-      p.callMany([balance(1)]),
-      p.callMany([{ method: "eth_getBalance", params: ["0x" + "0".repeat(36) + "dead", "latest"] }]),
-    ]);
-    expect(good).toEqual([{ ok: true, result: "0x7" }]);
+    const { pool: p, node } = await pool();
+    const dead = { method: "eth_getBalance", params: ["0x" + "0".repeat(36) + "dead", "latest"] };
+    const [first, bad, good] = await Promise.all([p.callMany([balance(1)]), p.callMany([dead]), p.callMany([balance(2)])]);
+    expect(node.requests.map((r) => r.length).sort()).toEqual([1, 2]);
+    expect(first).toMatchObject([{ ok: true, result: "0x7" }]);
     expect(bad[0]).toMatchObject({ ok: false, error: { message: "no balance for dead" } });
+    expect(good).toEqual([{ ok: true, result: "0x7" }]);
   });
 
   it("slow methods (eth_call) are never held with others", async () => {
@@ -61,7 +62,7 @@ describe("gathering point reads into batches", () => {
   it("at most 40 calls ride together", async () => {
     const { pool: p, node } = await pool();
     await Promise.all(Array.from({ length: 90 }, (_, i) => p.callMany([balance(i)])));
-    expect(node.requests.map((r) => r.length).sort((a, b) => b - a)).toEqual([40, 40, 10]);
+    expect(node.requests.map((r) => r.length).sort((a, b) => b - a)).toEqual([40, 40, 9, 1]);
   });
 
   it("a node whose probe refused a batch gets no gathered reads", async () => {
@@ -74,17 +75,18 @@ describe("gathering point reads into batches", () => {
   it("a node that starts refusing batches still answers every call, each sent again alone", async () => {
     const { pool: p, node } = await pool();
     node.refuseBatches = true;
-    const answers = await Promise.all(Array.from({ length: 3 }, (_, i) => p.callMany([balance(i)])));
-    expect(answers.map(([a]) => a!.ok && a!.result)).toEqual(["0x7", "0x7", "0x7"]);
-    expect(node.requests).toEqual([["eth_getBalance", "eth_getBalance", "eth_getBalance"], ["eth_getBalance"], ["eth_getBalance"], ["eth_getBalance"]]);
+    const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => p.callMany([balance(i)])));
+    expect(answers.map(([a]) => a!.ok && a!.result)).toEqual(["0x7", "0x7", "0x7", "0x7"]);
+    // The first alone at once, the other three as a batch the node refused, then each of them alone.
+    expect(node.requests.map((r) => r.length).sort()).toEqual([1, 1, 1, 1, 3]);
   });
 
   it("no node answering rejects every gathered call, as it would one sent alone", async () => {
     const { pool: p, node } = await pool();
     node.close();
     p.stop();
-    const results = await Promise.allSettled([p.callMany([balance(1)]), p.callMany([balance(2)])]);
-    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    const results = await Promise.allSettled([p.callMany([balance(1)]), p.callMany([balance(2)]), p.callMany([balance(3)])]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
     expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ kind: "upstream_unavailable" });
   });
 
