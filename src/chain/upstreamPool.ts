@@ -3,7 +3,8 @@
 // Which node is best is upstreamRouting.ts's (#33: lag, score, circuit, hedge delay); this file acts on it: a
 // read not answered by its node's recent p90 is also sent to the next node (hedged: first answer wins); writes
 // go to every usable node at once; eth_blockNumber never goes backwards; a null receipt or transaction for a
-// hash sent through this pool is asked of the other nodes too (read-your-writes). Policy lives in front of it.
+// hash sent through this pool is asked of the other nodes too (read-your-writes); single point reads that
+// arrive together ride as one batch (readBatcher.ts). Policy lives in front of it.
 import { BATCHABLE, ReadBatcher } from "./readBatcher.js";
 import { UpstreamHttpError } from "./upstreamHttp.js";
 import { PROBE_BATCH, PROBE_CALLS, readProbe } from "./upstreamProbe.js";
@@ -43,6 +44,7 @@ const SENT_TTL_MS = 10 * 60_000;
 const SENT_MAX = 50_000;
 /** Most calls in one batch of gathered reads (readBatcher.ts): the gateway's own batch limit's default. */
 const READ_BATCH_MAX = 40;
+/** A call the node's answer left out (a batch answered with one error object): gathered reads go again alone. */
 const MISSING_REPLY = "upstream answer was missing a response";
 
 export interface UpstreamObserver {
@@ -134,7 +136,8 @@ export class UpstreamPool {
   /**
    * Several calls as one upstream batch (one round trip); outcomes in call order. `caller` is aborted when the
    * caller gives up (its deadline, a disconnect): no failover or hedge starts after that. The request in flight
-   * is left to finish, as a coalesced read may have other callers waiting on it.
+   * is left to finish, as a coalesced read may have other callers waiting on it. A single point read may ride
+   * with others of its event-loop turn (readBatcher.ts); it then goes on for whoever still waits.
    */
   async callMany(calls: RpcCall[], caller?: AbortSignal): Promise<RpcOutcome[]> {
     if (calls.length === 1 && this.batcher && this.refusesBatches.size === 0 && BATCHABLE.has(calls[0]!.method))
@@ -409,8 +412,10 @@ export class UpstreamPool {
           // ask one call at a time instead.
           let replies = parseJson(await this.post(u, PROBE_BATCH));
           if (Array.isArray(replies)) this.refusesBatches.delete(u);
-          else this.refusesBatches.add(u);
-          if (!Array.isArray(replies)) replies = await Promise.all(PROBE_CALLS.map(async (c) => parseJson(await this.post(u, JSON.stringify(c)))));
+          else {
+            this.refusesBatches.add(u);
+            replies = await Promise.all(PROBE_CALLS.map(async (c) => parseJson(await this.post(u, JSON.stringify(c)))));
+          }
           const reading = readProbe(replies as unknown[], expected, this.genesisHash);
           if (reading.wrongChain) {
             if (!u.wrongChain) this.options.log.error("upstream is on another chain: taken out of service", { upstream: u.label, error: reading.wrongChain });
