@@ -221,18 +221,24 @@ export class Sequencer {
   }
 
   /**
-   * Commits on the next turn of the event loop rather than at once: submissions whose estimates arrived in
+   * Commits on a later turn of the event loop rather than at once: submissions whose estimates arrived in
    * the same I/O poll then share one group commit (the embedded store answers synchronously, so committing at once made
    * every batch a batch of one: the bench measured ~6 journal statements per write instead of a few per batch).
+   * Two immediates, not one: undici writes a request on a kept-alive connection only from an immediate of its
+   * own (it first lets the poll see anything the node sent unasked, GHSA-35p6-xmwp-9g52), and immediates run in
+   * the order queued. A commit queued first, signing up to a few hundred transactions, held back every request
+   * started in the same turn, among them the lane's next broadcast; flow control then let fewer writes in.
    */
   private scheduleCommit(lane: NonceLane): void {
     this.lanesWaiting.add(lane);
     if (this.commitScheduled || this.committing) return;
     this.commitScheduled = true;
-    setImmediate(() => {
-      this.commitScheduled = false;
-      void this.commitWaiting();
-    });
+    setImmediate(() =>
+      setImmediate(() => {
+        this.commitScheduled = false;
+        void this.commitWaiting();
+      }),
+    );
   }
 
   /**
