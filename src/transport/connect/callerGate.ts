@@ -8,6 +8,7 @@ import { GatewayError } from "../../errors.js";
 import { callerKey } from "../../handlers/context.js";
 import type { MaybePromise } from "../../maybePromise.js";
 import { asConnectError } from "./errorMap.js";
+import { recodeParseErrors } from "./parseErrors.js";
 
 function identify(ctx: HandlerContext): void {
   const header = ctx.requestHeader.get("authorization");
@@ -21,9 +22,13 @@ function identify(ctx: HandlerContext): void {
   ctx.values.set(callerKey, { ...ctx.values.get(callerKey), apiKey, idempotencyKey });
 }
 
-/** Connect's requestGate: the caller from the headers, then `admit` (the guard's admissionGate). */
+/**
+ * Connect's requestGate: the caller from the headers, then `admit` (the guard's admissionGate). The gate is
+ * the one hook that sees each call's context before its body is parsed, so parse errors are re-coded from here.
+ */
 export function callerGate(admit: (ctx: HandlerContext) => MaybePromise<void>): (ctx: HandlerContext) => Promise<void> {
   return async (ctx) => {
+    recodeParseErrors(ctx);
     try {
       identify(ctx);
       await admit(ctx);
