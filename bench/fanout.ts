@@ -1,12 +1,17 @@
 // Fan-out of live heads (#32): N WebSocket subscribers to newHeads on one server. For each block, the
-// spread from the first subscriber receiving it to the last one (the server's fan-out; the subscribers live
-// in this one process, so their own reading is in the figure too), p50/p99 over the blocks seen; and the
-// server's RSS per idle subscriber. Run against the gateway and against anvil's own WebSocket, side by side.
+// spread from the first subscriber receiving it to the last one (the server's fan-out), p50/p99 over the
+// blocks seen; and the server's RSS per idle subscriber. Run against the gateway and against anvil's own
+// WebSocket, side by side, with two kinds of subscriber: `ws` clients in this one process (their own reading
+// is in the figure too), and bench/wsSubscribers.c's, read in one C epoll loop (close to the server alone).
+import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import WebSocket from "ws";
 
 export interface FanoutRow {
   target: string;
+  /** Who the subscribers are: "Node.js (ws)" or "C (epoll)". */
+  client: string;
   subscribers: number;
   blocks: number;
   p50Ms: number;
@@ -65,10 +70,49 @@ export async function fanout(target: string, wsUrl: string, serverPid: number, s
   await new Promise((r) => setTimeout(r, 500));
   return {
     target,
+    client: "Node.js (ws)",
     subscribers: subscribed,
     blocks: spreads.length,
     p50Ms: spreads.length ? Math.round(percentile(spreads, 50) * 10) / 10 : Number.NaN,
     p99Ms: spreads.length ? Math.round(percentile(spreads, 99) * 10) / 10 : Number.NaN,
     rssPerSubscriber: Math.round((rssAfter - rssBefore) / Math.max(1, subscribed)),
+  };
+}
+
+/** bench/wsSubscribers.c compiled with the system's C compiler, or undefined where there is none. */
+export function buildWsSubscribers(dir: string): string | undefined {
+  const binary = join(dir, "wsSubscribers");
+  try {
+    execFileSync("cc", ["-O2", "-o", binary, "bench/wsSubscribers.c"], { stdio: "ignore" });
+    return binary;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The same measure with bench/wsSubscribers.c's subscribers. */
+export async function fanoutFromC(binary: string, target: string, wsUrl: string, serverPid: number, subscribers: number, seconds: number): Promise<FanoutRow> {
+  const url = new URL(wsUrl);
+  const rssBefore = rssBytes(serverPid);
+  const child = spawn(binary, [String(subscribers), url.port, url.pathname, String(seconds)], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  let rssAfter = rssBefore;
+  child.stdout.on("data", (d: Buffer) => {
+    out += d;
+    if (rssAfter === rssBefore && out.startsWith("ready")) rssAfter = rssBytes(serverPid);
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  await new Promise((r) => setTimeout(r, 500));
+  const line = out.split("\n").find((l) => l.startsWith("{"));
+  if (code !== 0 || !line) throw new Error(`wsSubscribers against ${target} exited ${code}`);
+  const r = JSON.parse(line) as { blocks: number; spreadP50: number; spreadP99: number };
+  return {
+    target,
+    client: "C (epoll)",
+    subscribers,
+    blocks: r.blocks,
+    p50Ms: r.spreadP50,
+    p99Ms: r.spreadP99,
+    rssPerSubscriber: Math.round((rssAfter - rssBefore) / subscribers),
   };
 }
