@@ -16,8 +16,8 @@ export interface FanoutRow {
   blocks: number;
   p50Ms: number;
   p99Ms: number;
-  /** Bytes of server RSS per connected, subscribed socket. */
-  rssPerSubscriber: number;
+  /** Bytes of server RSS per connected, subscribed socket (the ws rows only: see fanoutFromC). */
+  rssPerSubscriber: number | undefined;
 }
 
 const rssBytes = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
@@ -90,17 +90,15 @@ export function buildWsSubscribers(dir: string): string | undefined {
   }
 }
 
-/** The same measure with bench/wsSubscribers.c's subscribers. */
-export async function fanoutFromC(binary: string, target: string, wsUrl: string, serverPid: number, subscribers: number, seconds: number): Promise<FanoutRow> {
+/**
+ * The same spread with bench/wsSubscribers.c's subscribers. No RSS figure: these run after the ws rows on the
+ * same server, whose heap already grew for as many sockets and is reused.
+ */
+export async function fanoutFromC(binary: string, target: string, wsUrl: string, subscribers: number, seconds: number): Promise<FanoutRow> {
   const url = new URL(wsUrl);
-  const rssBefore = rssBytes(serverPid);
   const child = spawn(binary, [String(subscribers), url.port, url.pathname, String(seconds)], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
-  let rssAfter = rssBefore;
-  child.stdout.on("data", (d: Buffer) => {
-    out += d;
-    if (rssAfter === rssBefore && out.startsWith("ready")) rssAfter = rssBytes(serverPid);
-  });
+  child.stdout.on("data", (d: Buffer) => void (out += d));
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
   await new Promise((r) => setTimeout(r, 500));
   const line = out.split("\n").find((l) => l.startsWith("{"));
@@ -113,6 +111,6 @@ export async function fanoutFromC(binary: string, target: string, wsUrl: string,
     blocks: r.blocks,
     p50Ms: r.spreadP50,
     p99Ms: r.spreadP99,
-    rssPerSubscriber: Math.round((rssAfter - rssBefore) / subscribers),
+    rssPerSubscriber: undefined,
   };
 }
