@@ -19,24 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cbench.h"
+
 enum { MESSAGE = 800, MAX_ROUNDS = 256, MAX_THREADS = 16 };
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);  // one clock for both processes
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double percentile(double *xs, int n, int p) {
-  qsort(xs, n, sizeof(double), by_value);
-  int i = p * n / 100;
-  return xs[i < n ? i : n - 1];
-}
 
 struct share {
   const int *fds;

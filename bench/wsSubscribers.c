@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cbench.h"
+
 enum { BUF = 8192, TABLE = 4096, WARM_UP_MS = 1000 };
 
 struct conn {
@@ -33,23 +35,6 @@ struct block {
 
 static struct block table[TABLE];
 static const unsigned char MASK[4] = {0x12, 0x34, 0x56, 0x78};
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double percentile(double *xs, int n, int p) {
-  qsort(xs, n, sizeof(double), by_value);
-  int i = p * n / 100;
-  return xs[i < n ? i : n - 1];
-}
 
 /** A client frame (always masked): opcode and payload of at most 125 bytes. */
 static void send_frame(int fd, int opcode, const unsigned char *payload, int len) {
