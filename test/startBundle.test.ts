@@ -1,6 +1,6 @@
 // `npm start` runs the esbuild bundle (`npm run build` → dist/main.mjs): it must do what the source does,
 // including the parts that load files next to it at run time (the solc worker for deploys).
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,4 +34,32 @@ describe("the npm start bundle", () => {
     expect(deploy.status).toBe(200);
     expect((deploy.json as { contractAddress: string }).contractAddress).toMatch(/^0x[0-9a-fA-F]{40}$/);
   }, 60_000);
+
+  it("npm start itself runs on Node 24 and logs the version at start (#30)", async () => {
+    // Its own process group, so that npm, its shell and the gateway stop together.
+    const child = spawn("npm", ["start", "--silent"], {
+      env: {
+        ...process.env,
+        NETWORKS: "testnet",
+        TESTNET_PORT: "0",
+        LOG_LEVEL: "info",
+        EMBEDDED_STATE: "false",
+        DATA_DIR: mkdtempSync(join(tmpdir(), "gw-npm-start-")),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => void (out += d));
+    child.stderr!.on("data", (d: Buffer) => void (out += d));
+    const exited = new Promise((r) => child.once("exit", r));
+    try {
+      for (let i = 0; i < 600 && !/testnet \(chain id \d+\): http/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toMatch(/testnet \(chain id \d+\): http/);
+      expect(out).toMatch(/"node":"v24\.\d+\.\d+"/);
+    } finally {
+      process.kill(-child.pid!, "SIGTERM");
+      await exited;
+    }
+  }, 90_000);
 });
