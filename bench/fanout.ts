@@ -20,7 +20,20 @@ export interface FanoutRow {
   rssPerSubscriber: number | undefined;
 }
 
-const rssBytes = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
+const ownRss = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
+/** The server's RSS: its own and its fan-out shards' (the gateway's child processes that hold sockets). */
+function rssBytes(pid: number): number {
+  let shards: number[] = [];
+  try {
+    shards = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l.includes("wsShard"))
+      .map((l) => Number.parseInt(l, 10));
+  } catch {
+    // ps exits 1 when the server has no children
+  }
+  return ownRss(pid) + shards.reduce((sum, p) => sum + ownRss(p), 0);
+}
 const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 export async function fanout(target: string, wsUrl: string, serverPid: number, subscribers: number, seconds: number): Promise<FanoutRow> {

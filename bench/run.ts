@@ -4,7 +4,7 @@
 import { spawn, execFile, execFileSync, type ChildProcess } from "node:child_process";
 import { promisify } from "node:util";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { JsonRpcProvider, HDNodeWallet, Mnemonic } from "ethers";
@@ -861,17 +861,27 @@ async function main(): Promise<void> {
     if (only("fanout")) {
       lines.push("## 7. Live heads fan-out: N WebSocket subscribers to newHeads", "");
       // A gateway of its own in front of the same anvil; anvil serves WebSocket on its HTTP port.
+      // The default (fan-out shards: the cores less one, past 1,000 sockets in process), and beside it one
+      // with every socket in the gateway's own process.
       const fanGw = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-fanout-")), { WS_MAX_SOCKETS_PER_CALLER: "100000" });
-      procs.push(fanGw.proc);
+      const oneProcessGw = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-fanout1-")), {
+        WS_MAX_SOCKETS_PER_CALLER: "100000",
+        WS_SHARDS: "0",
+      });
+      procs.push(fanGw.proc, oneProcessGw.proc);
       const rows: FanoutRow[] = [];
       const cSubscribers = buildWsSubscribers(scratch);
       const gwWs = fanGw.url.replace("http://", "ws://");
+      const oneProcessWs = oneProcessGw.url.replace("http://", "ws://");
       const anvilWs = node.url.replace("http://", "ws://");
+      const shardCount = Math.min(8, availableParallelism() - 1);
+      const shards = shardCount > 0 ? `gateway (${shardCount} shard${shardCount > 1 ? "s" : ""})` : "gateway";
       for (const n of [1_000, 10_000]) {
-        rows.push(await fanout("gateway", gwWs, fanGw.proc.pid!, n, 8));
+        rows.push(await fanout(shards, gwWs, fanGw.proc.pid!, n, 8));
         rows.push(await fanout("anvil direct", anvilWs, anvilPid, n, 8));
         if (cSubscribers) {
-          rows.push(await fanoutFromC(cSubscribers, "gateway", gwWs, n, 8));
+          rows.push(await fanoutFromC(cSubscribers, shards, gwWs, n, 8));
+          rows.push(await fanoutFromC(cSubscribers, "gateway, WS_SHARDS=0", oneProcessWs, n, 8));
           rows.push(await fanoutFromC(cSubscribers, "anvil direct", anvilWs, n, 8));
         }
       }
@@ -904,10 +914,10 @@ async function main(): Promise<void> {
         );
       } else lines.push("(No C compiler: the floor rows of bench/fanoutFloor.c were left out.)", "");
       const tenK =
-        rows.find((r) => r.target === "gateway" && r.subscribers === 10_000 && r.client === "C (epoll)") ??
-        rows.find((r) => r.target === "gateway" && r.subscribers === 10_000);
+        rows.find((r) => r.target === shards && r.subscribers === 10_000 && r.client === "C (epoll)") ??
+        rows.find((r) => r.target === shards && r.subscribers === 10_000);
       if (tenK) {
-        const inNode = rows.find((r) => r.target === "gateway" && r.subscribers === 10_000 && r.client === "Node.js (ws)");
+        const inNode = rows.find((r) => r.target === shards && r.subscribers === 10_000 && r.client === "Node.js (ws)");
         const also = inNode && inNode !== tenK ? ` (subscribers in C; in Node.js ${inNode.p99Ms} ms)` : "";
         target("fan-out p99 at 10,000 subscribers", "< 100 ms", `${tenK.p99Ms} ms${also}`, tenK.p99Ms < 100);
         const rss = inNode?.rssPerSubscriber;

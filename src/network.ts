@@ -1,4 +1,5 @@
 // One network's runtime: its upstreams (or embedded anvil), its cores, and its server on its own port.
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { GatewayConfig, NetworkConfig } from "./config/config.js";
@@ -50,8 +51,9 @@ import type { Metrics } from "./metrics/metrics.js";
 import type { HDNodeWallet } from "ethers";
 import { HeadFeed } from "./live/headFeed.js";
 import { upstreamHeads } from "./live/upstreamHeads.js";
-import { SubscriptionHub } from "./live/subscriptions.js";
+import { type HubObserver, SubscriptionHub } from "./live/subscriptions.js";
 import { webSocketEndpoint } from "./transport/websocket/webSocketEndpoint.js";
+import { shardHost } from "./transport/websocket/shardHost.js";
 
 export interface RunningNetwork {
   config: NetworkConfig;
@@ -66,6 +68,8 @@ export interface RunningNetwork {
   sequencer: Sequencer;
   /** Live subscriptions (WebSocket, Connect streams), on the network's one head feed. */
   hub: SubscriptionHub;
+  /** The one follower of the chain behind every subscription (polls only while someone listens). */
+  feed: HeadFeed;
   close(): Promise<void>;
 }
 
@@ -224,10 +228,11 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         ? { wakeups: upstreamHeads(headsWs, (err) => log.debug("the node's heads WebSocket failed; polling meanwhile", { error: err.message })) }
         : {}),
     });
-    const hub = new SubscriptionHub(feed, {
+    const hubObserver: HubObserver = {
       subscriptions: (kind, delta) => m.subscriptions.inc({ network: net.name, kind }, delta),
       notified: (kind, n) => n > 0 && m.notifications.inc({ network: net.name, kind }, n),
-    });
+    };
+    const hub = new SubscriptionHub(feed, hubObserver);
     // One policy for every transport (policy/operations.ts), applied around the handlers by the guard; the
     // REST, JSON-RPC and WebSocket adapters call the same guarded handlers in process.
     const policy = new Policy({ network: net.name, authenticate: deps.authenticate, limits, idempotency: deps.idempotency });
@@ -238,12 +243,24 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       zkt: guard(ZktService, zktHandlers(zkt, hub), policy),
       admitReflection: admitEach(policy, "ServerReflection.ServerReflectionInfo"),
     };
+    const socketLimits = { ...gw.websocket, maxPayloadBytes: gw.bodyLimitBytes };
+    const shardCount = gw.websocket.shards ?? Math.max(0, Math.min(8, availableParallelism() - 1));
     const sockets = webSocketEndpoint({
       rpc: handlers.rpc,
       hub,
       policy,
       maxBatchSize: gw.maxBatchSize,
-      limits: { ...gw.websocket, maxPayloadBytes: gw.bodyLimitBytes },
+      limits: socketLimits,
+      shards:
+        shardCount > 0
+          ? {
+              socketsInProcess: gw.websocket.socketsInProcess,
+              hosts: (events) =>
+                Array.from({ length: shardCount }, () =>
+                  shardHost({ settings: { limits: socketLimits, logLevel: gw.logLevel, network: net.name }, feed, observer: hubObserver, log }, events),
+                ),
+            }
+          : undefined,
       trustedProxies: trusted,
       log,
       observer: {
@@ -313,6 +330,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       pool,
       sequencer,
       hub,
+      feed,
       async close() {
         // Readiness goes false first, so balancers stop sending; then in-flight broadcasts finish.
         draining = true;

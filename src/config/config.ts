@@ -254,6 +254,18 @@ export const configSchema = z.strictObject({
         env: "WS_IDLE_TIMEOUT_MS",
         doc: "A socket with no subscription and no message for this long is closed (1000).",
       }),
+      shards: setting(z.number().int().min(0).max(64).optional(), {
+        env: "WS_SHARDS",
+        doc:
+          "Fan-out shards: child processes that take WebSockets past the first socketsInProcess, so a head is " +
+          "written to many sockets on several cores. Default: the machine's cores less one, at most 8; 0 keeps every socket here.",
+      }),
+      socketsInProcess: setting(z.number().int().min(0).default(1_000), {
+        env: "WS_SOCKETS_IN_PROCESS",
+        doc:
+          "WebSockets the gateway's own process holds before it places new ones on the least loaded of itself and its " +
+          "shards; 0 puts every socket on a shard.",
+      }),
       headPollMs: setting(positiveInt().optional(), {
         env: "HEAD_POLL_MS",
         doc:

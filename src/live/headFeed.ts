@@ -35,6 +35,11 @@ export interface FeedListener {
   readonly wantsLogs?: boolean;
   /** Follow the node's pending transactions while this listener is there. */
   readonly wantsPending?: boolean;
+  /**
+   * Hands blocks on to another process (a fan-out shard): told before the listeners that write here, so the
+   * other process writes its sockets while this one writes its own.
+   */
+  readonly relay?: boolean;
   block?(block: FeedBlock): void;
   /** A block a reorg dropped, newest first, before the new branch's blocks. */
   removed?(block: FeedBlock): void;
@@ -65,7 +70,7 @@ const hexNumber = (v: JsonValue): number => {
 };
 
 export class HeadFeed {
-  private readonly listeners = new Set<FeedListener>();
+  private listeners = new Set<FeedListener>();
   /** Delivered blocks, oldest first, contiguous by number. */
   private window: FeedBlock[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -95,7 +100,8 @@ export class HeadFeed {
   }
 
   add(listener: FeedListener): void {
-    this.listeners.add(listener);
+    // Relays first (the set keeps insertion order); a relay is added when a shard starts to want blocks.
+    this.listeners = listener.relay ? new Set([listener, ...this.listeners]) : this.listeners.add(listener);
     if (this.listeners.size !== 1) return;
     this.schedule(0);
     this.options.wakeups?.start(

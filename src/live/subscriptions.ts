@@ -3,7 +3,7 @@
 // around the block's or log's JSON, serialised once per block, whatever the number of subscribers.
 import { randomBytes } from "node:crypto";
 import { GatewayError, type JsonValue } from "../errors.js";
-import type { FeedBlock, FeedListener, FeedLog, HeadFeed } from "./headFeed.js";
+import type { FeedBlock, FeedListener, FeedLog } from "./headFeed.js";
 
 export type SubscriptionKind = "newHeads" | "logs" | "newPendingTransactions";
 
@@ -71,10 +71,19 @@ interface Subscription {
   held: string[] | undefined;
 }
 
+/** A subscription id as geth makes them: 16 random bytes, hex. */
+export const newSubscriptionId = (): string => `0x${randomBytes(16).toString("hex")}`;
+
 /** The fixed parts of a notification; the subscription id and the result go between them. */
 const HEAD = '{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"';
 const MID = '","result":';
 const TAIL = "}}";
+
+/** Where a hub's blocks come from: the network's HeadFeed, or in a fan-out shard the parent's relay of it. */
+export interface FeedSource {
+  add(listener: FeedListener): void;
+  remove(listener: FeedListener): void;
+}
 
 export interface HubObserver {
   subscriptions(kind: SubscriptionKind, delta: number): void;
@@ -89,7 +98,7 @@ export class SubscriptionHub {
   private listening = false;
 
   constructor(
-    private readonly feed: HeadFeed,
+    private readonly feed: FeedSource,
     private readonly observer?: HubObserver,
   ) {
     const hub = this;
@@ -108,10 +117,15 @@ export class SubscriptionHub {
 
   /**
    * A new subscription; its notifications are held until `release(id)` (call it once the subscribe answer is
-   * sent). Returns the id geth would: 16 random bytes, hex.
+   * sent). Returns its id (`id` when given: a WebSocket's are chosen where its policy runs).
    */
-  subscribe(kind: SubscriptionKind, filter: LogFilter, sink: NotificationSink, format: "notification" | "result" = "notification"): string {
-    const id = `0x${randomBytes(16).toString("hex")}`;
+  subscribe(
+    kind: SubscriptionKind,
+    filter: LogFilter,
+    sink: NotificationSink,
+    format: "notification" | "result" = "notification",
+    id = newSubscriptionId(),
+  ): string {
     const sub: Subscription = { id, kind, format, filter, sink, held: [] };
     this.subs.set(id, sub);
     this.byKind[kind].add(sub);

@@ -63,7 +63,25 @@ const until = async (check: () => boolean, ms = 10_000): Promise<void> => {
   }
 };
 
-describe("JSON-RPC over WebSocket", () => {
+/** Live subscriptions the gateway holds, wherever their sockets are (its gauge). */
+async function liveSubscriptions(http: string): Promise<number> {
+  const text = await (await fetch(`${http}/metrics`)).text();
+  return [...text.matchAll(/^gateway_subscriptions\{[^}]*network="testnet"[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+}
+
+/** Every test runs with the sockets in the gateway's process, and again with all of them on fan-out shards. */
+const untilAsync = async (check: () => Promise<boolean>, ms = 10_000): Promise<void> => {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe.each([
+  { where: "in the gateway's process", shards: 0, socketsInProcess: 1_000 },
+  { where: "on fan-out shards", shards: 2, socketsInProcess: 0 },
+])("JSON-RPC over WebSocket, sockets $where", ({ shards, socketsInProcess }) => {
   let gw: Gateway;
   let http: string;
   let wsUrl: string;
@@ -75,6 +93,8 @@ describe("JSON-RPC over WebSocket", () => {
         c.websocket.maxSubscriptionsPerSocket = 3;
         c.websocket.maxSocketsPerCaller = 4;
         c.websocket.maxBufferedBytes = 1024 * 1024;
+        c.websocket.shards = shards;
+        c.websocket.socketsInProcess = socketsInProcess;
         c.rateLimit.requestsPerWindow = 1_000_000;
       },
     });
@@ -126,7 +146,7 @@ describe("JSON-RPC over WebSocket", () => {
     const ethersLogs: unknown[][] = [];
     await new Contract(token, ERC20, provider).on("Transfer", (...args: unknown[]) => void ethersLogs.push(args));
     // Both subscriptions are live once the gateway holds them.
-    await until(() => gw.network("testnet").hub.size >= 3);
+    await untilAsync(async () => (await liveSubscriptions(http)) >= 3);
     const to = Wallet.createRandom().address;
     await transfer(to);
     await until(() => viemLogs.length > 0 && ethersLogs.length > 0 && blocks.length >= 3);
@@ -282,7 +302,7 @@ describe("JSON-RPC over WebSocket", () => {
   });
 
   it("nothing is polled while nobody subscribes", async () => {
-    await until(() => gw.network("testnet").hub.size === 0);
-    expect(gw.network("testnet").hub.size).toBe(0);
+    await until(() => gw.network("testnet").feed.listenerCount === 0);
+    expect(await liveSubscriptions(http)).toBe(0);
   });
 });

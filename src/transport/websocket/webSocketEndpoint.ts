@@ -7,7 +7,6 @@
 // keepalive and an idle timeout; shutdown closes every socket with 1001.
 import type http from "node:http";
 import type { Duplex } from "node:stream";
-import { type WebSocket, WebSocketServer } from "ws";
 import { GatewayError, type JsonValue, toGatewayError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import type { ServiceImpl } from "@connectrpc/connect";
@@ -15,24 +14,16 @@ import type { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import type { RpcOutcome } from "../../chain/upstreamReplies.js";
 import type { CallContext, CoreCall } from "../../rpc/rpcCore.js";
 import type { Caller, Policy } from "../../policy/policy.js";
-import { parseLogFilter, type SubscriptionHub, type SubscriptionKind } from "../../live/subscriptions.js";
+import { newSubscriptionId, parseLogFilter, type SubscriptionHub, type SubscriptionKind } from "../../live/subscriptions.js";
 import { handleJsonRpc, type Handled, type ItemOutcome, type JsonRpcHandlers } from "../jsonrpc/handleJsonRpc.js";
 import { jsonRpcViaHandlers } from "../jsonrpc/viaHandlers.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "../jsonrpc/errorMap.js";
 import { clientIp } from "../http/clientIp.js";
-import { writeTextFrame } from "./textFrame.js";
+import { createSocketHost, type SocketEvents, type SocketHost, type SocketLimits } from "./socketHost.js";
 
-export interface WebSocketLimits {
+export interface WebSocketLimits extends SocketLimits {
   maxSocketsPerCaller: number;
   maxSubscriptionsPerSocket: number;
-  /** Unsent bytes a socket may hold; past it the consumer is too slow and is closed (1008). */
-  maxBufferedBytes: number;
-  /** A ping this often; a socket that did not answer the previous one is dropped. */
-  pingIntervalMs: number;
-  /** A socket with no subscription and no message for this long is closed (1000). */
-  idleTimeoutMs: number;
-  /** Largest frame (message) accepted; a bigger one closes the socket (1009). */
-  maxPayloadBytes: number;
 }
 
 export interface WebSocketObserver {
@@ -50,6 +41,11 @@ export interface WebSocketEndpointOptions {
   trustedProxies: ReadonlySet<string>;
   log: Logger;
   observer?: WebSocketObserver;
+  /**
+   * Fan-out shards: processes that own sockets past the first `socketsInProcess` (shardHost.ts), so one
+   * head is written to many sockets on several cores. Absent: every socket stays in this process.
+   */
+  shards?: { hosts: (events: SocketEvents) => SocketHost[]; socketsInProcess: number };
 }
 
 export interface WebSocketEndpoint {
@@ -85,92 +81,123 @@ function refuse(socket: Duplex, status: number, err: GatewayError): void {
   );
 }
 
+/** One socket's policy side: who it is, where its socket is, and which subscriptions it holds there. */
+interface Session {
+  sid: number;
+  host: SocketHost;
+  caller: Caller;
+  who: string;
+  opened: boolean;
+  handlers: JsonRpcHandlers;
+  subscriptions: Set<string>;
+  /** Subscriptions started by the message being answered: their notifications wait for that answer. */
+  released: string[];
+}
+
 export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketEndpoint {
-  const { limits, hub, policy, log } = options;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: true });
-  /** Open sockets per caller (the key as presented, else the IP). */
+  const { limits, policy } = options;
+  /** Open sockets per caller (the key as presented, else the IP), handshakes under way included. */
   const perCaller = new Map<string, number>();
+  const sessions = new Map<number, Session>();
+  let nextSid = 1;
   let closing = false;
 
-  /** `socket` is the upgraded connection under `ws`: text messages are written to it as whole frames (writeTextFrame). */
-  const session = (ws: WebSocket, socket: Duplex, caller: Caller, who: string): void => {
-    options.observer?.sockets(1);
-    const subscriptions = new Set<string>();
-    let answeredPing = true;
-    let lastActivity = Date.now();
-    let slow = false;
+  const events: SocketEvents = {
+    opened(sid) {
+      const s = sessions.get(sid);
+      if (!s) return;
+      s.opened = true;
+      options.observer?.sockets(1);
+    },
+    message: (sid, text) => {
+      const s = sessions.get(sid);
+      if (s) onMessage(s, text);
+    },
+    closed(sid) {
+      const s = sessions.get(sid);
+      if (!s) return;
+      sessions.delete(sid);
+      const n = (perCaller.get(s.who) ?? 1) - 1;
+      if (n <= 0) perCaller.delete(s.who);
+      else perCaller.set(s.who, n);
+      // A socket whose handshake failed was never counted open.
+      if (s.opened) options.observer?.sockets(-1);
+    },
+    slowConsumerClosed: () => options.observer?.slowConsumerClosed(),
+  };
+  const local = createSocketHost(options.hub, limits, events, options.log);
+  const shards = options.shards?.hosts(events) ?? [];
+  /**
+   * This process until it holds `socketsInProcess`, then whichever host holds fewest, this process among them
+   * (with 0 this process holds none: every socket is on a shard).
+   */
+  const inProcess = options.shards?.socketsInProcess ?? 0;
+  const place = (): SocketHost => {
+    if (shards.length === 0 || local.load < inProcess) return local;
+    let best: SocketHost = inProcess > 0 ? local : shards[0]!;
+    for (const h of shards) if (h.load < best.load) best = h;
+    return best;
+  };
 
-    const send = (text: string): void => {
-      if (slow || ws.readyState !== ws.OPEN) return;
-      if (ws.bufferedAmount > limits.maxBufferedBytes) {
-        // Never unbounded memory: a consumer that does not read is told why and let go.
-        slow = true;
-        options.observer?.slowConsumerClosed();
-        ws.close(1008, `slow consumer: more than ${limits.maxBufferedBytes} bytes unsent`);
-        setTimeout(() => ws.terminate(), 5_000).unref();
-        return;
-      }
-      // In order with ws's own frames (pings, the close): with compression off, ws writes each at once too.
-      writeTextFrame(socket, text);
-    };
+  const subscribe = (s: Session, ctx: CallContext, params: JsonValue[]): string => {
+    const kind = params[0];
+    if (typeof kind !== "string" || !KINDS.has(kind)) {
+      throw new GatewayError(
+        "invalid_params",
+        `Invalid params: unsupported subscription type ${JSON.stringify(kind)} (newHeads, logs, newPendingTransactions)`,
+      );
+    }
+    if (kind === "newPendingTransactions" && ctx.access.kind === "public") {
+      throw new GatewayError("unauthorized", "newPendingTransactions needs an API key: subscribe on /zgt/<API_KEY>");
+    }
+    if (kind !== "logs" && params.length > 1 && params[1] !== null && kind !== "newHeads")
+      throw new GatewayError("invalid_params", `Invalid params: ${kind} takes no filter`);
+    const filter = kind === "logs" ? parseLogFilter(params[1]) : {};
+    if (s.subscriptions.size >= limits.maxSubscriptionsPerSocket) {
+      throw new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSubscriptionsPerSocket} subscriptions per socket`);
+    }
+    const id = newSubscriptionId();
+    s.subscriptions.add(id);
+    s.released.push(id);
+    s.host.subscribe(s.sid, id, kind as SubscriptionKind, filter);
+    return id;
+  };
 
-    const subscribe = (ctx: CallContext, params: JsonValue[]): string => {
-      const kind = params[0];
-      if (typeof kind !== "string" || !KINDS.has(kind)) {
-        throw new GatewayError(
-          "invalid_params",
-          `Invalid params: unsupported subscription type ${JSON.stringify(kind)} (newHeads, logs, newPendingTransactions)`,
-        );
-      }
-      if (kind === "newPendingTransactions" && ctx.access.kind === "public") {
-        throw new GatewayError("unauthorized", "newPendingTransactions needs an API key: subscribe on /zgt/<API_KEY>");
-      }
-      if (kind !== "logs" && params.length > 1 && params[1] !== null && kind !== "newHeads")
-        throw new GatewayError("invalid_params", `Invalid params: ${kind} takes no filter`);
-      const filter = kind === "logs" ? parseLogFilter(params[1]) : {};
-      if (subscriptions.size >= limits.maxSubscriptionsPerSocket) {
-        throw new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSubscriptionsPerSocket} subscriptions per socket`);
-      }
-      const id = hub.subscribe(kind as SubscriptionKind, filter, send);
-      subscriptions.add(id);
-      return id;
-    };
+  /** eth_subscribe/eth_unsubscribe, answered by the endpoint: a subscription belongs to its socket. */
+  const answerHere = (s: Session, ctx: CallContext, call: CoreCall): RpcOutcome => {
+    try {
+      const params = Array.isArray(call.params) ? (call.params as JsonValue[]) : [];
+      if (call.method === "eth_subscribe") return { ok: true, result: subscribe(s, ctx, params) };
+      const id = params[0];
+      if (typeof id !== "string" || params.length !== 1) throw new GatewayError("invalid_params", "Invalid params: eth_unsubscribe takes one subscription id");
+      const mine = s.subscriptions.delete(id);
+      if (mine) s.host.unsubscribe(s.sid, id);
+      return { ok: true, result: mine };
+    } catch (err) {
+      return { ok: false, error: toGatewayError(err) };
+    }
+  };
+  /** eth_subscribe/eth_unsubscribe calls: admitted as calls (Policy), answered for this socket. */
+  const subscriptionCalls = async (s: Session, calls: CoreCall[]): Promise<Handled<RpcOutcome[]>> => {
+    try {
+      const admission = await policy.admit("RpcService.Call", s.caller, calls.length);
+      return { outcome: { ok: true, value: calls.map((c) => answerHere(s, { access: admission.access }, c)) }, headers: admission.headers };
+    } catch (err) {
+      return { outcome: { ok: false, error: toGatewayError(err) }, headers: {} };
+    }
+  };
+  const item = (o: RpcOutcome): ItemOutcome => (o.ok ? { ok: true, json: JSON.stringify(o.result) } : { ok: false, error: toJsonRpcError(o.error) });
 
-    /** The core's calls, with eth_subscribe/eth_unsubscribe answered here (they belong to this socket). */
-    const released: string[] = [];
-    const local = (ctx: CallContext, call: CoreCall): RpcOutcome => {
-      try {
-        const params = Array.isArray(call.params) ? (call.params as JsonValue[]) : [];
-        if (call.method === "eth_subscribe") {
-          const id = subscribe(ctx, params);
-          released.push(id);
-          return { ok: true, result: id };
-        }
-        const id = params[0];
-        if (typeof id !== "string" || params.length !== 1)
-          throw new GatewayError("invalid_params", "Invalid params: eth_unsubscribe takes one subscription id");
-        const mine = subscriptions.delete(id);
-        return { ok: true, result: mine && hub.unsubscribe(id) };
-      } catch (err) {
-        return { ok: false, error: toGatewayError(err) };
-      }
-    };
-    /** eth_subscribe/eth_unsubscribe calls: admitted as calls (Policy), answered on this socket. */
-    const subscriptionCalls = async (calls: CoreCall[]): Promise<Handled<RpcOutcome[]>> => {
-      try {
-        const admission = await policy.admit("RpcService.Call", caller, calls.length);
-        return { outcome: { ok: true, value: calls.map((c) => local({ access: admission.access }, c)) }, headers: admission.headers };
-      } catch (err) {
-        return { outcome: { ok: false, error: toGatewayError(err) }, headers: {} };
-      }
-    };
-    const item = (o: RpcOutcome): ItemOutcome => (o.ok ? { ok: true, json: JSON.stringify(o.result) } : { ok: false, error: toJsonRpcError(o.error) });
-    const viaRpc = jsonRpcViaHandlers(options.rpc, caller, caller.apiKey === undefined ? "/" : "/zgt/{key}", (c, weight) => policy.admitUnhandled(c, weight));
-    const handlers: JsonRpcHandlers = {
+  /** The JSON-RPC handlers of one socket: the guarded RpcService ones, with subscriptions answered here. */
+  const handlersFor = (s: Session): JsonRpcHandlers => {
+    const viaRpc = jsonRpcViaHandlers(options.rpc, s.caller, s.caller.apiKey === undefined ? "/" : "/zgt/{key}", (c, weight) =>
+      policy.admitUnhandled(c, weight),
+    );
+    return {
       malformed: viaRpc.malformed,
       async call(call) {
         if (!isSubscriptionCall(call)) return viaRpc.call(call);
-        const { outcome, headers } = await subscriptionCalls([call]);
+        const { outcome, headers } = await subscriptionCalls(s, [call]);
         if (!outcome.ok) return { outcome, headers };
         const o = outcome.value[0]!;
         return { outcome: o.ok ? { ok: true, value: JSON.stringify(o.result) } : o, headers };
@@ -179,7 +206,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
         if (!calls.some(isSubscriptionCall)) return viaRpc.batch(calls);
         const others = calls.filter((c) => !isSubscriptionCall(c));
         const [mine, theirs] = await Promise.all([
-          subscriptionCalls(calls.filter(isSubscriptionCall)),
+          subscriptionCalls(s, calls.filter(isSubscriptionCall)),
           others.length > 0 ? viaRpc.batch(others) : { outcome: { ok: true as const, value: [] as ItemOutcome[] }, headers: {} },
         ]);
         if (!mine.outcome.ok) return { outcome: mine.outcome, headers: mine.headers };
@@ -191,46 +218,24 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
         return { outcome: { ok: true, value: calls.map((c) => (isSubscriptionCall(c) ? item(own[i++]!) : rest[j++]!)) }, headers: theirs.headers };
       },
     };
+  };
 
-    ws.on("message", (data, isBinary) => {
-      lastActivity = Date.now();
-      const text = isBinary ? Buffer.from(data as Buffer).toString("utf8") : String(data);
-      let answer: ReturnType<typeof handleJsonRpc>;
-      try {
-        answer = handleJsonRpc(text, handlers, options.maxBatchSize);
-      } catch (err) {
-        send(JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(toGatewayError(err)) }));
-        return;
-      }
-      Promise.resolve(answer).then(
-        (a) => {
-          if (a.body !== undefined) send(a.body);
-          // A subscription's first notification goes after the answer that names it.
-          for (const id of released.splice(0)) hub.release(id);
-        },
-        (err: unknown) => send(JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(toGatewayError(err)) })),
-      );
-    });
-    ws.on("pong", () => {
-      answeredPing = true;
-    });
-    const keepalive = setInterval(() => {
-      if (!answeredPing) return void ws.terminate();
-      if (subscriptions.size === 0 && Date.now() - lastActivity > limits.idleTimeoutMs) return void ws.close(1000, "idle");
-      answeredPing = false;
-      ws.ping();
-    }, limits.pingIntervalMs);
-    keepalive.unref();
-    ws.on("error", (err) => log.debug("websocket error", { error: err.message }));
-    ws.on("close", () => {
-      clearInterval(keepalive);
-      for (const id of subscriptions) hub.unsubscribe(id);
-      subscriptions.clear();
-      const n = (perCaller.get(who) ?? 1) - 1;
-      if (n <= 0) perCaller.delete(who);
-      else perCaller.set(who, n);
-      options.observer?.sockets(-1);
-    });
+  const fail = (s: Session, err: unknown): void => s.host.send(s.sid, JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(toGatewayError(err)) }));
+  const onMessage = (s: Session, text: string): void => {
+    let answer: ReturnType<typeof handleJsonRpc>;
+    try {
+      answer = handleJsonRpc(text, s.handlers, options.maxBatchSize);
+    } catch (err) {
+      return fail(s, err);
+    }
+    Promise.resolve(answer).then(
+      // A subscription's first notification goes after the answer that names it.
+      (a) => {
+        const release = s.released.splice(0);
+        if (a.body !== undefined || release.length > 0) s.host.send(s.sid, a.body, release);
+      },
+      (err: unknown) => fail(s, err),
+    );
   };
 
   return {
@@ -260,21 +265,17 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
           if (open >= limits.maxSocketsPerCaller) {
             return refuse(socket, 429, new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSocketsPerCaller} open WebSockets per caller`));
           }
-          // Counted once the handshake is through (a bad handshake is answered 400 by ws and never opens).
-          wss.handleUpgrade(req, socket, head, (ws) => {
-            perCaller.set(who, (perCaller.get(who) ?? 0) + 1);
-            session(ws, socket, caller, who);
-          });
+          perCaller.set(who, open + 1);
+          const host = place();
+          const s: Session = { sid: nextSid++, host, caller, who, opened: false, handlers: undefined!, subscriptions: new Set(), released: [] };
+          s.handlers = handlersFor(s);
+          sessions.set(s.sid, s);
+          host.adopt(s.sid, { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers }, socket, head);
         }, refused);
     },
     async close() {
       closing = true;
-      const open = [...wss.clients];
-      for (const ws of open) ws.close(1001, "the gateway is shutting down");
-      const deadline = Date.now() + 1_000;
-      while ([...wss.clients].some((ws) => ws.readyState !== ws.CLOSED) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      for (const ws of wss.clients) ws.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await Promise.all([local, ...shards].map((h) => h.close()));
     },
   };
 }

@@ -1,0 +1,162 @@
+// A fan-out shard as the endpoint sees it: a SocketHost whose sockets live in a child process (wsShard.ts).
+// Writing one head to 10,000 sockets costs ~12 µs each on one event loop, which no single thread here does
+// in under 100 ms (bench/README.md, section 7): shards put those writes on other cores. The child is forked
+// at its first socket; sockets are passed to it as handles, and it gets one copy of each block the network's
+// feed delivers while it holds subscriptions that want it. If it dies, its sockets are reported closed (their
+// clients reconnect) and the next socket placed here starts a new one.
+import { type ChildProcess, fork } from "node:child_process";
+import { existsSync } from "node:fs";
+import { Socket } from "node:net";
+import { fileURLToPath } from "node:url";
+import type { FeedListener } from "../../live/headFeed.js";
+import type { FeedSource, HubObserver, SubscriptionKind } from "../../live/subscriptions.js";
+import type { Logger } from "../../log/logger.js";
+import type { FromShard, ShardSettings, ToShard } from "./shardMessages.js";
+import { SHARD_SETTINGS_ENV } from "./shardMessages.js";
+import type { SocketEvents, SocketHost } from "./socketHost.js";
+
+/**
+ * The shard's entry: beside the bundle (dist/wsShard.mjs), or from source under tsx (tests, `npm run dev`).
+ * The bundle's import.meta.url is dist/main.mjs; the source's is this file.
+ */
+function entry(): { path: string; execArgv: string[] } {
+  const bundled = fileURLToPath(new URL("./wsShard.mjs", import.meta.url));
+  if (existsSync(bundled)) return { path: bundled, execArgv: process.execArgv.filter((a) => a === "--enable-source-maps") };
+  return { path: fileURLToPath(new URL("./wsShard.ts", import.meta.url)), execArgv: ["--import", "tsx"] };
+}
+
+export interface ShardHostOptions {
+  settings: ShardSettings;
+  feed: FeedSource;
+  observer?: HubObserver;
+  log: Logger;
+}
+
+export function shardHost(options: ShardHostOptions, events: SocketEvents): SocketHost {
+  let child: ChildProcess | undefined;
+  /** This shard's sockets and, per socket, its subscriptions' kinds (what the feed must send it). */
+  const sockets = new Map<number, Map<string, SubscriptionKind>>();
+  const wanted: Record<SubscriptionKind, number> = { newHeads: 0, logs: 0, newPendingTransactions: 0 };
+  let following = false;
+  let closing: (() => void) | undefined;
+
+  const tell = (m: ToShard, handle?: Socket): void => {
+    if (child?.connected) child.send(m, handle);
+  };
+  const listener: FeedListener = {
+    relay: true,
+    get wantsLogs() {
+      return wanted.logs > 0;
+    },
+    get wantsPending() {
+      return wanted.newPendingTransactions > 0;
+    },
+    block: (block) => tell({ t: "block", block }),
+    removed: (block) => tell({ t: "removed", block }),
+    pending: (hashes) => tell({ t: "pending", hashes }),
+  };
+  /**
+   * Follows the feed exactly while a subscription here wants it (an idle shard costs the feed nothing). The
+   * gauge is kept here too, not by the shard's hub: a shard that dies takes its own count with it.
+   */
+  const count = (kind: SubscriptionKind, delta: number): void => {
+    wanted[kind] += delta;
+    options.observer?.subscriptions(kind, delta);
+    const want = wanted.newHeads + wanted.logs + wanted.newPendingTransactions > 0;
+    if (want && !following) options.feed.add(listener);
+    else if (!want && following) options.feed.remove(listener);
+    following = want;
+  };
+  const forget = (sid: number): void => {
+    const subs = sockets.get(sid);
+    if (!subs) return;
+    sockets.delete(sid);
+    for (const kind of subs.values()) count(kind, -1);
+    events.closed(sid);
+  };
+
+  const start = (): ChildProcess => {
+    const { path, execArgv } = entry();
+    const c = fork(path, [], {
+      execArgv,
+      env: { ...process.env, [SHARD_SETTINGS_ENV]: JSON.stringify(options.settings) },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    c.on("message", (m: FromShard) => {
+      switch (m.t) {
+        case "opened":
+          return events.opened(m.sid);
+        case "message":
+          return events.message(m.sid, m.text);
+        case "closed":
+          return forget(m.sid);
+        case "slow":
+          return events.slowConsumerClosed();
+        case "notified":
+          return options.observer?.notified(m.kind, m.n);
+        case "closedAll":
+          return closing?.();
+      }
+    });
+    c.on("exit", (code, signal) => {
+      if (child === c) child = undefined;
+      if (!closing) options.log.warn("websocket shard exited; its sockets are closed", { code, signal });
+      for (const sid of [...sockets.keys()]) forget(sid);
+      closing?.();
+    });
+    c.on("error", (err) => options.log.warn("websocket shard error", { error: err.message }));
+    return c;
+  };
+
+  return {
+    get load() {
+      return sockets.size;
+    },
+    adopt(sid, req, socket, head) {
+      child ??= start();
+      sockets.set(sid, new Map());
+      if (!(socket instanceof Socket)) {
+        socket.destroy();
+        return forget(sid);
+      }
+      // Bytes read after the upgrade request (a client that did not wait for the 101) go along with it.
+      const early = socket.read() as Buffer | null;
+      const bytes = early ? Buffer.concat([head, early]) : head;
+      // This process keeps its copy of the descriptor until the child acknowledges it, and a copy that is
+      // still read would take the client's first frames (sent on the shard's 101) and drop them. So reading
+      // stops here; what arrives from now on waits in the kernel for the shard. (Node has no public call for
+      // it: the internal readStop is what its maintainers point to, nodejs/node#8353.)
+      (socket as unknown as { _handle?: { readStop?(): number } })._handle?.readStop?.();
+      child.send({ t: "adopt", sid, req, head: bytes.toString("base64") } satisfies ToShard, socket, (err) => {
+        // The handle is the child's now; this process's copy is closed (so its connection count drops).
+        socket.destroy();
+        if (err) forget(sid);
+      });
+    },
+    send: (sid, text, release) => tell({ t: "send", sid, text, release: release && release.length > 0 ? [...release] : undefined }),
+    subscribe(sid, id, kind, filter) {
+      const subs = sockets.get(sid);
+      if (!subs) return;
+      subs.set(id, kind);
+      count(kind, 1);
+      tell({ t: "subscribe", sid, id, kind, filter });
+    },
+    unsubscribe(sid, id) {
+      const kind = sockets.get(sid)?.get(id);
+      if (kind === undefined) return;
+      sockets.get(sid)!.delete(id);
+      count(kind, -1);
+      tell({ t: "unsubscribe", sid, id });
+    },
+    async close() {
+      const c = child;
+      if (!c?.connected) return;
+      await new Promise<void>((resolve) => {
+        closing = resolve;
+        c.send({ t: "close" } satisfies ToShard);
+        setTimeout(() => c.kill(), 3_000).unref();
+      });
+      c.kill();
+    },
+  };
+}

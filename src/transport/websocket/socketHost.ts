@@ -1,0 +1,145 @@
+// The part of a WebSocket that lives where its socket lives: the handshake (ws), frames in and out, ping/pong
+// keepalive, the idle timeout, the slow-consumer bound, and the socket's subscriptions on a SubscriptionHub.
+// What a message means (policy, JSON-RPC, which subscriptions a caller may hold) is decided by the endpoint
+// (webSocketEndpoint.ts), which reaches a host either in its own process or in a fan-out shard (shardHost.ts):
+// a host only carries out what it is told, so both places run this same code.
+import type { Duplex } from "node:stream";
+import { type WebSocket, WebSocketServer } from "ws";
+import type { Logger } from "../../log/logger.js";
+import type { LogFilter, SubscriptionHub, SubscriptionKind } from "../../live/subscriptions.js";
+import { writeTextFrame } from "./textFrame.js";
+
+export interface SocketLimits {
+  /** Unsent bytes a socket may hold; past it the consumer is too slow and is closed (1008). */
+  maxBufferedBytes: number;
+  /** A ping this often; a socket that did not answer the previous one is dropped. */
+  pingIntervalMs: number;
+  /** A socket with no subscription and no message for this long is closed (1000). */
+  idleTimeoutMs: number;
+  /** Largest frame (message) accepted; a bigger one closes the socket (1009). */
+  maxPayloadBytes: number;
+}
+
+/** What a host reports back to the endpoint, per socket id (sid, the endpoint's). */
+export interface SocketEvents {
+  /** The handshake went through. */
+  opened(sid: number): void;
+  message(sid: number, text: string): void;
+  /** Gone (closed, dropped, or a handshake that failed); its subscriptions are already ended. */
+  closed(sid: number): void;
+  slowConsumerClosed(): void;
+}
+
+/** The upgrade request as ws reads it (an IncomingMessage, or its fields sent to a shard). */
+export interface UpgradeRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface SocketHost {
+  /** Open sockets here, handshakes under way included: where the next socket goes. */
+  readonly load: number;
+  /** Completes the handshake on `socket` and runs it as `sid`. */
+  adopt(sid: number, req: UpgradeRequest, socket: Duplex, head: Buffer): void;
+  /** Writes `text` (if any); then sends what `release`'s new subscriptions held (their answer came first). */
+  send(sid: number, text: string | undefined, release?: readonly string[]): void;
+  /** Starts subscription `id` on `sid`; its notifications are held until released by a send. */
+  subscribe(sid: number, id: string, kind: SubscriptionKind, filter: LogFilter): void;
+  unsubscribe(sid: number, id: string): void;
+  /** Closes every socket with 1001, waits up to a second for the close handshakes, then drops the rest. */
+  close(): Promise<void>;
+}
+
+interface Session {
+  ws?: WebSocket;
+  socket: Duplex;
+  subscriptions: Set<string>;
+  slow: boolean;
+}
+
+export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, events: SocketEvents, log: Logger): SocketHost {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: true });
+  const sessions = new Map<number, Session>();
+
+  const write = (s: Session, text: string): void => {
+    const ws = s.ws;
+    if (s.slow || !ws || ws.readyState !== ws.OPEN) return;
+    if (ws.bufferedAmount > limits.maxBufferedBytes) {
+      // Never unbounded memory: a consumer that does not read is told why and let go.
+      s.slow = true;
+      events.slowConsumerClosed();
+      ws.close(1008, `slow consumer: more than ${limits.maxBufferedBytes} bytes unsent`);
+      setTimeout(() => ws.terminate(), 5_000).unref();
+      return;
+    }
+    // In order with ws's own frames (pings, the close): with compression off, ws writes each at once too.
+    writeTextFrame(s.socket, text);
+  };
+
+  const run = (sid: number, s: Session, ws: WebSocket): void => {
+    s.ws = ws;
+    let answeredPing = true;
+    let lastActivity = Date.now();
+    events.opened(sid);
+    ws.on("message", (data, isBinary) => {
+      lastActivity = Date.now();
+      events.message(sid, isBinary ? Buffer.from(data as Buffer).toString("utf8") : String(data));
+    });
+    ws.on("pong", () => {
+      answeredPing = true;
+    });
+    const keepalive = setInterval(() => {
+      if (!answeredPing) return void ws.terminate();
+      if (s.subscriptions.size === 0 && Date.now() - lastActivity > limits.idleTimeoutMs) return void ws.close(1000, "idle");
+      answeredPing = false;
+      ws.ping();
+    }, limits.pingIntervalMs);
+    keepalive.unref();
+    ws.on("error", (err) => log.debug("websocket error", { error: err.message }));
+    ws.on("close", () => clearInterval(keepalive));
+  };
+
+  return {
+    get load() {
+      return sessions.size;
+    },
+    adopt(sid, req, socket, head) {
+      const s: Session = { socket, subscriptions: new Set(), slow: false };
+      sessions.set(sid, s);
+      // One end for every way a socket goes: a failed handshake (ws destroys it), a close, a drop.
+      socket.once("close", () => {
+        sessions.delete(sid);
+        for (const id of s.subscriptions) hub.unsubscribe(id);
+        s.subscriptions.clear();
+        events.closed(sid);
+      });
+      socket.on("error", () => socket.destroy());
+      wss.handleUpgrade(req as Parameters<WebSocketServer["handleUpgrade"]>[0], socket, head, (ws) => run(sid, s, ws));
+    },
+    send(sid, text, release) {
+      const s = sessions.get(sid);
+      if (!s) return;
+      if (text !== undefined) write(s, text);
+      for (const id of release ?? []) hub.release(id);
+    },
+    subscribe(sid, id, kind, filter) {
+      const s = sessions.get(sid);
+      if (!s) return;
+      s.subscriptions.add(id);
+      hub.subscribe(kind, filter, (text) => write(s, text), "notification", id);
+    },
+    unsubscribe(sid, id) {
+      const s = sessions.get(sid);
+      if (s?.subscriptions.delete(id)) hub.unsubscribe(id);
+    },
+    async close() {
+      for (const ws of wss.clients) ws.close(1001, "the gateway is shutting down");
+      const deadline = Date.now() + 1_000;
+      while ([...wss.clients].some((ws) => ws.readyState !== ws.CLOSED) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      for (const ws of wss.clients) ws.terminate();
+      for (const s of sessions.values()) s.socket.destroy();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
