@@ -14,7 +14,8 @@ import { toRpcError } from "./rpcError.js";
 import { accessKey, PARSED_PARAMS, type CallRequestWithParsedParams } from "./context.js";
 import type { Sponsorship } from "../platform/sponsorship.js";
 import { TEST_FUNDS_WEI, type TestFaucet } from "../platform/testFaucet.js";
-import { parseLogFilter, type SubscriptionHub } from "../live/subscriptions.js";
+import type { SubscriptionHub } from "../live/subscriptions.js";
+import { parseLogFilter } from "../live/parseLogFilter.js";
 import { subscriptionStream } from "../live/subscriptionStream.js";
 
 /** Notifications a stream may hold for a reader that does not keep up, before it is ended. */

@@ -2,7 +2,8 @@
 // The queue between the feed and a slow reader is bounded: past it the stream ends with resource_exhausted
 // (never unbounded memory). Leaving the loop, or the caller going away (signal), unsubscribes.
 import { GatewayError } from "../errors.js";
-import type { LogFilter, SubscriptionHub, SubscriptionKind } from "./subscriptions.js";
+import type { LogFilter } from "./logFilter.js";
+import type { SubscriptionHub, SubscriptionKind } from "./subscriptions.js";
 
 export async function* subscriptionStream(
   hub: SubscriptionHub,

@@ -2,63 +2,13 @@
 // filter) and newPendingTransactions, fed by the network's one HeadFeed. A notification's text is built
 // around the block's or log's JSON, serialised once per block, whatever the number of subscribers.
 import { randomBytes } from "node:crypto";
-import { GatewayError, type JsonValue } from "../errors.js";
-import type { FeedBlock, FeedListener, FeedLog } from "./headFeed.js";
+import type { FeedBlock, FeedListener } from "./headFeed.js";
+import { type LogFilter, matches } from "./logFilter.js";
 
 export type SubscriptionKind = "newHeads" | "logs" | "newPendingTransactions";
 
-/** A logs filter as geth takes it: one address or several; per position a topic, any of several, or null (any). */
-export interface LogFilter {
-  addresses?: string[];
-  topics?: (string[] | null)[];
-}
-
 /** Where a subscription's notifications go: the full JSON-RPC notification text. */
 export type NotificationSink = (text: string) => void;
-
-const HEX32 = /^0x[0-9a-fA-F]{64}$/;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-
-/** eth_subscribe's logs params, checked as geth does (-32602 with what was wrong). */
-export function parseLogFilter(raw: JsonValue | undefined): LogFilter {
-  if (raw === undefined || raw === null) return {};
-  if (typeof raw !== "object" || Array.isArray(raw))
-    throw new GatewayError("invalid_params", "Invalid params: the logs filter must be an object {address?, topics?}");
-  const filter: LogFilter = {};
-  const { address, topics, ...rest } = raw;
-  const unknown = Object.keys(rest).filter((k) => k !== "fromBlock" && k !== "toBlock");
-  if (unknown.length > 0) throw new GatewayError("invalid_params", `Invalid params: unknown logs filter field(s) ${unknown.join(", ")}`);
-  if (address !== undefined && address !== null) {
-    const list = Array.isArray(address) ? address : [address];
-    if (!list.every((a) => typeof a === "string" && ADDRESS.test(a)))
-      throw new GatewayError("invalid_params", "Invalid params: address must be a 0x address or a list of them");
-    filter.addresses = (list as string[]).map((a) => a.toLowerCase());
-  }
-  if (topics !== undefined && topics !== null) {
-    if (!Array.isArray(topics) || topics.length > 4) throw new GatewayError("invalid_params", "Invalid params: topics must be a list of at most 4 positions");
-    filter.topics = topics.map((t) => {
-      if (t === null) return null;
-      const list = Array.isArray(t) ? t : [t];
-      if (!list.every((x) => typeof x === "string" && HEX32.test(x)))
-        throw new GatewayError("invalid_params", "Invalid params: a topic must be a 32-byte 0x value, a list of them, or null");
-      return (list as string[]).map((x) => x.toLowerCase());
-    });
-  }
-  return filter;
-}
-
-export function matches(filter: LogFilter, log: FeedLog): boolean {
-  if (filter.addresses && !filter.addresses.includes(log.address)) return false;
-  const topics = filter.topics;
-  if (!topics) return true;
-  for (let i = 0; i < topics.length; i++) {
-    const want = topics[i];
-    if (want === null || want === undefined || want.length === 0) continue;
-    const have = log.topics[i]?.toLowerCase();
-    if (have === undefined || !want.includes(have)) return false;
-  }
-  return true;
-}
 
 interface Subscription {
   id: string;

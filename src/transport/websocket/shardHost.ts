@@ -96,6 +96,8 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
           return options.observer?.notified(m.kind, m.n);
         case "closedAll":
           return closing?.();
+        case "log":
+          return options.log[m.level](m.msg, { ...m.fields, shard: c.pid });
       }
     });
     c.on("exit", (code, signal) => {

@@ -2,7 +2,8 @@
 // The gateway decides (policy, JSON-RPC, which subscriptions exist); the shard owns sockets and carries out.
 import type { FeedBlock } from "../../live/headFeed.js";
 import type { LogLevel } from "../../log/logger.js";
-import type { LogFilter, SubscriptionKind } from "../../live/subscriptions.js";
+import type { LogFilter } from "../../live/logFilter.js";
+import type { SubscriptionKind } from "../../live/subscriptions.js";
 import type { SocketLimits, UpgradeRequest } from "./socketHost.js";
 
 /** Gateway → shard. "adopt" carries the socket as the message's handle. */
@@ -23,7 +24,9 @@ export type FromShard =
   | { t: "closed"; sid: number }
   | { t: "slow" }
   | { t: "notified"; kind: SubscriptionKind; n: number }
-  | { t: "closedAll" };
+  | { t: "closedAll" }
+  /** A log line, written by the gateway's logger (one log, one format, one redaction). */
+  | { t: "log"; level: "debug" | "info" | "warn" | "error"; msg: string; fields?: Record<string, unknown> };
 
 /** The shard's settings, passed in its environment at start. */
 export interface ShardSettings {

@@ -6,7 +6,8 @@
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../../log/logger.js";
-import type { LogFilter, SubscriptionHub, SubscriptionKind } from "../../live/subscriptions.js";
+import type { LogFilter } from "../../live/logFilter.js";
+import type { SubscriptionHub, SubscriptionKind } from "../../live/subscriptions.js";
 import { writeTextFrame } from "./textFrame.js";
 
 export interface SocketLimits {

@@ -4,17 +4,36 @@
 import type { Socket } from "node:net";
 import type { FeedListener } from "../../live/headFeed.js";
 import { type FeedSource, SubscriptionHub } from "../../live/subscriptions.js";
-import { createLogger } from "../../log/logger.js";
+import type { Logger } from "../../log/logger.js";
 import { createSocketHost } from "./socketHost.js";
 import { type FromShard, SHARD_SETTINGS_ENV, type ShardSettings, type ToShard } from "./shardMessages.js";
 
 const settings = JSON.parse(process.env[SHARD_SETTINGS_ENV] ?? "null") as ShardSettings | null;
 if (!settings || !process.send) throw new Error("wsShard runs as a child of the gateway (shardHost.ts)");
-const log = createLogger(settings.logLevel, { network: settings.network, shard: process.pid });
 
 const tell = (m: FromShard): void => {
   if (process.connected) process.send!(m);
 };
+
+/** Lines go to the gateway's logger; a shard loads no logger of its own (it is ~10 MB of RSS per shard). */
+const levels = ["debug", "info", "warn", "error"] as const;
+const shown = settings.logLevel === "silent" ? 4 : levels.indexOf(settings.logLevel);
+const ipcLogger = (base: Record<string, unknown>): Logger => {
+  const line =
+    (level: (typeof levels)[number]) =>
+    (msg: string, fields?: Record<string, unknown>): void => {
+      if (levels.indexOf(level) >= shown) tell({ t: "log", level, msg, fields: { ...base, ...fields } });
+    };
+  return {
+    debug: line("debug"),
+    info: line("info"),
+    warn: line("warn"),
+    error: line("error"),
+    child: (fields) => ipcLogger({ ...base, ...fields }),
+    debugEnabled: shown === 0,
+  };
+};
+const log = ipcLogger({});
 
 /** The gateway's feed, relayed: it sends blocks only while this shard holds subscriptions that want them. */
 const listeners = new Set<FeedListener>();

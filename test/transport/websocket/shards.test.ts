@@ -2,11 +2,12 @@
 // written to many sockets on several cores. Placement, a shard that dies, and shutdown, against the embedded
 // chain with plain `ws` clients. (test/transport/webSocket.test.ts runs every client test on shards too.)
 import { execFile, execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import WebSocket from "ws";
 import type { Gateway } from "../../../src/gateway.js";
-import { startTestGateway } from "../../helpers/gateway.js";
+import { LOG_FILE, startTestGateway } from "../../helpers/gateway.js";
 
 /** This process's fan-out shards: pid and command line of each child running wsShard. */
 function shardProcesses(): { pid: number; args: string }[] {
@@ -178,6 +179,24 @@ describe("fan-out shards", () => {
     await until(() => received.includes('"result":"0x133edcb"'));
     expect(received.toString("latin1")).toMatch(/^HTTP\/1\.1 101 /);
     raw.destroy();
+  });
+
+  it("a shard's log lines are written by the gateway's logger, marked with the shard", async () => {
+    // socketsInProcess is 1: with one socket held here, the next goes to the shard.
+    const held = await subscriber(wsUrl);
+    const ws = new WebSocket(wsUrl);
+    const closed = new Promise<number>((resolve) => ws.on("close", (code) => resolve(code)));
+    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+    const [shard] = shardProcesses();
+    ws.send("x".repeat(1024 * 1024 + 1)); // past the frame limit: ws reports an error, the shard logs it
+    expect(await closed).toBe(1009);
+    await until(() => readFileSync(LOG_FILE, "utf8").includes(`"shard":${shard!.pid}`));
+    const line = readFileSync(LOG_FILE, "utf8")
+      .split("\n")
+      .find((l) => l.includes(`"shard":${shard!.pid}`))!;
+    expect(JSON.parse(line)).toMatchObject({ level: "debug", msg: "websocket error", network: "testnet" });
+    held.ws.close();
+    await held.closed;
   });
 
   it("shutdown closes every socket with 1001, in the gateway and on shards, and ends the shards", async () => {
