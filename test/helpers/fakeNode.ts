@@ -33,6 +33,8 @@ export interface FakeNode {
   syncing: false | { startingBlock: string; currentBlock: string; highestBlock: string };
   /** Answers every batch with one error object (as some providers do) while true. */
   refuseBatches: boolean;
+  /** While true, requests other than the probes get no answer; set false, the held ones are answered. */
+  hold: boolean;
   /** eth_getBalance requests answered, and those whose connection closed before they were. */
   readonly reads: number;
   readonly abandoned: number;
@@ -43,10 +45,22 @@ export interface FakeNode {
 
 export async function startFakeNode(options: FakeNodeOptions): Promise<FakeNode> {
   const state = { reads: 0, abandoned: 0, requests: [] as string[][] };
+  let held: (() => void)[] | undefined;
   const node: FakeNode = {
     url: "",
     syncing: options.syncing ?? false,
     refuseBatches: options.refuseBatches ?? false,
+    get hold() {
+      return held !== undefined;
+    },
+    set hold(on: boolean) {
+      if (on) held ??= [];
+      else {
+        const waiting = held ?? [];
+        held = undefined;
+        for (const reply of waiting) reply();
+      }
+    },
     get reads() {
       return state.reads;
     },
@@ -89,7 +103,8 @@ export async function startFakeNode(options: FakeNodeOptions): Promise<FakeNode>
       if (isRead) state.reads++;
       res.setHeader("content-type", "application/json").end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body)));
     };
-    const timer = setTimeout(reply, (isRead ? options.readDelayMs : options.probeDelayMs) ?? 0);
+    const probe = calls.some((c) => PROBE_METHODS.has(c.method));
+    const timer = setTimeout(() => (held && !probe ? held.push(reply) : reply()), (isRead ? options.readDelayMs : options.probeDelayMs) ?? 0);
     res.on("close", () => {
       if (!res.writableFinished) {
         clearTimeout(timer);

@@ -11,7 +11,10 @@ import type { SubscriptionHub, SubscriptionKind } from "../../live/subscriptions
 import { writeTextFrame } from "./textFrame.js";
 
 export interface SocketLimits {
-  /** Unsent bytes a socket may hold; past it the consumer is too slow and is closed (1008). */
+  /**
+   * Unsent bytes a socket may hold; past it the consumer is too slow and is closed (1008). Also the bytes of
+   * a socket's messages still being answered: past it the socket is not read until answers go out.
+   */
   maxBufferedBytes: number;
   /** A ping this often; a socket that did not answer the previous one is dropped. */
   pingIntervalMs: number;
@@ -43,7 +46,10 @@ export interface SocketHost {
   readonly load: number;
   /** Completes the handshake on `socket` and runs it as `sid`. */
   adopt(sid: number, req: UpgradeRequest, socket: Duplex, head: Buffer): void;
-  /** Writes `text` (if any); then sends what `release`'s new subscriptions held (their answer came first). */
+  /**
+   * Ends one message of `sid` (called once for each `message` event): writes its answer `text` if there is one,
+   * then sends what `release`'s new subscriptions held (their answer came first).
+   */
   send(sid: number, text: string | undefined, release?: readonly string[]): void;
   /** Starts subscription `id` on `sid`; its notifications are held until released by a send. */
   subscribe(sid: number, id: string, kind: SubscriptionKind, filter: LogFilter): void;
@@ -57,6 +63,10 @@ interface Session {
   socket: Duplex;
   subscriptions: Set<string>;
   slow: boolean;
+  /** Lengths of the messages being answered, oldest first (answers are matched to them in order). */
+  unanswered: number[];
+  unansweredBytes: number;
+  paused: boolean;
 }
 
 export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, events: SocketEvents, log: Logger): SocketHost {
@@ -85,7 +95,16 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
     events.opened(sid);
     ws.on("message", (data, isBinary) => {
       lastActivity = Date.now();
-      events.message(sid, isBinary ? Buffer.from(data as Buffer).toString("utf8") : String(data));
+      const text = isBinary ? Buffer.from(data as Buffer).toString("utf8") : String(data);
+      // A client that sends faster than its messages are answered is not read meanwhile: what waits is
+      // bounded here (and, on a shard, in the IPC queue to the gateway), never the whole of what it sends.
+      s.unanswered.push(text.length);
+      s.unansweredBytes += text.length;
+      if (s.unansweredBytes > limits.maxBufferedBytes && !s.paused) {
+        s.paused = true;
+        ws.pause();
+      }
+      events.message(sid, text);
     });
     ws.on("pong", () => {
       answeredPing = true;
@@ -106,7 +125,7 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
       return sessions.size;
     },
     adopt(sid, req, socket, head) {
-      const s: Session = { socket, subscriptions: new Set(), slow: false };
+      const s: Session = { socket, subscriptions: new Set(), slow: false, unanswered: [], unansweredBytes: 0, paused: false };
       sessions.set(sid, s);
       // One end for every way a socket goes: a failed handshake (ws destroys it), a close, a drop.
       socket.once("close", () => {
@@ -121,6 +140,11 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
     send(sid, text, release) {
       const s = sessions.get(sid);
       if (!s) return;
+      s.unansweredBytes -= s.unanswered.shift() ?? 0;
+      if (s.paused && s.unansweredBytes <= limits.maxBufferedBytes) {
+        s.paused = false;
+        s.ws?.resume();
+      }
       if (text !== undefined) write(s, text);
       for (const id of release ?? []) hub.release(id);
     },

@@ -221,7 +221,8 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
     };
   };
 
-  const fail = (s: Session, err: unknown): void => s.host.send(s.sid, JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(toGatewayError(err)) }));
+  const fail = (s: Session, err: unknown): void =>
+    s.host.send(s.sid, JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(toGatewayError(err)) }), s.released.splice(0));
   const onMessage = (s: Session, text: string): void => {
     let answer: ReturnType<typeof handleJsonRpc>;
     try {
@@ -231,10 +232,8 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
     }
     Promise.resolve(answer).then(
       // A subscription's first notification goes after the answer that names it.
-      (a) => {
-        const release = s.released.splice(0);
-        if (a.body !== undefined || release.length > 0) s.host.send(s.sid, a.body, release);
-      },
+      // Every message ends in exactly one send (with no text for notifications): the host counts on it.
+      (a) => s.host.send(s.sid, a.body, s.released.splice(0)),
       (err: unknown) => fail(s, err),
     );
   };
