@@ -308,7 +308,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       withCors(withMediaTypeHint(handler)),
       gw.host,
       net.port,
-      gw.http,
+      { ...gw.http, heldElsewhere: () => sockets.onShards },
       {
         serves: rest.serves,
         handle: rest.handle,

@@ -8,6 +8,7 @@ import { STATUS_CODES, type IncomingHttpHeaders } from "node:http";
 import type { Socket } from "node:net";
 import type { HttpAnswer, RestInput } from "./restRouter.js";
 import type { MaybePromise } from "../../maybePromise.js";
+import { endAndClose } from "./endAndClose.js";
 
 export interface FastLaneOptions {
   /** Whether the lane answers this method and path; the connection goes to node:http otherwise. */
@@ -113,7 +114,7 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
     deadline = undefined;
     if (done || busy) return;
     detach();
-    socket.end(REQUEST_TIMEOUT);
+    endAndClose(socket, REQUEST_TIMEOUT);
   };
   const armDeadline = (forHead: boolean): void => {
     if (deadline && deadlineForHead === forHead) return;

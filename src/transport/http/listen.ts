@@ -5,6 +5,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import type { NodeHandlerFn } from "./nodeTypes.js";
 import { serveFastLane, type FastLaneOptions } from "./fastLane.js";
+import { endAndClose } from "./endAndClose.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -30,6 +31,8 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
   /** Open connections past this are answered 503 and closed (each costs a file descriptor). */
   maxConnections: number;
+  /** Connections of this port held elsewhere (WebSockets handed to fan-out shards): they count too. */
+  heldElsewhere?: () => number;
 }
 
 /** Answer to a connection past the cap: plain HTTP/1.1, which is what nearly every client speaks first. */
@@ -116,7 +119,7 @@ export async function listenDual(
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     socket.on("error", () => socket.destroy());
-    if (sockets.size >= limits.maxConnections) return void socket.end(TOO_MANY);
+    if (sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections) return void endAndClose(socket, TOO_MANY);
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     // Until the first bytes say which protocol, nothing else times this socket out: silent or a partial

@@ -36,6 +36,8 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
   let child: ChildProcess | undefined;
   /** This shard's sockets and, per socket, its subscriptions' kinds (what the feed must send it). */
   const sockets = new Map<number, Map<string, SubscriptionKind>>();
+  /** Sockets whose handle has left this process (counted against the port's connection cap from then). */
+  const handedOver = new Set<number>();
   const wanted: Record<SubscriptionKind, number> = { newHeads: 0, logs: 0, newPendingTransactions: 0 };
   let following = false;
   let closing: (() => void) | undefined;
@@ -71,6 +73,7 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
     const subs = sockets.get(sid);
     if (!subs) return;
     sockets.delete(sid);
+    handedOver.delete(sid);
     for (const kind of subs.values()) count(kind, -1);
     events.closed(sid);
   };
@@ -117,6 +120,9 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
     get load() {
       return sockets.size;
     },
+    get elsewhere() {
+      return handedOver.size;
+    },
     adopt(sid, req, socket, head) {
       child ??= start();
       sockets.set(sid, new Map());
@@ -136,6 +142,7 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
         // The handle is the child's now; this process's copy is closed (so its connection count drops).
         socket.destroy();
         if (err) forget(sid);
+        else if (sockets.has(sid)) handedOver.add(sid);
       });
     },
     send: (sid, text, release) => tell({ t: "send", sid, text, release: release && release.length > 0 ? [...release] : undefined }),

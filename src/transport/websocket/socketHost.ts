@@ -44,6 +44,8 @@ export interface UpgradeRequest {
 export interface SocketHost {
   /** Open sockets here, handshakes under way included: where the next socket goes. */
   readonly load: number;
+  /** Of those, the sockets another process holds (a shard's, once handed over): 0 for this process's. */
+  readonly elsewhere: number;
   /** Completes the handshake on `socket` and runs it as `sid`. */
   adopt(sid: number, req: UpgradeRequest, socket: Duplex, head: Buffer): void;
   /**
@@ -124,6 +126,7 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
     get load() {
       return sessions.size;
     },
+    elsewhere: 0,
     adopt(sid, req, socket, head) {
       const s: Session = { socket, subscriptions: new Set(), slow: false, unanswered: [], unansweredBytes: 0, paused: false };
       sessions.set(sid, s);

@@ -20,6 +20,7 @@ import { handleJsonRpc, type Handled, type ItemOutcome, type JsonRpcHandlers } f
 import { jsonRpcViaHandlers } from "../jsonrpc/viaHandlers.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "../jsonrpc/errorMap.js";
 import { clientIp } from "../http/clientIp.js";
+import { endAndClose } from "../http/endAndClose.js";
 import { createSocketHost, type SocketEvents, type SocketHost, type SocketLimits } from "./socketHost.js";
 
 export interface WebSocketLimits extends SocketLimits {
@@ -54,6 +55,8 @@ export interface WebSocketEndpoint {
   upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Closes every socket with 1001 (after the HTTP drain). */
   close(): Promise<void>;
+  /** Sockets handed to fan-out shards: connections of this port that this process no longer holds. */
+  readonly onShards: number;
 }
 
 const KINDS: ReadonlySet<string> = new Set<SubscriptionKind>(["newHeads", "logs", "newPendingTransactions"]);
@@ -76,7 +79,8 @@ function route(url: string | undefined): { apiKey?: string } | undefined {
 function refuse(socket: Duplex, status: number, err: GatewayError): void {
   const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(err) });
   const retry = err.retryAfterSeconds !== undefined ? `retry-after: ${err.retryAfterSeconds}\r\n` : "";
-  socket.end(
+  endAndClose(
+    socket,
     `HTTP/1.1 ${status} ${status === 404 ? "Not Found" : "Refused"}\r\ncontent-type: ` +
       `application/json\r\n${retry}connection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
@@ -276,6 +280,11 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
     async close() {
       closing = true;
       await Promise.all([local, ...shards].map((h) => h.close()));
+    },
+    get onShards() {
+      let n = 0;
+      for (const h of shards) n += h.elsewhere;
+      return n;
     },
   };
 }

@@ -184,3 +184,63 @@ describe("hostile connections", () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe("connections the gateway is done with are closed, not half-closed", () => {
+  let gw: Gateway | undefined;
+  let port: number;
+  let url: string;
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.http = { headersTimeoutMs: 500, requestTimeoutMs: 1_000, keepAliveTimeoutMs: 5_000, maxConnections: 1 };
+      },
+    });
+    url = gw.network("testnet").url;
+    port = Number(new URL(url).port);
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  /** A client that never ends its side: it keeps the connection after the gateway's answer. */
+  function halfOpen(): Promise<{ socket: net.Socket; received: () => string }> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+      let data = "";
+      socket.on("data", (d: Buffer) => (data += d.toString("latin1")));
+      socket.on("error", () => undefined);
+      socket.once("connect", () => resolve({ socket, received: () => data }));
+      socket.once("error", reject);
+    });
+  }
+  const until = async (check: () => boolean): Promise<void> => {
+    for (let i = 0; i < 250 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
+  };
+
+  it("a head answered 408 frees its connection slot though the client keeps its side open", async () => {
+    const slow = await halfOpen();
+    slow.socket.write("POST / HTTP/1.1\r\nHost: gw\r\n");
+    await until(() => slow.received().length > 0);
+    expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /);
+    // The cap is one connection: the next client is served only if the 408'd one was let go.
+    await new Promise((r) => setTimeout(r, 100));
+    const res = await postJson(url, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
+    expect(res.status).toBe(200);
+    slow.socket.destroy();
+  });
+
+  it("a connection refused at the cap is closed though the client keeps its side open; the gateway's close does not wait on it", async () => {
+    const hog = await halfOpen();
+    await new Promise((r) => setTimeout(r, 100));
+    const late = await halfOpen();
+    await until(() => late.received().length > 0);
+    expect(late.received()).toMatch(/^HTTP\/1\.1 503 /);
+    const started = Date.now();
+    const closing = gw!.close();
+    gw = undefined;
+    await closing;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    hog.socket.destroy();
+    late.socket.destroy();
+  });
+});

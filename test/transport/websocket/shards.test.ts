@@ -199,6 +199,27 @@ describe("fan-out shards", () => {
     await held.closed;
   });
 
+  it("sockets on shards still count against the port's connection cap (HTTP_MAX_CONNECTIONS)", async () => {
+    const own = await startTestGateway({
+      mutate: (c) => {
+        c.websocket.shards = 1;
+        c.websocket.socketsInProcess = 0;
+        c.http.maxConnections = 4;
+      },
+    });
+    onTestFinished(() => own.close());
+    const http = own.network("testnet").url;
+    const held = await Promise.all(Array.from({ length: 4 }, () => subscriber(http.replace("http://", "ws://"))));
+    expect(shardProcesses().length).toBeGreaterThanOrEqual(1);
+    // Handed off, they left this process's connection set; the cap must still see them.
+    const refused = await fetch(http, { method: "POST", body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
+    expect(refused.status).toBe(503);
+    held[0]!.ws.close();
+    await held[0]!.closed;
+    await until(async () => (await fetch(http, { method: "POST", body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' })).status === 200);
+    for (const h of held.slice(1)) h.ws.close();
+  });
+
   it("shutdown closes every socket with 1001, in the gateway and on shards, and ends the shards", async () => {
     const own = await startTestGateway({
       mutate: (c) => {
