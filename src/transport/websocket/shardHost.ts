@@ -25,6 +25,15 @@ function entry(): { path: string; execArgv: string[] } {
   return { path: fileURLToPath(new URL("./wsShard.ts", import.meta.url)), execArgv: ["--import", "tsx"] };
 }
 
+/** The variables of this process's environment that Node and the system read. */
+function nodeEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && (name.startsWith("NODE_") || ["PATH", "HOME", "TZ", "LANG", "TMPDIR"].includes(name))) env[name] = value;
+  }
+  return env;
+}
+
 export interface ShardHostOptions {
   settings: ShardSettings;
   feed: FeedSource;
@@ -85,7 +94,9 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
       // its RSS near what it holds (5,000 sockets: 104 MB, against 162 MB at V8's default), with no slower
       // fan-out (bench/README.md).
       execArgv: [...execArgv, "--max-semi-space-size=4"],
-      env: { ...process.env, [SHARD_SETTINGS_ENV]: JSON.stringify(options.settings) },
+      // Its settings and what Node itself reads, nothing else: the gateway's environment holds secrets
+      // (MASTER_MNEMONIC, DATABASE_URL) a shard has no use for.
+      env: { ...nodeEnvironment(), [SHARD_SETTINGS_ENV]: JSON.stringify(options.settings) },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     c.on("message", (m: FromShard) => {

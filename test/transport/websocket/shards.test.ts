@@ -88,8 +88,14 @@ describe("fan-out shards", () => {
     expect(shardProcesses()).toEqual([]);
     const first = await subscriber(wsUrl);
     expect(shardProcesses()).toEqual([]);
+    // The gateway's environment may hold secrets (MASTER_MNEMONIC, DATABASE_URL): a shard is not given it.
+    process.env.SHARD_TEST_CANARY = "not for shards";
     const more = [await subscriber(wsUrl), await subscriber(wsUrl)];
+    delete process.env.SHARD_TEST_CANARY;
     expect(shardProcesses()).toHaveLength(1);
+    const environ = readFileSync(`/proc/${shardProcesses()[0]!.pid}/environ`, "utf8");
+    expect(environ).toContain("CHAIN_GATEWAY_SHARD=");
+    expect(environ).not.toContain("SHARD_TEST_CANARY");
     const all = [first, ...more];
     await until(() => all.every((s) => s.heads.length >= 4));
     // Compared from the last first head on: each socket's subscription began at its own moment.
