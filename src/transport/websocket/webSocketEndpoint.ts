@@ -93,7 +93,8 @@ interface Session {
   caller: Caller;
   who: string;
   opened: boolean;
-  handlers: JsonRpcHandlers;
+  /** Made at the socket's first message (they close over the session itself). */
+  handlers?: JsonRpcHandlers;
   subscriptions: Set<string>;
   /** Subscriptions started by the message being answered: their notifications wait for that answer. */
   released: string[];
@@ -230,6 +231,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
   const onMessage = (s: Session, text: string): void => {
     let answer: ReturnType<typeof handleJsonRpc>;
     try {
+      s.handlers ??= handlersFor(s);
       answer = handleJsonRpc(text, s.handlers, options.maxBatchSize);
     } catch (err) {
       return fail(s, err);
@@ -271,8 +273,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
           }
           perCaller.set(who, open + 1);
           const host = place();
-          const s: Session = { sid: nextSid++, host, caller, who, opened: false, handlers: undefined!, subscriptions: new Set(), released: [] };
-          s.handlers = handlersFor(s);
+          const s: Session = { sid: nextSid++, host, caller, who, opened: false, subscriptions: new Set(), released: [] };
           sessions.set(s.sid, s);
           host.adopt(s.sid, { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers }, socket, head);
         }, refused);
