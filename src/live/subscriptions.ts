@@ -7,8 +7,12 @@ import { type LogFilter, matches } from "./logFilter.js";
 
 export type SubscriptionKind = "newHeads" | "logs" | "newPendingTransactions";
 
-/** Where a subscription's notifications go: the full JSON-RPC notification text. */
-export type NotificationSink = (text: string) => void;
+/**
+ * Where a subscription's notifications go: the text (the full JSON-RPC notification, or the result alone) and
+ * its UTF-8 length in bytes, counted once per block rather than once per subscriber (at 10,000 subscribers the
+ * count was a scan and a copy of each notification).
+ */
+export type NotificationSink = (text: string, bytes: number) => void;
 
 interface Subscription {
   id: string;
@@ -18,7 +22,7 @@ interface Subscription {
   filter: LogFilter;
   sink: NotificationSink;
   /** Notifications before the subscribe answer went out wait here (the answer must come first). */
-  held: string[] | undefined;
+  held: Array<[text: string, bytes: number]> | undefined;
 }
 
 /** A subscription id as geth makes them: 16 random bytes, hex. */
@@ -28,6 +32,15 @@ export const newSubscriptionId = (): string => `0x${randomBytes(16).toString("he
 const HEAD = '{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"';
 const MID = '","result":';
 const TAIL = "}}";
+/** The bytes of a notification besides its id and result (all ASCII). */
+const FRAMING_BYTES = HEAD.length + MID.length + TAIL.length;
+
+/** A result's text and its UTF-8 length, counted once however many subscribers it goes to. */
+interface Result {
+  text: string;
+  bytes: number;
+}
+const result = (text: string): Result => ({ text, bytes: Buffer.byteLength(text) });
 
 /** Where a hub's blocks come from: the network's HeadFeed, or in a fan-out shard the parent's relay of it. */
 export interface FeedSource {
@@ -93,7 +106,7 @@ export class SubscriptionHub {
     if (!sub?.held) return;
     const held = sub.held;
     sub.held = undefined;
-    for (const text of held) sub.sink(text);
+    for (const [text, bytes] of held) sub.sink(text, bytes);
   }
 
   unsubscribe(id: string): boolean {
@@ -113,25 +126,27 @@ export class SubscriptionHub {
     return this.subs.size;
   }
 
-  private send(sub: Subscription, result: string): void {
-    const text = sub.format === "result" ? result : HEAD + sub.id + MID + result + TAIL;
-    if (sub.held) sub.held.push(text);
-    else sub.sink(text);
+  private send(sub: Subscription, r: Result): void {
+    // Ids are ASCII (hex, or a caller's own on a shard: chosen by newSubscriptionId too).
+    const [text, bytes] = sub.format === "result" ? [r.text, r.bytes] : [HEAD + sub.id + MID + r.text + TAIL, FRAMING_BYTES + sub.id.length + r.bytes];
+    if (sub.held) sub.held.push([text, bytes]);
+    else sub.sink(text, bytes);
   }
 
   private onBlock(block: FeedBlock, removed: boolean): void {
     if (!removed) {
-      for (const sub of this.byKind.newHeads) this.send(sub, block.headerJson);
+      const header = result(block.headerJson);
+      for (const sub of this.byKind.newHeads) this.send(sub, header);
       this.observer?.notified("newHeads", this.byKind.newHeads.size);
     }
     if (this.byKind.logs.size === 0 || !block.logs) return;
     let n = 0;
     for (const log of block.logs) {
-      let text: string | undefined;
+      let r: Result | undefined;
       for (const sub of this.byKind.logs) {
         if (!matches(sub.filter, log)) continue;
-        text ??= JSON.stringify(removed ? { ...log.json, removed: true } : log.json);
-        this.send(sub, text);
+        r ??= result(JSON.stringify(removed ? { ...log.json, removed: true } : log.json));
+        this.send(sub, r);
         n++;
       }
     }
@@ -140,8 +155,8 @@ export class SubscriptionHub {
 
   private onPending(hashes: string[]): void {
     for (const hash of hashes) {
-      const text = JSON.stringify(hash);
-      for (const sub of this.byKind.newPendingTransactions) this.send(sub, text);
+      const r = result(JSON.stringify(hash));
+      for (const sub of this.byKind.newPendingTransactions) this.send(sub, r);
     }
     this.observer?.notified("newPendingTransactions", hashes.length * this.byKind.newPendingTransactions.size);
   }

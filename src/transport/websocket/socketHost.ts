@@ -75,7 +75,7 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: true });
   const sessions = new Map<number, Session>();
 
-  const write = (s: Session, text: string): void => {
+  const write = (s: Session, text: string, bytes?: number): void => {
     const ws = s.ws;
     if (s.slow || !ws || ws.readyState !== ws.OPEN) return;
     if (ws.bufferedAmount > limits.maxBufferedBytes) {
@@ -87,7 +87,7 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
       return;
     }
     // In order with ws's own frames (pings, the close): with compression off, ws writes each at once too.
-    writeTextFrame(s.socket, text);
+    writeTextFrame(s.socket, text, bytes);
   };
 
   const run = (sid: number, s: Session, ws: WebSocket): void => {
@@ -155,7 +155,7 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
       const s = sessions.get(sid);
       if (!s) return;
       s.subscriptions.add(id);
-      hub.subscribe(kind, filter, (text) => write(s, text), "notification", id);
+      hub.subscribe(kind, filter, (text, bytes) => write(s, text, bytes), "notification", id);
     },
     unsubscribe(sid, id) {
       const s = sessions.get(sid);

@@ -24,16 +24,27 @@ function header(length: number): string {
   );
 }
 
+// A block's notifications all have the same length (ids are of one size): its header is made once.
+let lastLength = -1;
+let lastHeader = "";
+function headerFor(length: number): string {
+  if (length !== lastLength) {
+    lastLength = length;
+    lastHeader = header(length);
+  }
+  return lastHeader;
+}
+
 /**
- * Writes `text` to `socket` as one text frame. JSON-RPC answers and notifications are nearly always ASCII,
- * whose UTF-8 is its latin1: header and text go as one latin1 string, which Node encodes straight into the
- * write (no Buffer per message: 10,000 of them per head would wait for the GC as RSS). Anything else is
- * encoded into a Buffer first.
+ * Writes `text` to `socket` as one text frame; `length` is its UTF-8 length when the caller knows it already
+ * (a notification's is counted once for all its subscribers). JSON-RPC answers and notifications are nearly
+ * always ASCII, whose UTF-8 is its latin1: header and text go as one latin1 string, which Node encodes
+ * straight into the write (no Buffer per message: 10,000 of them per head would wait for the GC as RSS).
+ * Anything else is encoded into a Buffer first.
  */
-export function writeTextFrame(socket: Duplex, text: string): void {
-  const length = Buffer.byteLength(text);
+export function writeTextFrame(socket: Duplex, text: string, length = Buffer.byteLength(text)): void {
   if (length === text.length) {
-    socket.write(header(length) + text, "latin1");
+    socket.write(headerFor(length) + text, "latin1");
     return;
   }
   const head = header(length);
