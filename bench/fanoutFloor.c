@@ -1,4 +1,5 @@
-// The machine's floor for section 7 (#32): one ~800-byte message (a newHeads notification's size) written to
+// The machine's floor for section 7 (#32): one 1,751-byte message (the gateway's newHeads notification of an
+// anvil block, 1,747 bytes, in its 4-byte frame header; until 2026-11-26 it was 800 bytes) written to
 // each of N loopback TCP sockets per block interval, in C, with nothing else: no WebSocket framing, no JSON, no
 // event loop. `server N THREADS INTERVAL_MS ROUNDS` accepts N connections (it prints its port first) and splits
 // the writes over THREADS threads; `client N PORT ROUNDS` holds the N sockets in one epoll loop that reads and
@@ -21,7 +22,7 @@
 
 #include "cbench.h"
 
-enum { MESSAGE = 800, MAX_ROUNDS = 256, MAX_THREADS = 16 };
+enum { MESSAGE = 1751, MAX_ROUNDS = 256, MAX_THREADS = 16 };
 
 struct share {
   const int *fds;
@@ -87,8 +88,12 @@ static int client(int n, int port, int rounds) {
     int k = epoll_wait(ep, events, 512, 10 * 1000);
     if (k <= 0) break;
     for (int j = 0; j < k; j++) {
-      // Loopback hands over each 800-byte write whole, and the rounds are an interval apart.
+      // Loopback hands over each write whole, and the rounds are an interval apart.
       ssize_t got = read(events[j].data.fd, buf, sizeof buf);
+      if (got <= 0) {  // the server went away: stop watching this socket
+        epoll_ctl(ep, EPOLL_CTL_DEL, events[j].data.fd, NULL);
+        continue;
+      }
       for (ssize_t at = 0; at + MESSAGE <= got; at += MESSAGE) {
         int r;
         double start, t = now_ms();

@@ -905,7 +905,7 @@ async function main(): Promise<void> {
         const floors: FloorRow[] = [];
         for (const n of [1_000, 10_000]) for (const threads of [1, 2]) floors.push(await fanoutFloor(floorBinary, n, threads, BLOCK_SECONDS * 1000, 32));
         lines.push(
-          "The machine's floor: `bench/fanoutFloor.c` writes one 800-byte message to each of N loopback sockets per block interval, from C, on one thread and split over two, read by a C client in one epoll loop; the same spread, first to last.",
+          "The machine's floor: `bench/fanoutFloor.c` writes one 1,751-byte message (a newHeads notification in its frame) to each of N loopback sockets per block interval, from C, on one thread and split over two, read by a C client in one epoll loop; the same spread, first to last.",
           "",
           "| floor | subscribers | rounds | spread p50 (ms) | spread p99 (ms) |",
           "|---|---|---|---|---|",
