@@ -2,8 +2,10 @@
 // Writing one head to 10,000 sockets costs ~12 µs each on one event loop, which no single thread here does
 // in under 100 ms (bench/README.md, section 7): shards put those writes on other cores. The child is forked
 // at its first socket; sockets are passed to it as handles, and it gets one copy of each block the network's
-// feed delivers while it holds subscriptions that want it. If it dies, its sockets are reported closed (their
-// clients reconnect) and the next socket placed here starts a new one.
+// feed delivers while it holds subscriptions that want it. Sockets wait in this process until the child says
+// it is ready; one that never gets there (a missing bundle, a crash at start) gives them back to be placed
+// elsewhere. If it dies, its sockets are reported closed (their clients reconnect), and after a pause that
+// doubles while it keeps failing (1 s to a minute) the next socket placed here starts a new one.
 import { type ChildProcess, fork } from "node:child_process";
 import { existsSync } from "node:fs";
 import { Socket } from "node:net";
@@ -13,7 +15,7 @@ import type { FeedSource, HubObserver, SubscriptionKind } from "../../live/subsc
 import type { Logger } from "../../log/logger.js";
 import type { FromShard, ShardSettings, ToShard } from "./shardMessages.js";
 import { SHARD_SETTINGS_ENV } from "./shardMessages.js";
-import type { SocketEvents, SocketHost } from "./socketHost.js";
+import type { SocketEvents, SocketHost, UpgradeRequest } from "./socketHost.js";
 
 /**
  * The shard's entry: beside the bundle (dist/wsShard.mjs), or from source under tsx (tests, `npm run dev`).
@@ -41,6 +43,20 @@ export interface ShardHostOptions {
   log: Logger;
 }
 
+/** How long a shard may take to load before it is given up; and the pauses after a failure. */
+const READY_TIMEOUT_MS = 10_000;
+const FIRST_PAUSE_MS = 1_000;
+const LONGEST_PAUSE_MS = 60_000;
+/** A shard that ran this long before it died was not failing at start: its next pause is the first again. */
+const STEADY_MS = 60_000;
+
+interface Waiting {
+  sid: number;
+  req: UpgradeRequest;
+  socket: Socket;
+  head: Buffer;
+}
+
 export function shardHost(options: ShardHostOptions, events: SocketEvents): SocketHost {
   let child: ChildProcess | undefined;
   /** This shard's sockets and, per socket, its subscriptions' kinds (what the feed must send it). */
@@ -50,6 +66,13 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
   const wanted: Record<SubscriptionKind, number> = { newHeads: 0, logs: 0, newPendingTransactions: 0 };
   let following = false;
   let closing: (() => void) | undefined;
+  /** The child has loaded and listens; until then sockets wait here, still this process's. */
+  let ready = false;
+  const waiting: Waiting[] = [];
+  /** No socket is placed here before this time (a shard that failed is given a pause). */
+  let pausedUntil = 0;
+  /** Shards in a row that died soon after they started. */
+  let failures = 0;
 
   const tell = (m: ToShard, handle?: Socket): void => {
     if (child?.connected) child.send(m, handle);
@@ -87,8 +110,29 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
     events.closed(sid);
   };
 
+  /** Hands a socket to the ready child: its handle leaves this process. */
+  const handOver = ({ sid, req, socket, head }: Waiting): void => {
+    if (socket.destroyed) return forget(sid); // gone while it waited for the child
+    // Bytes read after the upgrade request (a client that did not wait for the 101) go along with it.
+    const early = socket.read() as Buffer | null;
+    const bytes = early ? Buffer.concat([head, early]) : head;
+    // This process keeps its copy of the descriptor until the child acknowledges it, and a copy that is
+    // still read would take the client's first frames (sent on the shard's 101) and drop them. So reading
+    // stops here; what arrives from now on waits in the kernel for the shard. (Node has no public call for
+    // it: the internal readStop is what its maintainers point to, nodejs/node#8353.)
+    (socket as unknown as { _handle?: { readStop?(): number } })._handle?.readStop?.();
+    child!.send({ t: "adopt", sid, req, head: bytes.toString("base64") } satisfies ToShard, socket, (err) => {
+      // The handle is the child's now; this process's copy is closed (so its connection count drops).
+      socket.destroy();
+      if (err) forget(sid);
+      else if (sockets.has(sid)) handedOver.add(sid);
+    });
+  };
+
   const start = (): ChildProcess => {
     const { path, execArgv } = entry();
+    const startedAt = Date.now();
+    ready = false;
     const c = fork(path, [], {
       // A shard's garbage is the notifications it writes, dead once written: a small young generation keeps
       // its RSS near what it holds (5,000 sockets: 104 MB, against 162 MB at V8's default), with no slower
@@ -99,8 +143,18 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
       env: { ...nodeEnvironment(), [SHARD_SETTINGS_ENV]: JSON.stringify(options.settings) },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
+    const loading = setTimeout(() => {
+      options.log.warn("websocket shard did not start in time; stopping it", { ms: READY_TIMEOUT_MS });
+      c.kill();
+    }, READY_TIMEOUT_MS);
+    loading.unref();
     c.on("message", (m: FromShard) => {
       switch (m.t) {
+        case "ready":
+          clearTimeout(loading);
+          ready = true;
+          for (const w of waiting.splice(0)) handOver(w);
+          return;
         case "opened":
           return events.opened(m.sid);
         case "message":
@@ -117,13 +171,41 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
           return options.log[m.level](m.msg, { ...m.fields, shard: c.pid });
       }
     });
-    c.on("exit", (code, signal) => {
+    let ended = false;
+    const end = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(loading);
       if (child === c) child = undefined;
-      if (!closing) options.log.warn("websocket shard exited; its sockets are closed", { code, signal });
+      if (!closing) {
+        // Failing again soon after a start doubles the pause; a shard that ran steadily starts the count over.
+        failures = Date.now() - startedAt >= STEADY_MS ? 1 : failures + 1;
+        const pauseMs = Math.min(LONGEST_PAUSE_MS, FIRST_PAUSE_MS * 2 ** (failures - 1));
+        pausedUntil = Date.now() + pauseMs;
+        options.log.warn(ready ? "websocket shard exited; its sockets are closed" : "websocket shard failed to start; its sockets go elsewhere", {
+          code,
+          signal,
+          retryInMs: pauseMs,
+        });
+      }
+      // Sockets still waiting were never the child's: they are placed again (or, shutting down, closed).
+      for (const w of waiting.splice(0)) {
+        sockets.delete(w.sid);
+        if (events.unplaced && !closing && !w.socket.destroyed) events.unplaced(w.sid, w.req, w.socket, w.head);
+        else {
+          w.socket.destroy();
+          events.closed(w.sid);
+        }
+      }
       for (const sid of [...sockets.keys()]) forget(sid);
       closing?.();
+    };
+    c.on("exit", end);
+    c.on("error", (err) => {
+      options.log.warn("websocket shard error", { error: err.message });
+      // A child that could not be spawned at all emits no exit.
+      if (c.pid === undefined) end(null, null);
     });
-    c.on("error", (err) => options.log.warn("websocket shard error", { error: err.message }));
     return c;
   };
 
@@ -134,6 +216,9 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
     get elsewhere() {
       return handedOver.size;
     },
+    get available() {
+      return Date.now() >= pausedUntil;
+    },
     adopt(sid, req, socket, head) {
       child ??= start();
       sockets.set(sid, new Map());
@@ -141,20 +226,8 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
         socket.destroy();
         return forget(sid);
       }
-      // Bytes read after the upgrade request (a client that did not wait for the 101) go along with it.
-      const early = socket.read() as Buffer | null;
-      const bytes = early ? Buffer.concat([head, early]) : head;
-      // This process keeps its copy of the descriptor until the child acknowledges it, and a copy that is
-      // still read would take the client's first frames (sent on the shard's 101) and drop them. So reading
-      // stops here; what arrives from now on waits in the kernel for the shard. (Node has no public call for
-      // it: the internal readStop is what its maintainers point to, nodejs/node#8353.)
-      (socket as unknown as { _handle?: { readStop?(): number } })._handle?.readStop?.();
-      child.send({ t: "adopt", sid, req, head: bytes.toString("base64") } satisfies ToShard, socket, (err) => {
-        // The handle is the child's now; this process's copy is closed (so its connection count drops).
-        socket.destroy();
-        if (err) forget(sid);
-        else if (sockets.has(sid)) handedOver.add(sid);
-      });
+      if (ready) handOver({ sid, req, socket, head });
+      else waiting.push({ sid, req, socket, head });
     },
     send: (sid, text, release) => tell({ t: "send", sid, text, release: release && release.length > 0 ? [...release] : undefined }),
     subscribe(sid, id, kind, filter) {

@@ -19,6 +19,8 @@ export type ToShard =
 
 /** Shard → gateway. */
 export type FromShard =
+  /** Loaded and listening: sockets are handed over from now on. */
+  | { t: "ready" }
   | { t: "opened"; sid: number }
   | { t: "message"; sid: number; text: string }
   | { t: "closed"; sid: number }

@@ -32,6 +32,11 @@ export interface SocketEvents {
   /** Gone (closed, dropped, or a handshake that failed); its subscriptions are already ended. */
   closed(sid: number): void;
   slowConsumerClosed(): void;
+  /**
+   * The host could not take a socket it was given after all (its shard process did not start): the endpoint
+   * places it again. Nothing of it had started (no handshake, no message), and it was not counted closed.
+   */
+  unplaced?(sid: number, req: UpgradeRequest, socket: Duplex, head: Buffer): void;
 }
 
 /** The upgrade request as ws reads it (an IncomingMessage, or its fields sent to a shard). */
@@ -46,6 +51,8 @@ export interface SocketHost {
   readonly load: number;
   /** Of those, the sockets another process holds (a shard's, once handed over): 0 for this process's. */
   readonly elsewhere: number;
+  /** Whether a new socket may be placed here (false while a shard that failed is given time). */
+  readonly available: boolean;
   /** Completes the handshake on `socket` and runs it as `sid`. */
   adopt(sid: number, req: UpgradeRequest, socket: Duplex, head: Buffer): void;
   /**
@@ -127,6 +134,7 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
       return sessions.size;
     },
     elsewhere: 0,
+    available: true,
     adopt(sid, req, socket, head) {
       const s: Session = { socket, subscriptions: new Set(), slow: false, unanswered: [], unansweredBytes: 0, paused: false };
       sessions.set(sid, s);

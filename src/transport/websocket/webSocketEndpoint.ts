@@ -130,18 +130,26 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       if (s.opened) options.observer?.sockets(-1);
     },
     slowConsumerClosed: () => options.observer?.slowConsumerClosed(),
+    unplaced(sid, req, socket, head) {
+      const s = sessions.get(sid);
+      if (!s) return void socket.destroy();
+      s.host = place();
+      s.host.adopt(sid, req, socket, head);
+    },
   };
   const local = createSocketHost(options.hub, limits, events, options.log);
   const shards = options.shards?.hosts(events) ?? [];
   /**
    * This process until it holds `socketsInProcess`, then whichever host holds fewest, this process among them
-   * (with 0 this process holds none: every socket is on a shard).
+   * (with 0 this process holds none: every socket is on a shard). A shard that failed is passed over for a
+   * while; with none to take it, a socket stays here (slower fan-out, not a refused socket).
    */
   const inProcess = options.shards?.socketsInProcess ?? 0;
   const place = (): SocketHost => {
     if (shards.length === 0 || local.load < inProcess) return local;
-    let best: SocketHost = inProcess > 0 ? local : shards[0]!;
-    for (const h of shards) if (h.load < best.load) best = h;
+    const open = shards.filter((h) => h.available);
+    let best: SocketHost = inProcess > 0 || open.length === 0 ? local : open[0]!;
+    for (const h of open) if (h.load < best.load) best = h;
     return best;
   };
 

@@ -85,3 +85,4 @@ process.on("message", (m: ToShard, handle?: Socket) => {
 });
 // The gateway gone (crashed, killed): its sockets' policy is gone with it.
 process.on("disconnect", () => process.exit(0));
+tell({ t: "ready" });

@@ -112,7 +112,7 @@ describe("fan-out shards", () => {
     await until(() => gw.network("testnet").feed.listenerCount === 0);
   });
 
-  it("a shard that dies drops only its own sockets; the next socket placed there starts a new shard", async () => {
+  it("a shard that dies drops only its own sockets; after a pause, the next socket placed there starts a new shard", async () => {
     const inProcess = await subscriber(wsUrl);
     const onShard = await subscriber(wsUrl);
     const [shard] = shardProcesses();
@@ -122,6 +122,8 @@ describe("fan-out shards", () => {
     await until(async () => (await gauge(http, "gateway_websocket_connections")) === 1 && (await gauge(http, "gateway_subscriptions")) === 1);
     const before = inProcess.heads.length;
     await until(() => inProcess.heads.length >= before + 2);
+    // A shard that died is passed over for a second (doubling while it keeps failing at start).
+    await new Promise((r) => setTimeout(r, 1_100));
     const again = await subscriber(wsUrl);
     await until(() => again.heads.length >= 2);
     expect(shardProcesses().map((p) => p.pid)).not.toContain(shard!.pid);
@@ -129,6 +131,45 @@ describe("fan-out shards", () => {
     inProcess.ws.close();
     again.ws.close();
     await Promise.all([inProcess.closed, again.closed]);
+  });
+
+  it("a shard that cannot start takes no socket down: its sockets are served in the gateway until one starts", async () => {
+    const own = await startTestGateway({
+      mutate: (c) => {
+        c.websocket.shards = 1;
+        c.websocket.socketsInProcess = 1;
+      },
+    });
+    onTestFinished(() => own.close());
+    const url = own.network("testnet").url.replace("http://", "ws://");
+    // The other tests' gateway may still run a shard of its own.
+    const others = new Set(shardProcesses().map((p) => p.pid));
+    const ownShards = (): number => shardProcesses().filter((p) => !others.has(p.pid)).length;
+    const held = [await subscriber(url)];
+    onTestFinished(() => {
+      for (const h of held) h.ws.terminate();
+    });
+    // Node itself fails before the shard's code runs (as a missing dist/wsShard.mjs or a crash at load would).
+    const saved = process.env.NODE_OPTIONS;
+    const restore = (): void => {
+      if (saved === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = saved;
+    };
+    onTestFinished(restore);
+    process.env.NODE_OPTIONS = `${saved ?? ""} --require /nonexistent/shard-preload.cjs`;
+    for (let i = 0; i < 3; i++) held.push(await subscriber(url));
+    await until(() => held.every((h) => h.heads.length >= 2));
+    expect(ownShards()).toBe(0);
+    expect(await gauge(own.network("testnet").url, "gateway_websocket_connections")).toBe(4);
+    expect(readFileSync(LOG_FILE, "utf8")).toContain("websocket shard failed to start");
+    restore();
+    // Once its pause is over, the next socket placed there starts a shard that works.
+    await until(async () => {
+      held.push(await subscriber(url));
+      return ownShards() === 1;
+    }, 20_000);
+    const last = held.at(-1)!;
+    await until(() => last.heads.length >= 2);
   });
 
   it("no first frame is lost in the handoff: sent on the 101, or with the upgrade request itself", async () => {
