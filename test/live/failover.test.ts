@@ -9,6 +9,7 @@ import WebSocket from "ws";
 import { anvilBinaryPath, startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
 import { rpc, startTestGateway } from "../helpers/gateway.js";
+import { until } from "../helpers/until.js";
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {
@@ -17,14 +18,6 @@ const freePort = (): Promise<number> =>
       s.close(() => resolve(port));
     });
   });
-const until = async (check: () => boolean, ms: number): Promise<void> => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
-
 describe("live heads across an upstream failover", () => {
   let first: EmbeddedNode | undefined;
   let second: ChildProcess | undefined;

@@ -7,6 +7,7 @@ import { createPublicClient, erc20Abi, webSocket } from "viem";
 import WebSocket from "ws";
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { until } from "../helpers/until.js";
 
 /** anvil's first dev account: it deployed the demo token and holds its supply. */
 const DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
@@ -54,14 +55,6 @@ function refusedWith(url: string): Promise<number> {
     ws.on("error", () => undefined);
   });
 }
-
-const until = async (check: () => boolean, ms = 10_000): Promise<void> => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 /** Live subscriptions the gateway holds, wherever their sockets are (its gauge). */
 async function liveSubscriptions(http: string): Promise<number> {

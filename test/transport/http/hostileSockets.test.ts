@@ -8,6 +8,7 @@ import type { Gateway } from "../../../src/gateway.js";
 import { startEmbeddedNode, type EmbeddedNode } from "../../../src/chain/embeddedNode.js";
 import { postJson, startTestGateway } from "../../helpers/gateway.js";
 import { startFaultyUpstream, type FaultyUpstream } from "../../helpers/faultyUpstream.js";
+import { until } from "../../helpers/until.js";
 
 const HEADERS_TIMEOUT_MS = 1_500;
 const KEEP_ALIVE_MS = 2_000;
@@ -213,10 +214,6 @@ describe("connections the gateway is done with are closed, not half-closed", () 
       socket.once("error", reject);
     });
   }
-  const until = async (check: () => boolean): Promise<void> => {
-    for (let i = 0; i < 250 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
-  };
-
   it("a head answered 408 frees its connection slot though the client keeps its side open", async () => {
     const slow = await halfOpen();
     slow.socket.write("POST / HTTP/1.1\r\nHost: gw\r\n");

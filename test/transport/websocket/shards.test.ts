@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import WebSocket from "ws";
 import type { Gateway } from "../../../src/gateway.js";
 import { LOG_FILE, startTestGateway } from "../../helpers/gateway.js";
+import { until } from "../../helpers/until.js";
 
 /** This process's fan-out shards: pid and command line of each child running wsShard. */
 function shardProcesses(): { pid: number; args: string }[] {
@@ -50,14 +51,6 @@ async function subscriber(url: string): Promise<Subscriber> {
   await subscribed;
   return { ws, heads, closed };
 }
-
-const until = async (check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> => {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 const gauge = async (http: string, name: string): Promise<number> => {
   const text = await (await fetch(`${http}/metrics`)).text();
