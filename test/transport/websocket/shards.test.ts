@@ -165,6 +165,37 @@ describe("fan-out shards", () => {
     await until(() => last.heads.length >= 2);
   });
 
+  it("a shard that hangs while loading is stopped after 10 s, and its waiting sockets are served in the gateway", async () => {
+    const own = await startTestGateway({
+      mutate: (c) => {
+        c.websocket.shards = 1;
+        c.websocket.socketsInProcess = 1;
+      },
+    });
+    onTestFinished(() => own.close());
+    const url = own.network("testnet").url.replace("http://", "ws://");
+    const others = new Set(shardProcesses().map((p) => p.pid));
+    const held = [await subscriber(url)];
+    onTestFinished(() => {
+      for (const h of held) h.ws.terminate();
+    });
+    const saved = process.env.NODE_OPTIONS;
+    onTestFinished(() => {
+      if (saved === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = saved;
+    });
+    // The child's loader waits for ever before the shard's own code runs.
+    process.env.NODE_OPTIONS = `${saved ?? ""} --import "data:text/javascript,await new Promise(() => setInterval(() => {}, 100000))"`;
+    const started = Date.now();
+    const waiting = subscriber(url);
+    await until(() => shardProcesses().some((p) => !others.has(p.pid)));
+    held.push(await waiting);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
+    await until(() => held[1]!.heads.length >= 2);
+    await until(() => shardProcesses().every((p) => others.has(p.pid)));
+    expect(readFileSync(LOG_FILE, "utf8")).toContain("websocket shard did not start in time");
+  }, 30_000);
+
   it("no first frame is lost in the handoff: sent on the 101, or with the upgrade request itself", async () => {
     // The gateway keeps its copy of a handed-off socket until the shard acknowledges it; a copy still read
     // took frames sent on the shard's 101 and dropped them (1 socket in ~100-250 here before the fix). The
