@@ -126,7 +126,11 @@ describe("fan-out shards", () => {
     await Promise.all([inProcess.closed, again.closed]);
   });
 
-  it("a shard that cannot start takes no socket down: its sockets are served in the gateway until one starts", async () => {
+  /**
+   * A gateway of its own (one socket in process, one shard) with one subscriber held in process, whose next
+   * shards start with `nodeOptions` added to NODE_OPTIONS, until `restore` (or the test's end).
+   */
+  async function withShardOptions(nodeOptions: string) {
     const own = await startTestGateway({
       mutate: (c) => {
         c.websocket.shards = 1;
@@ -137,19 +141,23 @@ describe("fan-out shards", () => {
     const url = own.network("testnet").url.replace("http://", "ws://");
     // The other tests' gateway may still run a shard of its own.
     const others = new Set(shardProcesses().map((p) => p.pid));
-    const ownShards = (): number => shardProcesses().filter((p) => !others.has(p.pid)).length;
     const held = [await subscriber(url)];
     onTestFinished(() => {
       for (const h of held) h.ws.terminate();
     });
-    // Node itself fails before the shard's code runs (as a missing dist/wsShard.mjs or a crash at load would).
     const saved = process.env.NODE_OPTIONS;
     const restore = (): void => {
       if (saved === undefined) delete process.env.NODE_OPTIONS;
       else process.env.NODE_OPTIONS = saved;
     };
     onTestFinished(restore);
-    process.env.NODE_OPTIONS = `${saved ?? ""} --require /nonexistent/shard-preload.cjs`;
+    process.env.NODE_OPTIONS = `${saved ?? ""} ${nodeOptions}`;
+    return { own, url, held, restore, ownShards: (): number => shardProcesses().filter((p) => !others.has(p.pid)).length };
+  }
+
+  it("a shard that cannot start takes no socket down: its sockets are served in the gateway until one starts", async () => {
+    // Node itself fails before the shard's code runs (as a missing dist/wsShard.mjs or a crash at load would).
+    const { own, url, held, restore, ownShards } = await withShardOptions("--require /nonexistent/shard-preload.cjs");
     for (let i = 0; i < 3; i++) held.push(await subscriber(url));
     await until(() => held.every((h) => h.heads.length >= 2));
     expect(ownShards()).toBe(0);
@@ -166,33 +174,15 @@ describe("fan-out shards", () => {
   });
 
   it("a shard that hangs while loading is stopped after 10 s, and its waiting sockets are served in the gateway", async () => {
-    const own = await startTestGateway({
-      mutate: (c) => {
-        c.websocket.shards = 1;
-        c.websocket.socketsInProcess = 1;
-      },
-    });
-    onTestFinished(() => own.close());
-    const url = own.network("testnet").url.replace("http://", "ws://");
-    const others = new Set(shardProcesses().map((p) => p.pid));
-    const held = [await subscriber(url)];
-    onTestFinished(() => {
-      for (const h of held) h.ws.terminate();
-    });
-    const saved = process.env.NODE_OPTIONS;
-    onTestFinished(() => {
-      if (saved === undefined) delete process.env.NODE_OPTIONS;
-      else process.env.NODE_OPTIONS = saved;
-    });
     // The child's loader waits for ever before the shard's own code runs.
-    process.env.NODE_OPTIONS = `${saved ?? ""} --import "data:text/javascript,await new Promise(() => setInterval(() => {}, 100000))"`;
+    const { url, held, ownShards } = await withShardOptions('--import "data:text/javascript,await new Promise(() => setInterval(() => {}, 100000))"');
     const started = Date.now();
     const waiting = subscriber(url);
-    await until(() => shardProcesses().some((p) => !others.has(p.pid)));
+    await until(() => ownShards() === 1);
     held.push(await waiting);
     expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
     await until(() => held[1]!.heads.length >= 2);
-    await until(() => shardProcesses().every((p) => others.has(p.pid)));
+    await until(() => ownShards() === 0);
     expect(readFileSync(LOG_FILE, "utf8")).toContain("websocket shard did not start in time");
   }, 30_000);
 
