@@ -127,8 +127,12 @@ export class SubscriptionHub {
   }
 
   private send(sub: Subscription, r: Result): void {
-    // Ids are ASCII (hex, or a caller's own on a shard: chosen by newSubscriptionId too).
-    const [text, bytes] = sub.format === "result" ? [r.text, r.bytes] : [HEAD + sub.id + MID + r.text + TAIL, FRAMING_BYTES + sub.id.length + r.bytes];
+    if (sub.format === "result") return this.deliver(sub, r.text, r.bytes);
+    // Ids are ASCII (hex, from newSubscriptionId, here or where a shard's endpoint chose it).
+    this.deliver(sub, HEAD + sub.id + MID + r.text + TAIL, FRAMING_BYTES + sub.id.length + r.bytes);
+  }
+
+  private deliver(sub: Subscription, text: string, bytes: number): void {
     if (sub.held) sub.held.push([text, bytes]);
     else sub.sink(text, bytes);
   }
