@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import WebSocket from "ws";
 import type { Gateway } from "../../../src/gateway.js";
 import { LOG_FILE, startTestGateway } from "../../helpers/gateway.js";
+import type { GatewayConfig } from "../../../src/config/config.js";
 import { until } from "../../helpers/until.js";
 
 /** This process's fan-out shards: pid and command line of each child running wsShard. */
@@ -56,6 +57,19 @@ const gauge = async (http: string, name: string): Promise<number> => {
   const text = await (await fetch(`${http}/metrics`)).text();
   return [...text.matchAll(new RegExp(`^${name}\\{[^}]*network="testnet"[^}]*\\} (\\d+)`, "gm"))].reduce((n, m) => n + Number(m[1]), 0);
 };
+
+/** A gateway of this test's own with `shards` shards past `socketsInProcess` sockets, closed when the test ends. */
+async function ownGateway(shards: number, socketsInProcess: number, more: (c: GatewayConfig) => void = () => undefined): Promise<Gateway> {
+  const own = await startTestGateway({
+    mutate: (c) => {
+      c.websocket.shards = shards;
+      c.websocket.socketsInProcess = socketsInProcess;
+      more(c);
+    },
+  });
+  onTestFinished(() => own.close());
+  return own;
+}
 
 describe("fan-out shards", () => {
   let gw: Gateway;
@@ -131,13 +145,7 @@ describe("fan-out shards", () => {
    * shards start with `nodeOptions` added to NODE_OPTIONS, until `restore` (or the test's end).
    */
   async function withShardOptions(nodeOptions: string) {
-    const own = await startTestGateway({
-      mutate: (c) => {
-        c.websocket.shards = 1;
-        c.websocket.socketsInProcess = 1;
-      },
-    });
-    onTestFinished(() => own.close());
+    const own = await ownGateway(1, 1);
     const url = own.network("testnet").url.replace("http://", "ws://");
     // The other tests' gateway may still run a shard of its own.
     const others = new Set(shardProcesses().map((p) => p.pid));
@@ -191,15 +199,10 @@ describe("fan-out shards", () => {
     // took frames sent on the shard's 101 and dropped them (1 socket in ~100-250 here before the fix). The
     // clients run in a process of their own, as they do in production: in this one, they share the gateway's
     // event loop, and the race was not seen.
-    const own = await startTestGateway({
-      mutate: (c) => {
-        c.websocket.shards = 1;
-        c.websocket.socketsInProcess = 0;
-        c.websocket.maxSocketsPerCaller = 1_000;
-        c.rateLimit.requestsPerWindow = 1_000_000;
-      },
+    const own = await ownGateway(1, 0, (c) => {
+      c.websocket.maxSocketsPerCaller = 1_000;
+      c.rateLimit.requestsPerWindow = 1_000_000;
     });
-    onTestFinished(() => own.close());
     const clients = `
       import WebSocket from "ws";
       for (let i = 0; i < 600; i++) {
@@ -261,14 +264,9 @@ describe("fan-out shards", () => {
   });
 
   it("sockets on shards still count against the port's connection cap (HTTP_MAX_CONNECTIONS)", async () => {
-    const own = await startTestGateway({
-      mutate: (c) => {
-        c.websocket.shards = 1;
-        c.websocket.socketsInProcess = 0;
-        c.http.maxConnections = 4;
-      },
+    const own = await ownGateway(1, 0, (c) => {
+      c.http.maxConnections = 4;
     });
-    onTestFinished(() => own.close());
     const http = own.network("testnet").url;
     const held = await Promise.all(Array.from({ length: 4 }, () => subscriber(http.replace("http://", "ws://"))));
     expect(shardProcesses().length).toBeGreaterThanOrEqual(1);
