@@ -8,7 +8,7 @@ import { type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../../log/logger.js";
 import type { LogFilter } from "../../live/logFilter.js";
 import type { SubscriptionHub, SubscriptionKind } from "../../live/subscriptions.js";
-import { writeTextFrame } from "./textFrame.js";
+import { type FrameWriter, frameWriter } from "./textFrame.js";
 
 export interface SocketLimits {
   /**
@@ -70,6 +70,7 @@ export interface SocketHost {
 interface Session {
   ws?: WebSocket;
   socket: Duplex;
+  out: FrameWriter;
   subscriptions: Set<string>;
   slow: boolean;
   /** Lengths of the messages being answered, oldest first (answers are matched to them in order). */
@@ -94,7 +95,7 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
       return;
     }
     // In order with ws's own frames (pings, the close): with compression off, ws writes each at once too.
-    writeTextFrame(s.socket, text, bytes);
+    s.out(text, bytes);
   };
 
   const run = (sid: number, s: Session, ws: WebSocket): void => {
@@ -136,7 +137,7 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
     elsewhere: 0,
     available: true,
     adopt(sid, req, socket, head) {
-      const s: Session = { socket, subscriptions: new Set(), slow: false, unanswered: [], unansweredBytes: 0, paused: false };
+      const s: Session = { socket, out: frameWriter(socket), subscriptions: new Set(), slow: false, unanswered: [], unansweredBytes: 0, paused: false };
       sessions.set(sid, s);
       // One end for every way a socket goes: a failed handshake (ws destroys it), a close, a drop.
       socket.once("close", () => {

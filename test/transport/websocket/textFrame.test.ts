@@ -1,16 +1,28 @@
-// writeTextFrame's bytes, read by a real WebSocket client (ws) as the server would send them: every length class of
-// RFC 6455's header (7-bit, 16-bit, 64-bit), multi-byte UTF-8, and frames interleaved with ws's own.
+// frameWriter's bytes, read by a real WebSocket client (ws) as the server would send them: every length class of
+// RFC 6455's header (7-bit, 16-bit, 64-bit), multi-byte UTF-8, frames interleaved with ws's own, and the write
+// straight to the kernel with its hand-over to the socket's stream when the kernel's buffer is full.
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
-import { writeTextFrame } from "../../../src/transport/websocket/textFrame.js";
+import { frameWriter } from "../../../src/transport/websocket/textFrame.js";
 
 let server: http.Server;
 let url: string;
 /** The server side of the latest connection: ws's socket object and the raw socket under it. */
-let latest: Promise<{ ws: WebSocket; socket: Duplex }>;
+let next: () => Promise<{ ws: WebSocket; socket: Duplex }>;
+
+const clients: WebSocket[] = [];
+
+/** A client connected to the test server, and the server's side of it. */
+async function connect(): Promise<{ client: WebSocket; ws: WebSocket; socket: Duplex }> {
+  const serverSide = next();
+  const client = new WebSocket(url);
+  clients.push(client);
+  await new Promise((resolve) => client.once("open", resolve));
+  return { client, ...(await serverSide) };
+}
 
 beforeAll(async () => {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
@@ -19,21 +31,24 @@ beforeAll(async () => {
   server.on("upgrade", (req, socket, head) => {
     wss.handleUpgrade(req, socket, head, (ws) => opened({ ws, socket }));
   });
-  latest = new Promise((resolve) => {
-    opened = resolve;
-  });
+  next = () =>
+    new Promise((resolve) => {
+      opened = resolve;
+    });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
+  for (const client of clients) client.terminate(); // a failed test's too (one may be paused)
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
 
-describe("writeTextFrame", () => {
+describe("frameWriter", () => {
   it("is read back whole by a WebSocket client, for every header length, in order with ws's own frames", async () => {
-    const client = new WebSocket(url);
+    const { client, ws, socket } = await connect();
+    const write = frameWriter(socket);
     const received: string[] = [];
     const texts = [
       "",
@@ -53,16 +68,53 @@ describe("writeTextFrame", () => {
         if (received.length === 2 * texts.length + 1) resolve();
       });
     });
-    await new Promise((resolve) => client.once("open", resolve));
-    const { ws, socket } = await latest;
     for (const [i, text] of texts.entries()) {
-      writeTextFrame(socket, text);
+      write(text);
       if (i === 2) ws.send("from ws"); // ws's own send between two of ours
     }
     // With the length given, as the hub gives a notification's (counted once for all its subscribers).
-    for (const text of texts) writeTextFrame(socket, text, Buffer.byteLength(text));
+    for (const text of texts) write(text, Buffer.byteLength(text));
     await all;
     expect(received).toEqual([...texts.slice(0, 3), "from ws", ...texts.slice(3), ...texts]);
+    client.close();
+  });
+
+  it("writes past an empty stream straight to the kernel", async () => {
+    const { client, socket } = await connect();
+    const got = new Promise((resolve) => client.once("message", (data) => resolve(String(data))));
+    const before = (socket as Socket).bytesWritten;
+    frameWriter(socket)("straight");
+    expect(await got).toBe("straight");
+    // Node's stream counts what passes through it: nothing did.
+    expect((socket as Socket).bytesWritten).toBe(before);
+    client.close();
+  });
+
+  it("hands what the kernel does not take to the stream, and keeps every frame whole and in order", async () => {
+    const { client, socket } = await connect();
+    const write = frameWriter(socket);
+    client.pause(); // a consumer that does not read: the kernel's buffers fill, then the stream's
+    const frames = 8_000; // ~14 MB, past what loopback's socket buffers hold
+    const text = (i: number): string => `${String(i).padStart(6, "0")}:${"n".repeat(1_740)}`;
+    for (let i = 0; i < frames; i++) write(text(i), 1_747);
+    expect(socket.writableLength).toBeGreaterThan(0);
+    const received: string[] = [];
+    const all = new Promise<void>((resolve) => {
+      client.on("message", (data) => {
+        received.push(String(data));
+        if (received.length === frames + 1) resolve();
+      });
+    });
+    client.resume();
+    // Once the stream has drained, writes go straight to the kernel again, behind it.
+    await new Promise((resolve) => socket.once("drain", resolve));
+    const before = (socket as Socket).bytesWritten;
+    write("after");
+    await all;
+    expect((socket as Socket).bytesWritten).toBe(before);
+    expect(received.length).toBe(frames + 1);
+    for (let i = 0; i < frames; i++) if (received[i] !== text(i)) expect.fail(`frame ${i} is ${received[i]?.slice(0, 12)}…`);
+    expect(received[frames]).toBe("after");
     client.close();
   });
 });
