@@ -15,16 +15,11 @@ export async function* subscriptionStream(
   const queue: string[] = [];
   let wake: (() => void) | undefined;
   let overflow = false;
-  const id = hub.subscribe(
-    kind,
-    filter,
-    (text) => {
-      if (queue.length >= maxQueued) overflow = true;
-      else queue.push(text);
-      wake?.();
-    },
-    "result",
-  );
+  const id = hub.subscribe(kind, filter, (result) => {
+    if (queue.length >= maxQueued) overflow = true;
+    else queue.push(result.text);
+    wake?.();
+  });
   hub.release(id);
   const onAbort = (): void => wake?.();
   signal.addEventListener("abort", onAbort);

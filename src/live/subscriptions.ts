@@ -1,6 +1,7 @@
 // eth_subscribe as geth serves it, for any transport that can push: newHeads, logs (address and topics
-// filter) and newPendingTransactions, fed by the network's one HeadFeed. A notification's text is built
-// around the block's or log's JSON, serialised once per block, whatever the number of subscribers.
+// filter) and newPendingTransactions, fed by the network's one HeadFeed. A block's or log's JSON is serialised
+// once, whatever the number of subscribers, and that one result goes to each of them; a transport puts it in
+// its own envelope (notification.ts for JSON-RPC's).
 import { randomBytes } from "node:crypto";
 import type { FeedBlock, FeedListener } from "./headFeed.js";
 import { type LogFilter, matches } from "./logFilter.js";
@@ -8,39 +9,30 @@ import { type LogFilter, matches } from "./logFilter.js";
 export type SubscriptionKind = "newHeads" | "logs" | "newPendingTransactions";
 
 /**
- * Where a subscription's notifications go: the text (the full JSON-RPC notification, or the result alone) and
- * its UTF-8 length in bytes, counted once per block rather than once per subscriber (at 10,000 subscribers the
- * count was a scan and a copy of each notification).
+ * A notification's result: its JSON text and that text's UTF-8 length in bytes, made once per block and shared
+ * by every subscriber it goes to (at 10,000 subscribers, a copy or a count per subscriber was a scan of each).
  */
-export type NotificationSink = (text: string, bytes: number) => void;
+export interface SharedResult {
+  readonly text: string;
+  readonly bytes: number;
+}
+
+/** Where a subscription's results go, each the same object for all its subscribers. */
+export type NotificationSink = (result: SharedResult) => void;
 
 interface Subscription {
   id: string;
   kind: SubscriptionKind;
-  /** "notification": the JSON-RPC notification text (WebSocket); "result": the result's JSON alone (streams). */
-  format: "notification" | "result";
   filter: LogFilter;
   sink: NotificationSink;
-  /** Notifications before the subscribe answer went out wait here (the answer must come first). */
-  held: Array<[text: string, bytes: number]> | undefined;
+  /** Results before the subscribe answer went out wait here (the answer must come first). */
+  held: SharedResult[] | undefined;
 }
 
 /** A subscription id as geth makes them: 16 random bytes, hex. */
 export const newSubscriptionId = (): string => `0x${randomBytes(16).toString("hex")}`;
 
-/** The fixed parts of a notification; the subscription id and the result go between them. */
-const HEAD = '{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"';
-const MID = '","result":';
-const TAIL = "}}";
-/** The bytes of a notification besides its id and result (all ASCII). */
-const FRAMING_BYTES = HEAD.length + MID.length + TAIL.length;
-
-/** A result's text and its UTF-8 length, counted once however many subscribers it goes to. */
-interface Result {
-  text: string;
-  bytes: number;
-}
-const result = (text: string): Result => ({ text, bytes: Buffer.byteLength(text) });
+const result = (text: string): SharedResult => ({ text, bytes: Buffer.byteLength(text) });
 
 /** Where a hub's blocks come from: the network's HeadFeed, or in a fan-out shard the parent's relay of it. */
 export interface FeedSource {
@@ -82,14 +74,8 @@ export class SubscriptionHub {
    * A new subscription; its notifications are held until `release(id)` (call it once the subscribe answer is
    * sent). Returns its id (`id` when given: a WebSocket's are chosen where its policy runs).
    */
-  subscribe(
-    kind: SubscriptionKind,
-    filter: LogFilter,
-    sink: NotificationSink,
-    format: "notification" | "result" = "notification",
-    id = newSubscriptionId(),
-  ): string {
-    const sub: Subscription = { id, kind, format, filter, sink, held: [] };
+  subscribe(kind: SubscriptionKind, filter: LogFilter, sink: NotificationSink, id = newSubscriptionId()): string {
+    const sub: Subscription = { id, kind, filter, sink, held: [] };
     this.subs.set(id, sub);
     this.byKind[kind].add(sub);
     this.observer?.subscriptions(kind, 1);
@@ -106,7 +92,7 @@ export class SubscriptionHub {
     if (!sub?.held) return;
     const held = sub.held;
     sub.held = undefined;
-    for (const [text, bytes] of held) sub.sink(text, bytes);
+    for (const r of held) sub.sink(r);
   }
 
   unsubscribe(id: string): boolean {
@@ -126,15 +112,9 @@ export class SubscriptionHub {
     return this.subs.size;
   }
 
-  private send(sub: Subscription, r: Result): void {
-    if (sub.format === "result") return this.deliver(sub, r.text, r.bytes);
-    // Ids are ASCII (hex, from newSubscriptionId, here or where a shard's endpoint chose it).
-    this.deliver(sub, HEAD + sub.id + MID + r.text + TAIL, FRAMING_BYTES + sub.id.length + r.bytes);
-  }
-
-  private deliver(sub: Subscription, text: string, bytes: number): void {
-    if (sub.held) sub.held.push([text, bytes]);
-    else sub.sink(text, bytes);
+  private send(sub: Subscription, r: SharedResult): void {
+    if (sub.held) sub.held.push(r);
+    else sub.sink(r);
   }
 
   private onBlock(block: FeedBlock, removed: boolean): void {
@@ -146,7 +126,7 @@ export class SubscriptionHub {
     if (this.byKind.logs.size === 0 || !block.logs) return;
     let n = 0;
     for (const log of block.logs) {
-      let r: Result | undefined;
+      let r: SharedResult | undefined;
       for (const sub of this.byKind.logs) {
         if (!matches(sub.filter, log)) continue;
         r ??= result(JSON.stringify(removed ? { ...log.json, removed: true } : log.json));

@@ -1,10 +1,9 @@
-// SubscriptionHub hands each notification to its sink with the text's UTF-8 length, counted once per block for
-// every subscriber (the WebSocket frame header is sized by it): the length must be the text's own, in both
-// formats, for every kind, for notifications held until the subscribe answer went out, and for text that is
-// not ASCII (where characters and bytes differ).
+// SubscriptionHub hands each block's result, serialised once, to every subscriber as the same object, with the
+// text's UTF-8 length counted once (the WebSocket frame header is sized by it): for every kind, for results held
+// until the subscribe answer went out, and for text that is not ASCII (where characters and bytes differ).
 import { describe, expect, it } from "vitest";
 import type { FeedBlock, FeedListener } from "../../src/live/headFeed.js";
-import { type FeedSource, SubscriptionHub } from "../../src/live/subscriptions.js";
+import { type FeedSource, type SharedResult, SubscriptionHub } from "../../src/live/subscriptions.js";
 
 function manualFeed(): FeedSource & { listeners: Set<FeedListener> } {
   const listeners = new Set<FeedListener>();
@@ -17,29 +16,33 @@ const block = (n: number, extra: string): FeedBlock => {
 };
 
 describe("SubscriptionHub", () => {
-  it("gives every sink the UTF-8 length of the text it gets, ASCII or not, held or not", () => {
+  it("gives every subscriber the block's one result, with its UTF-8 length, ASCII or not, held or not", () => {
     const feed = manualFeed();
     const hub = new SubscriptionHub(feed);
-    const seen: Array<{ text: string; bytes: number }> = [];
-    const sink = (text: string, bytes: number): void => void seen.push({ text, bytes });
-    const heads = hub.subscribe("newHeads", {}, sink);
-    const logs = hub.subscribe("logs", {}, sink);
-    const pending = hub.subscribe("newPendingTransactions", {}, sink, "result");
-    const results = hub.subscribe("newHeads", {}, sink, "result");
+    const seen = new Map<string, SharedResult[]>();
+    const subscribe = (kind: "newHeads" | "logs" | "newPendingTransactions"): string => {
+      const got: SharedResult[] = [];
+      const id = hub.subscribe(kind, {}, (r) => void got.push(r));
+      seen.set(id, got);
+      return id;
+    };
+    const [heads, heads2, logs, pending] = [subscribe("newHeads"), subscribe("newHeads"), subscribe("logs"), subscribe("newPendingTransactions")];
     const deliver = (b: FeedBlock): void => {
       for (const l of feed.listeners) l.block?.(b);
     };
     deliver(block(1, "plain")); // held: no release yet
-    for (const id of [heads, logs, pending, results]) hub.release(id);
+    for (const id of seen.keys()) hub.release(id);
     deliver(block(2, "héllo ✓ 😀"));
     for (const l of feed.listeners) l.removed?.(block(2, "héllo ✓ 😀"));
     for (const l of feed.listeners) l.pending?.(["0xabc"]);
-    expect(seen.length).toBe(3 + 3 + 1 + 1); // blocks 1 and 2 (heads, logs, results each), the removed log, the hash
-    for (const { text, bytes } of seen) expect(bytes).toBe(Buffer.byteLength(text));
-    expect(seen.some(({ text, bytes }) => bytes !== text.length)).toBe(true);
-    const notification = JSON.parse(seen.find((s) => s.text.includes("✓") && s.text.includes("eth_subscription"))!.text) as {
-      params: { subscription: string };
-    };
-    expect([heads, logs]).toContain(notification.params.subscription);
+    const [h, h2, l, p] = [heads, heads2, logs, pending].map((id) => seen.get(id)!);
+    expect([h!.length, h2!.length, l!.length, p!.length]).toEqual([2, 2, 3, 1]); // blocks 1 and 2; their logs and the removed one
+    // One object per block for all its subscribers: serialised and counted once.
+    expect(h![0]).toBe(h2![0]);
+    expect(h![1]).toBe(h2![1]);
+    for (const r of [...h!, ...l!, ...p!]) expect(r.bytes).toBe(Buffer.byteLength(r.text));
+    expect(h![1]!.bytes).not.toBe(h![1]!.text.length);
+    expect(JSON.parse(l![2]!.text)).toMatchObject({ data: "héllo ✓ 😀", removed: true });
+    expect(JSON.parse(p![0]!.text)).toBe("0xabc");
   });
 });

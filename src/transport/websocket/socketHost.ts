@@ -83,19 +83,20 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: true });
   const sessions = new Map<number, Session>();
 
-  const write = (s: Session, text: string, bytes?: number): void => {
+  /** Whether `s` may be written to now: open, and not a consumer too slow to keep (closed here if it is). */
+  const writable = (s: Session): boolean => {
     const ws = s.ws;
-    if (s.slow || !ws || ws.readyState !== ws.OPEN) return;
-    if (ws.bufferedAmount > limits.maxBufferedBytes) {
+    if (s.slow || !ws || ws.readyState !== ws.OPEN) return false;
+    // What waits in the socket's stream: ws's bufferedAmount, which adds only a compressor's queue (off here).
+    if (s.socket.writableLength > limits.maxBufferedBytes) {
       // Never unbounded memory: a consumer that does not read is told why and let go.
       s.slow = true;
       events.slowConsumerClosed();
       ws.close(1008, `slow consumer: more than ${limits.maxBufferedBytes} bytes unsent`);
       setTimeout(() => ws.terminate(), 5_000).unref();
-      return;
+      return false;
     }
-    // In order with ws's own frames (pings, the close): with compression off, ws writes each at once too.
-    s.out(text, bytes);
+    return true;
   };
 
   const run = (sid: number, s: Session, ws: WebSocket): void => {
@@ -157,14 +158,21 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
         s.paused = false;
         s.ws?.resume();
       }
-      if (text !== undefined) write(s, text);
+      if (text !== undefined && writable(s)) s.out.text(text);
       for (const id of release ?? []) hub.release(id);
     },
     subscribe(sid, id, kind, filter) {
       const s = sessions.get(sid);
       if (!s) return;
       s.subscriptions.add(id);
-      hub.subscribe(kind, filter, (text, bytes) => write(s, text, bytes), "notification", id);
+      hub.subscribe(
+        kind,
+        filter,
+        (result) => {
+          if (writable(s)) s.out.notification(id, result);
+        },
+        id,
+      );
     },
     unsubscribe(sid, id) {
       const s = sessions.get(sid);

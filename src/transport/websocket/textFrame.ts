@@ -5,6 +5,8 @@
 import { writeSync } from "node:fs";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { AFTER_RESULT, BEFORE_ID, BEFORE_RESULT, notificationBytes, notificationText } from "../../live/notification.js";
+import type { SharedResult } from "../../live/subscriptions.js";
 
 /** The frame's header for a payload of `length` bytes, as latin1 characters (one byte each). */
 function header(length: number): string {
@@ -43,40 +45,101 @@ interface Descriptor {
 }
 const isPlainTcp = (socket: Duplex): socket is Socket & Descriptor => socket instanceof Socket && !("encrypted" in socket);
 
-/** Frames up to this size are written from one reused buffer; bigger ones (rare: large answers) go as before. */
+/** Frames up to this size are written from a reused buffer; bigger ones (rare: large answers) go as before. */
 const DIRECT_MAX = 64 * 1024;
 let scratch = Buffer.allocUnsafeSlow(4 * 1024);
 
-/** Writes a text frame of `text`; `length` is its UTF-8 length when the caller knows it already. */
-export type FrameWriter = (text: string, length?: number) => void;
+/** A socket's text frames. */
+export interface FrameWriter {
+  /** A text frame of `text`; `length` is its UTF-8 length when the caller knows it already. */
+  text(text: string, length?: number): void;
+  /** Subscription `id`'s notification of `result`, which the same block gives all its subscribers. */
+  notification(id: string, result: SharedResult): void;
+}
+
+/** A block's notification framed once for all its subscribers: only the id, at `idAt`, differs between them. */
+interface Template {
+  result: SharedResult;
+  idLength: number;
+  frame: Buffer;
+  idAt: number;
+}
+let template: Template | undefined;
+
+function templateFor(result: SharedResult, idLength: number): Template | undefined {
+  if (template?.result === result && template.idLength === idLength) return template;
+  const bytes = notificationBytes(idLength, result);
+  const head = headerFor(bytes);
+  if (head.length + bytes > DIRECT_MAX) return undefined; // not kept (a large log): framed per subscriber
+  const frame = Buffer.allocUnsafeSlow(head.length + bytes);
+  let at = frame.write(head, 0, "latin1");
+  at += frame.write(BEFORE_ID, at, "latin1");
+  const idAt = at;
+  at += idLength;
+  at += frame.write(BEFORE_RESULT, at, "latin1");
+  at += frame.write(result.text, at, "utf8");
+  frame.write(AFTER_RESULT, at, "latin1");
+  template = { result, idLength, frame, idAt };
+  return template;
+}
 
 /**
- * The writer of `socket`'s text frames (a notification's length is counted once for all its subscribers).
+ * The writer of `socket`'s text frames.
  *
- * When nothing waits in a TCP socket's stream, a frame goes to the kernel in one write system call straight from
- * a reused buffer: Node's stream write (a Writable, a WriteWrap and an after-write tick per call) cost about a
- * microsecond more per socket, 10 ms a head at 10,000 subscribers (bench/README.md). Order is kept: only an empty
- * stream is bypassed, and whatever the kernel does not take goes into the stream, so later frames queue behind
- * it; the stream then also reports errors (a reset peer) as it always did.
+ * When nothing waits in a TCP socket's stream, a frame goes to the kernel in one write system call from a reused
+ * buffer: Node's stream write (a Writable, a WriteWrap and an after-write tick per call) cost about a
+ * microsecond more per socket, 10 ms a head at 10,000 subscribers; so did making each subscriber's notification
+ * text and copying it into the frame, where now only its id is copied into the block's frame (bench/README.md).
+ * Order is kept: only an empty stream is bypassed, and whatever the kernel does not take goes into the stream,
+ * so later frames queue behind it; the stream then also reports errors (a reset peer) as it always did.
  */
 export function frameWriter(socket: Duplex): FrameWriter {
-  if (!isPlainTcp(socket)) return (text, length = Buffer.byteLength(text)) => streamWrite(socket, headerFor(length), text, length);
-  return (text, length = Buffer.byteLength(text)) => {
-    const head = headerFor(length);
-    const size = head.length + length;
-    // The handle (and its descriptor) is gone once the socket is destroyed: this runs in the same turn.
-    const fd = size <= DIRECT_MAX && socket.writableLength === 0 ? socket._handle?.fd : undefined;
-    if (typeof fd !== "number" || fd < 0 || socket.writableEnded) return streamWrite(socket, head, text, length);
-    if (scratch.length < size) scratch = Buffer.allocUnsafeSlow(Math.min(DIRECT_MAX, 2 ** Math.ceil(Math.log2(size))));
-    scratch.write(head, 0, "latin1");
-    scratch.write(text, head.length, length === text.length ? "latin1" : "utf8");
+  const text = (text: string, length = Buffer.byteLength(text)): void => streamWrite(socket, headerFor(length), text, length);
+  if (!isPlainTcp(socket)) {
+    return { text, notification: (id, result) => text(notificationText(id, result), notificationBytes(id.length, result)) };
+  }
+  // A handle's descriptor is fixed while the handle lives (reading it is a call into C++, per write); the
+  // handle is gone (null) once the socket is destroyed.
+  let handle: Descriptor["_handle"];
+  let handleFd = -1;
+  /** The descriptor, when the frame may bypass the stream. */
+  const descriptor = (): number => {
+    if (socket.writableLength !== 0 || socket.writableEnded) return -1;
+    if (socket._handle !== handle) {
+      handle = socket._handle;
+      handleFd = typeof handle?.fd === "number" ? handle.fd : -1;
+    }
+    return handle ? handleFd : -1;
+  };
+  /** `frame[0, size)` to the kernel at `fd`; the rest, if it does not take it all, copied into the stream. */
+  const send = (fd: number, frame: Buffer, size: number): void => {
     let written = 0;
     try {
-      written = writeSync(fd, scratch, 0, size);
+      written = writeSync(fd, frame, 0, size);
     } catch {
       // EAGAIN (the kernel's buffer is full) or the socket failed: the stream takes the frame and deals with it.
     }
-    if (written < size) socket.write(Buffer.from(scratch.subarray(written, size)));
+    if (written < size) socket.write(Buffer.from(frame.subarray(written, size)));
+  };
+  return {
+    text(text, length = Buffer.byteLength(text)) {
+      const head = headerFor(length);
+      const size = head.length + length;
+      const fd = size <= DIRECT_MAX ? descriptor() : -1;
+      if (fd < 0) return streamWrite(socket, head, text, length);
+      if (scratch.length < size) scratch = Buffer.allocUnsafeSlow(Math.min(DIRECT_MAX, 2 ** Math.ceil(Math.log2(size))));
+      scratch.write(head, 0, "latin1");
+      scratch.write(text, head.length, length === text.length ? "latin1" : "utf8");
+      send(fd, scratch, size);
+    },
+    notification(id, result) {
+      const t = templateFor(result, id.length);
+      if (!t) return text(notificationText(id, result), notificationBytes(id.length, result));
+      t.frame.write(id, t.idAt, "latin1");
+      const fd = descriptor();
+      if (fd < 0) socket.write(Buffer.from(t.frame));
+      else send(fd, t.frame, t.frame.length);
+    },
   };
 }
 

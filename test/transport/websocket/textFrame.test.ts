@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
+import { newSubscriptionId } from "../../../src/live/subscriptions.js";
 import { frameWriter } from "../../../src/transport/websocket/textFrame.js";
 
 let server: http.Server;
@@ -48,7 +49,7 @@ afterAll(async () => {
 describe("frameWriter", () => {
   it("is read back whole by a WebSocket client, for every header length, in order with ws's own frames", async () => {
     const { client, ws, socket } = await connect();
-    const write = frameWriter(socket);
+    const write = frameWriter(socket).text;
     const received: string[] = [];
     const texts = [
       "",
@@ -72,7 +73,7 @@ describe("frameWriter", () => {
       write(text);
       if (i === 2) ws.send("from ws"); // ws's own send between two of ours
     }
-    // With the length given, as the hub gives a notification's (counted once for all its subscribers).
+    // With the length given, as for an answer whose length is known.
     for (const text of texts) write(text, Buffer.byteLength(text));
     await all;
     expect(received).toEqual([...texts.slice(0, 3), "from ws", ...texts.slice(3), ...texts]);
@@ -83,7 +84,7 @@ describe("frameWriter", () => {
     const { client, socket } = await connect();
     const got = new Promise((resolve) => client.once("message", (data) => resolve(String(data))));
     const before = (socket as Socket).bytesWritten;
-    frameWriter(socket)("straight");
+    frameWriter(socket).text("straight");
     expect(await got).toBe("straight");
     // Node's stream counts what passes through it: nothing did.
     expect((socket as Socket).bytesWritten).toBe(before);
@@ -92,7 +93,7 @@ describe("frameWriter", () => {
 
   it("hands what the kernel does not take to the stream, and keeps every frame whole and in order", async () => {
     const { client, socket } = await connect();
-    const write = frameWriter(socket);
+    const write = frameWriter(socket).text;
     client.pause(); // a consumer that does not read: the kernel's buffers fill, then the stream's
     const frames = 8_000; // ~14 MB, past what loopback's socket buffers hold
     const text = (i: number): string => `${String(i).padStart(6, "0")}:${"n".repeat(1_740)}`;
@@ -116,5 +117,44 @@ describe("frameWriter", () => {
     for (let i = 0; i < frames; i++) if (received[i] !== text(i)) expect.fail(`frame ${i} is ${received[i]?.slice(0, 12)}…`);
     expect(received[frames]).toBe("after");
     client.close();
+  });
+
+  it("frames a block's notification once for its subscribers, each with its own id, also when one of them lags", async () => {
+    const [a, b] = [await connect(), await connect()];
+    const [writeA, writeB] = [frameWriter(a.socket), frameWriter(b.socket)];
+    const [idA, idB] = [newSubscriptionId(), newSubscriptionId()];
+    a.client.pause(); // A's frames end up queued in its stream, behind B's writes of the same block's frame
+    const results = Array.from({ length: 8_000 }, (_, i) => {
+      const text = JSON.stringify({ number: `0x${i.toString(16)}`, extraData: i % 2 ? "héllo ✓ 😀".repeat(100) : "x".repeat(1_600) });
+      return { text, bytes: Buffer.byteLength(text) };
+    });
+    const receive = (client: WebSocket): Promise<string[]> =>
+      new Promise((resolve) => {
+        const got: string[] = [];
+        client.on("message", (data) => {
+          got.push(String(data));
+          if (got.length === results.length) resolve(got);
+        });
+      });
+    const [gotA, gotB] = [receive(a.client), receive(b.client)];
+    for (const r of results) {
+      writeA.notification(idA, r);
+      writeB.notification(idB, r);
+    }
+    expect(a.socket.writableLength).toBeGreaterThan(0);
+    a.client.resume();
+    for (const [got, id] of [
+      [await gotA, idA],
+      [await gotB, idB],
+    ] as const) {
+      expect(got.map((text) => JSON.parse(text))).toEqual(
+        results.map((r) => ({ jsonrpc: "2.0", method: "eth_subscription", params: { subscription: id, result: JSON.parse(r.text) } })),
+      );
+    }
+    // A large result is not kept as a frame: it is framed for each subscriber.
+    const big = JSON.stringify({ data: "ü".repeat(40_000) });
+    const gotBig = new Promise((resolve) => b.client.once("message", (data) => resolve(JSON.parse(String(data)))));
+    writeB.notification(idB, { text: big, bytes: Buffer.byteLength(big) });
+    expect(await gotBig).toEqual({ jsonrpc: "2.0", method: "eth_subscription", params: { subscription: idB, result: JSON.parse(big) } });
   });
 });
