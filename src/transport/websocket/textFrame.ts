@@ -1,7 +1,7 @@
 // A text message written as one WebSocket frame (RFC 6455 §5.2: final, opcode 1, unmasked as a server sends
-// it), header and payload in one write. ws's own send corks the socket and writes the header and the payload
-// apart (a writev of two); at 10,000 subscribers of a head that is the fan-out's cost above the kernel's
-// (bench/README.md).
+// it), header and payload in one write, and when the socket's stream is empty straight to the kernel. ws's own
+// send corks the socket and writes the header and the payload apart (a writev of two); at 10,000 subscribers
+// of a head, that and Node's stream were the fan-out's cost above the kernel's (bench/README.md).
 import { writeSync } from "node:fs";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
@@ -28,7 +28,7 @@ function header(length: number): string {
   );
 }
 
-// A block's notifications all have the same length (ids are of one size): its header is made once.
+// Answers of one length in a row share their header (a block's notifications have theirs in its frame).
 let lastLength = -1;
 let lastHeader = "";
 function headerFor(length: number): string {

@@ -1,6 +1,7 @@
 // frameWriter's bytes, read by a real WebSocket client (ws) as the server would send them: every length class of
 // RFC 6455's header (7-bit, 16-bit, 64-bit), multi-byte UTF-8, frames interleaved with ws's own, and the write
 // straight to the kernel with its hand-over to the socket's stream when the kernel's buffer is full.
+import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
@@ -8,6 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { newSubscriptionId } from "../../../src/live/subscriptions.js";
 import { frameWriter } from "../../../src/transport/websocket/textFrame.js";
+
+/** A stand-in for a shard: takes a socket and writes frames to it with frameWriter, then says what it queued. */
+const HANDED_OVER = `
+process.on("message", async ({ module, frames }, socket) => {
+  const { frameWriter } = await import(module);
+  const write = frameWriter(socket).text;
+  for (let i = 0; i < frames; i++) write(String(i).padStart(6, "0") + ":" + "n".repeat(1740), 1747);
+  process.send({ queued: socket.writableLength });
+});
+`;
 
 let server: http.Server;
 let url: string;
@@ -117,6 +128,35 @@ describe("frameWriter", () => {
     for (let i = 0; i < frames; i++) if (received[i] !== text(i)) expect.fail(`frame ${i} is ${received[i]?.slice(0, 12)}…`);
     expect(received[frames]).toBe("after");
     client.close();
+  });
+
+  it("never blocks on a socket handed to another process (a shard's): a full kernel buffer goes to the stream there too", async () => {
+    const { client, socket } = await connect();
+    client.pause();
+    // The child writes as a shard does, on the descriptor it was given: were that descriptor blocking, its
+    // writeSync would wait for this paused client and the child would never answer.
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", HANDED_OVER], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    try {
+      const frames = 8_000;
+      const answer = new Promise<{ queued: number }>((resolve) => child.once("message", (m) => resolve(m as { queued: number })));
+      child.send({ module: new URL("../../../src/transport/websocket/textFrame.ts", import.meta.url).href, frames }, socket as Socket);
+      expect((await answer).queued).toBeGreaterThan(0);
+      const received: string[] = [];
+      const all = new Promise<void>((resolve) => {
+        client.on("message", (data) => {
+          received.push(String(data));
+          if (received.length === frames) resolve();
+        });
+      });
+      client.resume();
+      await all;
+      for (let i = 0; i < frames; i++) if (received[i] !== `${String(i).padStart(6, "0")}:${"n".repeat(1_740)}`) expect.fail(`frame ${i}`);
+    } finally {
+      child.kill();
+      socket.destroy(); // this process's side, which the server still counts
+    }
   });
 
   it("frames a block's notification once for its subscribers, each with its own id, also when one of them lags", async () => {
