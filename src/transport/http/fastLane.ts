@@ -128,6 +128,7 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
     clearDeadline();
     socket.off("data", onData);
     socket.off("timeout", onTimeout);
+    socket.off("close", detach); // else it keeps this lane's state (buffers, last head) for the socket's life
     socket.setTimeout(0);
   };
   const giveUp = (): void => {

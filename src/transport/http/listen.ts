@@ -5,6 +5,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import type { NodeHandlerFn } from "./nodeTypes.js";
 import { serveFastLane, type FastLaneOptions } from "./fastLane.js";
+import { destroyOnError } from "./destroyOnError.js";
 import { endAndClose } from "./endAndClose.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
@@ -116,12 +117,11 @@ export async function listenDual(
   });
   // An h2 session with no frames for this long is closed (no listener for "timeout": http2 destroys it).
   h2.setTimeout(limits.keepAliveTimeoutMs);
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    socket.on("error", () => socket.destroy());
-    if (sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections) return void endAndClose(socket, TOO_MANY);
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+  /**
+   * Reads a new connection's first bytes and hands it to the protocol they say. Its own scope: nothing read
+   * here is kept once the connection is handed on (a WebSocket lives for hours).
+   */
+  const dispatch = (socket: net.Socket): void => {
     // Until the first bytes say which protocol, nothing else times this socket out: silent or a partial
     // h2 preface, it is closed after the headers timeout.
     const silent = (): void => void socket.destroy();
@@ -144,6 +144,14 @@ export async function listenDual(
       else toH1(socket, seen);
     };
     socket.on("data", onData);
+  };
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    destroyOnError(socket);
+    if (sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections) return void endAndClose(socket, TOO_MANY);
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    dispatch(socket);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

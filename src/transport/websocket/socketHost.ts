@@ -9,6 +9,7 @@ import type { Logger } from "../../log/logger.js";
 import type { LogFilter } from "../../live/logFilter.js";
 import type { SubscriptionHub, SubscriptionKind } from "../../live/subscriptions.js";
 import { type FrameWriter, frameWriter } from "./textFrame.js";
+import { destroyOnError } from "../http/destroyOnError.js";
 
 export interface SocketLimits {
   /**
@@ -147,7 +148,7 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
         s.subscriptions.clear();
         events.closed(sid);
       });
-      socket.on("error", () => socket.destroy());
+      destroyOnError(socket);
       wss.handleUpgrade(req as Parameters<WebSocketServer["handleUpgrade"]>[0], socket, head, (ws) => run(sid, s, ws));
     },
     send(sid, text, release) {

@@ -14,8 +14,8 @@ import { frameWriter } from "../../../src/transport/websocket/textFrame.js";
 const HANDED_OVER = `
 process.on("message", async ({ module, frames }, socket) => {
   const { frameWriter } = await import(module);
-  const write = frameWriter(socket).text;
-  for (let i = 0; i < frames; i++) write(String(i).padStart(6, "0") + ":" + "n".repeat(1740), 1747);
+  const writer = frameWriter(socket);
+  for (let i = 0; i < frames; i++) writer.text(String(i).padStart(6, "0") + ":" + "n".repeat(1740), 1747);
   process.send({ queued: socket.writableLength });
 });
 `;
@@ -60,7 +60,8 @@ afterAll(async () => {
 describe("frameWriter", () => {
   it("is read back whole by a WebSocket client, for every header length, in order with ws's own frames", async () => {
     const { client, ws, socket } = await connect();
-    const write = frameWriter(socket).text;
+    const writer = frameWriter(socket);
+    const write = writer.text.bind(writer);
     const received: string[] = [];
     const texts = [
       "",
@@ -104,7 +105,8 @@ describe("frameWriter", () => {
 
   it("hands what the kernel does not take to the stream, and keeps every frame whole and in order", async () => {
     const { client, socket } = await connect();
-    const write = frameWriter(socket).text;
+    const writer = frameWriter(socket);
+    const write = writer.text.bind(writer);
     client.pause(); // a consumer that does not read: the kernel's buffers fill, then the stream's
     const frames = 8_000; // ~14 MB, past what loopback's socket buffers hold
     const text = (i: number): string => `${String(i).padStart(6, "0")}:${"n".repeat(1_740)}`;
