@@ -161,7 +161,8 @@ const BUNDLE = process.env.BENCH_BUNDLE;
 async function startGateway(upstream: string, dataDir: string, extraEnv: Record<string, string> = {}): Promise<{ url: string; proc: ChildProcess }> {
   builtOnce ??= BUNDLE ? Promise.resolve() : execFileAsync("npm", ["run", "build", "--silent"]).then(() => undefined);
   await builtOnce;
-  const proc = spawn(process.execPath, ["--enable-source-maps", BUNDLE ?? "dist/main.mjs"], {
+  // As `npm start` runs it (package.json).
+  const proc = spawn(process.execPath, ["--enable-source-maps", "--max-semi-space-size=4", BUNDLE ?? "dist/main.mjs"], {
     env: {
       ...process.env,
       NETWORKS: "testnet",
