@@ -98,8 +98,8 @@ export function frameWriter(socket: Duplex): FrameWriter {
 }
 
 /** Every frame through the socket's stream (TLS, or no descriptor). */
-class StreamFrames implements FrameWriter {
-  constructor(private readonly socket: Duplex) {}
+class StreamFrames<S extends Duplex = Duplex> implements FrameWriter {
+  constructor(protected readonly socket: S) {}
 
   text(text: string, length = Buffer.byteLength(text)): void {
     streamWrite(this.socket, headerFor(length), text, length);
@@ -111,21 +111,17 @@ class StreamFrames implements FrameWriter {
 }
 
 /** Frames straight to the kernel while the socket's stream is empty. */
-class DirectFrames extends StreamFrames {
+class DirectFrames extends StreamFrames<Socket & Descriptor> {
   // A handle's descriptor is fixed while the handle lives (reading it is a call into C++, per write); the
   // handle is gone (null) once the socket is destroyed.
   private handle: Descriptor["_handle"];
   private fd = -1;
 
-  constructor(private readonly tcp: Socket & Descriptor) {
-    super(tcp);
-  }
-
   override text(text: string, length = Buffer.byteLength(text)): void {
     const head = headerFor(length);
     const size = head.length + length;
     const fd = size <= DIRECT_MAX ? this.descriptor() : -1;
-    if (fd < 0) return streamWrite(this.tcp, head, text, length);
+    if (fd < 0) return streamWrite(this.socket, head, text, length);
     if (scratch.length < size) scratch = Buffer.allocUnsafeSlow(Math.min(DIRECT_MAX, 2 ** Math.ceil(Math.log2(size))));
     scratch.write(head, 0, "latin1");
     scratch.write(text, head.length, length === text.length ? "latin1" : "utf8");
@@ -137,13 +133,13 @@ class DirectFrames extends StreamFrames {
     if (!t) return super.notification(id, result);
     t.frame.write(id, t.idAt, "latin1");
     const fd = this.descriptor();
-    if (fd < 0) this.tcp.write(Buffer.from(t.frame));
+    if (fd < 0) this.socket.write(Buffer.from(t.frame));
     else this.send(fd, t.frame, t.frame.length);
   }
 
   /** The descriptor, when a frame may bypass the stream; else -1. */
   private descriptor(): number {
-    const tcp = this.tcp;
+    const tcp = this.socket;
     if (tcp.writableLength !== 0 || tcp.writableEnded) return -1;
     if (tcp._handle !== this.handle) {
       this.handle = tcp._handle;
@@ -160,7 +156,7 @@ class DirectFrames extends StreamFrames {
     } catch {
       // EAGAIN (the kernel's buffer is full) or the socket failed: the stream takes the frame and deals with it.
     }
-    if (written < size) this.tcp.write(Buffer.from(frame.subarray(written, size)));
+    if (written < size) this.socket.write(Buffer.from(frame.subarray(written, size)));
   }
 }
 
