@@ -229,9 +229,14 @@ export class ChainFollower {
 
   /** Reads the blocks after the last one walked, checking each one's parent, and matches their transactions. */
   private async walk(head: number): Promise<void> {
-    const from = Math.max((this.lastBlock ?? head - 1) + 1, head - MAX_BLOCKS_PER_POLL + 1);
+    const last = this.lastBlock;
+    const from = Math.max((last ?? head - 1) + 1, head - MAX_BLOCKS_PER_POLL + 1);
     if (from > head) return;
-    const numbers = Array.from({ length: head - from + 1 }, (_, i) => from + i);
+    // Blocks left out (idle, out of reach, or the node raced ahead): the first block read has no parent to check,
+    // so the last one walked is read again first. A node that went back and then mined past it (a restart on
+    // older state during an outage) is noticed by that block's hash, not missed with its writes still completed.
+    const recheck = last !== undefined && from > last + 1 && this.blocks.has(last) ? last : undefined;
+    const numbers = [...(recheck === undefined ? [] : [recheck]), ...Array.from({ length: head - from + 1 }, (_, i) => from + i)];
     const outcomes = await this.options.pool.callMany(numbers.map((n) => ({ method: "eth_getBlockByNumber", params: [toHex(n), false] as JsonValue[] })));
     const found: Watched[] = [];
     for (const [i, o] of outcomes.entries()) {
@@ -239,13 +244,22 @@ export class ChainFollower {
       if (!o.ok || o.result === null) break;
       const block = o.result as unknown as RpcBlock;
       const n = numbers[i]!;
+      if (n === recheck && i === 0) {
+        if (block.hash === this.blocks.get(n)) continue;
+        await this.rewindTo(await this.forkPoint(n), head);
+        break;
+      }
       const parent = this.blocks.get(n - 1);
       if (parent !== undefined && parent !== block.parentHash) {
         await this.rewindTo(await this.forkPoint(n - 1), head);
         break;
       }
       this.blocks.set(n, block.hash);
-      this.blocks.delete(n - WINDOW);
+      // Ascending insertion, so the oldest come first (a gap left out leaves older ones than n - WINDOW).
+      for (const b of this.blocks.keys()) {
+        if (b > n - WINDOW) break;
+        this.blocks.delete(b);
+      }
       for (const tx of block.transactions) {
         const w = this.watched.get(tx);
         if (w && w.block === undefined) {
@@ -305,13 +319,35 @@ export class ChainFollower {
     }
   }
 
-  /** Writes `confirmations` deep on the chain walked are written to the journal as completed (or error). */
+  /**
+   * Writes `confirmations` deep on the chain walked are written to the journal as completed (or error). Only at
+   * or below the last block walked: a receipt can name a block the walk has not reached, on a node that may not
+   * keep it, and a rewind below the last block walked is what the walk notices (and reopens). A write whose
+   * block the walk left out (it starts at the head, and skips long gaps) has that block read first: the hash
+   * its receipt named must still be there.
+   */
   private async confirm(head: number): Promise<void> {
+    const last = this.lastBlock;
+    const due: Watched[] = [];
+    const unwalked = new Set<number>();
+    if (last !== undefined)
+      for (const w of this.watched.values()) {
+        if (w.ok === undefined || w.block === undefined || w.block > last || head - w.block + 1 < this.options.confirmations) continue;
+        due.push(w);
+        if (!this.blocks.has(w.block)) unwalked.add(w.block);
+      }
+    const read = await this.blockHashes([...unwalked]);
     const done: Promise<void>[] = [];
-    for (const [hash, w] of this.watched) {
-      if (w.ok === undefined || w.block === undefined || head - w.block + 1 < this.options.confirmations) continue;
-      const known = this.blocks.get(w.block);
-      if (known !== undefined && known !== w.blockHash) continue; // on a block the walk replaced: found again
+    for (const w of due) {
+      const hash = w.hash;
+      if (w.block === undefined || this.watched.get(hash) !== w) continue; // a sibling confirmed first
+      const onChain = this.blocks.get(w.block) ?? read.get(w.block);
+      if (onChain === undefined) continue; // not readable now: next poll
+      if (onChain !== w.blockHash) {
+        // Its block was replaced: found again, by the walk or by hash.
+        w.block = w.blockHash = w.ok = undefined;
+        continue;
+      }
       this.watched.delete(hash);
       this.finished(w);
       // A fee-bumped submission has several hashes for one nonce; once one is confirmed, the others never will.
@@ -348,6 +384,19 @@ export class ChainFollower {
     await Promise.all(done);
   }
 
+  /** Hashes of blocks by number, as the node has them now (a block it does not answer is left out). */
+  private async blockHashes(numbers: number[]): Promise<Map<number, string>> {
+    const hashes = new Map<number, string>();
+    for (let i = 0; i < numbers.length; i += BATCH) {
+      const chunk = numbers.slice(i, i + BATCH);
+      const outcomes = await this.options.pool.callMany(chunk.map((n) => ({ method: "eth_getBlockByNumber", params: [toHex(n), false] as JsonValue[] })));
+      outcomes.forEach((o, j) => {
+        if (o.ok && o.result !== null) hashes.set(chunk[j]!, (o.result as unknown as RpcBlock).hash);
+      });
+    }
+    return hashes;
+  }
+
   private finished(w: Watched): void {
     if (!w.signer) return;
     const n = (this.lagBySigner.get(w.signer) ?? 1) - 1;
@@ -366,7 +415,9 @@ export class ChainFollower {
         if (o.ok && o.result !== null && (o.result as unknown as RpcBlock).hash === this.blocks.get(n)) return n;
       }
     }
-    return known.length > 0 ? known[known.length - 1]! - 1 : top;
+    // None agrees: the fork is below everything remembered, and every write confirmed since is reopened (one
+    // still on the chain is only sent again, which the node answers "already known" or "nonce too low").
+    return Math.min(top, Math.min((known.at(-1) ?? top + 1) - 1, ...[...this.confirmedIn.keys()].map((b) => b - 1)));
   }
 
   /**

@@ -233,6 +233,120 @@ describe("chain follower, against a scripted node", () => {
     follower.stop();
   });
 
+  it("a node that went back and then mined far past the last block walked (a gap the walk skips) is still noticed", async () => {
+    const { chain, mine, pool } = scriptedChain();
+    for (let n = 1; n <= 3; n++) mine(n, []);
+    let down = false;
+    const flaky: typeof pool = {
+      call: (m, p) => (down ? Promise.reject(new Error("connection refused")) : pool.call(m, p)),
+      callMany: (c) => (down ? Promise.reject(new Error("connection refused")) : pool.callMany(c)),
+    };
+    const statuses: [string, string][] = [];
+    const rewinds: number[] = [];
+    const follower = new ChainFollower({
+      pool: flaky,
+      store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
+      pollMs: 20,
+      confirmations: 1,
+      log: createLogger("error"),
+      onRewind: (fork) => void rewinds.push(fork),
+    });
+    follower.track("0xgone", "queue-gone", { runsCode: false });
+    follower.track("0xlater", "queue-later", { runsCode: false });
+    mine(4, ["0xgone"]);
+    mine(5, []);
+    await expect.poll(() => statuses, { timeout: 2_000 }).toEqual([["queue-gone", "completed"]]);
+    // Out of reach while the node restarts on older state (block 3) and mines 40 blocks of another history,
+    // more than one poll reads: the follower comes back to a head far past the last block it walked.
+    down = true;
+    await new Promise((r) => setTimeout(r, 100));
+    chain.head = 3;
+    for (let n = 4; n <= 45; n++) mine(n, [], "b");
+    down = false;
+    // Noticed once, at or below the real fork (block 3): the follower walked from block 5 only, so it cannot
+    // know more than that block 4 is not it.
+    await expect.poll(() => rewinds.length, { timeout: 2_000 }).toBe(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rewinds).toHaveLength(1);
+    expect(rewinds[0]).toBeLessThanOrEqual(3);
+    expect(statuses).toEqual([
+      ["queue-gone", "completed"],
+      ["queue-gone", "pending"],
+    ]);
+    follower.stop();
+  });
+
+  it("a receipt from a node ahead of the walk completes nothing until the walk reaches its block, which may not hold it", async () => {
+    const { chain, mine, pool } = scriptedChain();
+    for (let n = 1; n <= 4; n++) mine(n, []);
+    // Blocks by number come from a replica that has only up to block 4; receipts from one ahead.
+    let walkable = 4;
+    const split: typeof pool = {
+      call: (m, p) => pool.call(m, p),
+      callMany: async (calls) =>
+        (await pool.callMany(calls)).map((o, i) =>
+          calls[i]!.method === "eth_getBlockByNumber" && Number(calls[i]!.params[0]) > walkable ? { ok: true, result: null } : o,
+        ),
+    };
+    const statuses: [string, string][] = [];
+    const follower = new ChainFollower({
+      pool: split,
+      store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
+      pollMs: 20,
+      confirmations: 1,
+      log: createLogger("error"),
+    });
+    follower.track("0xahead", "queue-ahead", { runsCode: false });
+    mine(5, ["0xahead"]);
+    mine(6, []);
+    await new Promise((r) => setTimeout(r, 1_500)); // past the follower's ask by hash
+    expect(statuses).toEqual([]);
+    // The ahead replica's blocks 5.. were another history: the chain all replicas agree on has not the write.
+    chain.head = 4;
+    mine(5, [], "b");
+    mine(6, [], "b");
+    walkable = 6;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(statuses).toEqual([]);
+    // Mined later, it is found in its new block and completed.
+    mine(7, ["0xahead"], "b");
+    walkable = 7;
+    await expect.poll(() => statuses, { timeout: 3_000 }).toEqual([["queue-ahead", "completed"]]);
+    follower.stop();
+  });
+
+  it("an idle follower that starts again after the node went back and past its last block notices it", async () => {
+    const { chain, mine, pool } = scriptedChain();
+    for (let n = 1; n <= 3; n++) mine(n, []);
+    const statuses: [string, string][] = [];
+    const rewinds: number[] = [];
+    const follower = new ChainFollower({
+      pool,
+      store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
+      pollMs: 20,
+      confirmations: 1,
+      log: createLogger("error"),
+      onRewind: (fork) => void rewinds.push(fork),
+    });
+    follower.track("0xidle", "queue-idle", { runsCode: false });
+    mine(4, ["0xidle"]);
+    await expect.poll(() => statuses, { timeout: 2_000 }).toEqual([["queue-idle", "completed"]]);
+    // Idle (nothing unfinished, no calls): the node goes back to block 3 and mines 40 blocks without the write.
+    chain.head = 3;
+    for (let n = 4; n <= 45; n++) mine(n, [], "b");
+    follower.observeHead("0x2d"); // the probes only ever saw it ahead
+    follower.track("0xnext", "queue-next", { runsCode: false });
+    await expect.poll(() => rewinds.length, { timeout: 2_000 }).toBe(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rewinds).toHaveLength(1);
+    expect(rewinds[0]).toBeLessThanOrEqual(3);
+    expect(statuses).toEqual([
+      ["queue-idle", "completed"],
+      ["queue-idle", "pending"],
+    ]);
+    follower.stop();
+  });
+
   it("with nothing unfinished it makes no upstream call at all", async () => {
     const { mine, pool } = scriptedChain();
     let calls = 0;

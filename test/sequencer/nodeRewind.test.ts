@@ -12,7 +12,7 @@ import { anvilBinaryPath } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
 import type { GatewayConfig } from "../../src/config/config.js";
 import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
-import type { SubmissionStore } from "../../src/store/submissionStore.js";
+import type { SubmissionRecord, SubmissionStore } from "../../src/store/submissionStore.js";
 
 const CHAIN_ID = 20180427;
 
@@ -76,6 +76,27 @@ async function kill9(child: ChildProcess): Promise<void> {
   const exited = once(child, "exit");
   child.kill("SIGKILL");
   await exited;
+}
+
+/**
+ * For a failure message: per signer with unmined writes, the node's mined nonce count, the lowest unmined nonce,
+ * and what the journal and the node say of the write at the node's next nonce (the one the rest wait behind).
+ */
+async function whyUnmined(url: string, store: SubmissionStore, unmined: string[], all: (SubmissionRecord | undefined)[]): Promise<string> {
+  const lines: string[] = [];
+  const recs = (await Promise.all(unmined.map((id) => store.get(id)))).filter((r) => r !== undefined);
+  const bySigner = Map.groupBy(recs, (r) => r.signer);
+  for (const [signer, list] of bySigner) {
+    const mined = Number(await rpc<string>(url, "eth_getTransactionCount", [signer, "latest"]));
+    const statuses = Object.entries(Object.groupBy(list, (r) => r.status)).map(([s, l]) => `${s} ${l!.length}`);
+    const atNext = all.find((r) => r?.signer === signer && r.nonce === mined);
+    const onNode = atNext ? await rpc<{ blockNumber: string | null } | null>(url, "eth_getTransactionByHash", [atNext.hash]) : undefined;
+    lines.push(
+      `${signer}: node mined ${mined}, lowest unmined nonce ${Math.min(...list.map((r) => r.nonce))}, unmined ${statuses.join(", ")}; ` +
+        `nonce ${mined} in the journal: ${atNext ? `${atNext.status} ${atNext.queueId}, on the node: ${onNode === null ? "no" : onNode?.blockNumber ? "mined" : "in its pool"}` : "none"}`,
+    );
+  }
+  return `\n${lines.join("\n")}`;
 }
 
 describe("a node that forgets blocks", () => {
@@ -195,7 +216,8 @@ describe("a node that forgets blocks", () => {
     const finals = await Promise.all(ids.map((id) => store.get(id)));
     const moved = finals.filter((r, i) => r!.hash !== acknowledged[i]).length;
     const lostTotal = [...nodeLost.values()].reduce((a, l) => a + l.to - l.from, 0);
-    expect(unmined, `${unmined.length} of ${ids.length} acknowledged writes not mined (node-lost nonces: ${lostTotal}, moved: ${moved})`).toEqual([]);
+    const why = unmined.length > 0 ? await whyUnmined(url, store, unmined, finals) : "";
+    expect(unmined, `${unmined.length} of ${ids.length} acknowledged writes not mined (node-lost nonces: ${lostTotal}, moved: ${moved})${why}`).toEqual([]);
     // Moved writes answer the status route with their new hash.
     const sample = finals.find((r, i) => r!.hash !== acknowledged[i]) ?? finals[0]!;
     const status = (await (await fetch(`${base}/zkt/transactions/${sample!.queueId}`)).json()) as { status: string; transactionHash: string };
