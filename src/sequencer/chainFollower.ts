@@ -4,7 +4,7 @@
 // deep. Every block's parentHash is checked against the block before it, and the head is watched even while
 // idle (observeHead): a node that goes back (a rewind, a restart on older state, a reorg) sends its writes
 // back to "pending" and the sequencer re-sends them from the journal. Nothing here is per signer: with
-// nothing unfinished it makes no upstream call at all.
+// nothing unfinished, and its last confirmations CONFIRMED_WINDOW deep, it makes no upstream call at all.
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { SubmissionStore } from "../store/submissionStore.js";
 import type { JsonValue } from "../errors.js";
@@ -109,6 +109,8 @@ export class ChainFollower {
   private timerFast = false;
   private polling = false;
   private rewindSuspected = false;
+  /** An idle follower's check of its last block is on its way (observeHead). */
+  private checking = false;
   private waiting = 0;
   private rewinds = 0;
   private readonly fastPollMs: number;
@@ -158,12 +160,40 @@ export class ChainFollower {
     return promise;
   }
 
-  /** A head number seen elsewhere (the pool's probes): lower than what was walked means the node went back. */
+  /**
+   * A head number seen elsewhere (the pool's probes): lower than what was walked means the node went back.
+   * Higher, while writes confirmed in the last CONFIRMED_WINDOW blocks could still be undone, the idle follower
+   * reads its last block walked again (one call per probe): a node that went back and mined past it between two
+   * probes is only told by that block's hash.
+   */
   observeHead(blockNumber: string | number): void {
     const n = Number(blockNumber);
-    if (this.lastBlock !== undefined && n < this.lastBlock && this.confirmedIn.size + this.watched.size > 0) {
+    if (this.lastBlock === undefined) return;
+    if (n < this.lastBlock && this.confirmedIn.size + this.watched.size > 0) {
       this.rewindSuspected = true;
       this.ensureTimer();
+    } else if (n > this.lastBlock && !this.following && !this.checking) {
+      this.forgetConfirmedBelow(n);
+      if (this.confirmedIn.size > 0) void this.checkLastBlock();
+    }
+  }
+
+  /** Idle: the last block walked, read again; another hash there starts a poll, whose walk finds the fork. */
+  private async checkLastBlock(): Promise<void> {
+    const last = this.lastBlock!;
+    const known = this.blocks.get(last);
+    if (known === undefined) return;
+    this.checking = true;
+    try {
+      const now = (await this.blockHashes([last])).get(last);
+      if (now !== undefined && now !== known && this.lastBlock === last) {
+        this.rewindSuspected = true;
+        this.ensureTimer();
+      }
+    } catch {
+      // the next probe asks again
+    } finally {
+      this.checking = false;
     }
   }
 
@@ -380,8 +410,12 @@ export class ChainFollower {
         );
       }
     }
-    for (const b of this.confirmedIn.keys()) if (b <= head - CONFIRMED_WINDOW) this.confirmedIn.delete(b);
+    this.forgetConfirmedBelow(head);
     await Promise.all(done);
+  }
+
+  private forgetConfirmedBelow(head: number): void {
+    for (const b of this.confirmedIn.keys()) if (b <= head - CONFIRMED_WINDOW) this.confirmedIn.delete(b);
   }
 
   /** Hashes of blocks by number, as the node has them now (a block it does not answer is left out). */

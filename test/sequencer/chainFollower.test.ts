@@ -347,7 +347,36 @@ describe("chain follower, against a scripted node", () => {
     follower.stop();
   });
 
-  it("with nothing unfinished it makes no upstream call at all", async () => {
+  it("an idle follower told only the heads of its probes notices a node that went back and mined past its last block", async () => {
+    const { chain, mine, pool } = scriptedChain();
+    for (let n = 1; n <= 3; n++) mine(n, []);
+    const statuses: [string, string][] = [];
+    const rewinds: number[] = [];
+    const follower = new ChainFollower({
+      pool,
+      store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
+      pollMs: 20,
+      confirmations: 1,
+      log: createLogger("error"),
+      onRewind: (fork) => void rewinds.push(fork),
+    });
+    follower.track("0xquiet", "queue-quiet", { runsCode: false });
+    mine(4, ["0xquiet"]);
+    await expect.poll(() => statuses, { timeout: 2_000 }).toEqual([["queue-quiet", "completed"]]);
+    // No write follows. Between two probes the node goes back to block 3 and mines two blocks without it.
+    chain.head = 3;
+    mine(4, [], "b");
+    mine(5, [], "b");
+    follower.observeHead("0x5");
+    await expect.poll(() => rewinds, { timeout: 2_000 }).toEqual([3]);
+    expect(statuses).toEqual([
+      ["queue-quiet", "completed"],
+      ["queue-quiet", "pending"],
+    ]);
+    follower.stop();
+  });
+
+  it("with nothing unfinished and its last confirmation 64 blocks deep it makes no upstream call at all", async () => {
     const { mine, pool } = scriptedChain();
     let calls = 0;
     const counting: typeof pool = {
@@ -364,8 +393,15 @@ describe("chain follower, against a scripted node", () => {
     follower.track("0xi", "queue-i", { runsCode: false });
     mine(1, ["0xi"]);
     await expect.poll(() => follower.stats().unconfirmed, { timeout: 2_000 }).toBe(0);
+    // While its confirmation could still be undone (64 blocks), each head a probe sees has the last block read again.
+    let n = 2;
+    for (; n <= 70; n++) {
+      mine(n, []);
+      follower.observeHead("0x" + n.toString(16));
+      await new Promise((r) => setTimeout(r, 25));
+    }
     const after = calls;
-    for (let n = 2; n < 10; n++) {
+    for (; n < 80; n++) {
       mine(n, []);
       follower.observeHead("0x" + n.toString(16));
     }

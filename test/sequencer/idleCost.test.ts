@@ -52,13 +52,15 @@ describe("an idle gateway", () => {
     return ((proxy.calls - before) * 1000) / ms;
   }
 
-  it("makes fewer than 5 upstream calls a second after 100 and after 1,000 signers wrote, the same figure", async () => {
+  it("makes at most 5 upstream calls a second after 100 and after 1,000 signers wrote, the same figure", async () => {
     await writeWithNewKeys(100);
     const at100 = await idleCallsPerSecond(4_000);
     await writeWithNewKeys(900);
     const at1000 = await idleCallsPerSecond(4_000);
-    expect(at100).toBeLessThan(5);
-    expect(at1000).toBeLessThan(5);
+    // The probes' own calls (4 a second), and for 64 blocks after the last confirmation one read of the last
+    // block walked per probe (a node that went back and past it between two probes: chainFollower.ts).
+    expect(at100).toBeLessThanOrEqual(5);
+    expect(at1000).toBeLessThanOrEqual(5);
     expect(at1000).toBeLessThanOrEqual(at100 + 1);
     // No per-signer series in the metrics: the scrape does not grow with signers.
     const metrics = await (await fetch(`${gw.network("testnet").url}/metrics`)).text();
