@@ -16,9 +16,10 @@ static int by_value(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/** Nearest rank: the smallest value with at least p % of the sample at or below it (p99 of 32 is the largest). */
 static double percentile(double *xs, int n, int p) {
   qsort(xs, n, sizeof(double), by_value);
-  int i = p * n / 100;
-  return xs[i < n ? i : n - 1];
+  int rank = (p * n + 99) / 100;
+  return xs[rank > 0 ? rank - 1 : 0];
 }
 #endif
