@@ -99,6 +99,44 @@ describe("chain follower", () => {
   });
 });
 
+/** A follower of `pool` (20 ms polls) that records the journal's status changes and the forks it went back to. */
+function recordingFollower(pool: ConstructorParameters<typeof ChainFollower>[0]["pool"], confirmations = 1) {
+  const statuses: [string, string][] = [];
+  const rewinds: number[] = [];
+  const follower = new ChainFollower({
+    pool,
+    store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
+    pollMs: 20,
+    confirmations,
+    log: createLogger("error"),
+    onRewind: (fork) => void rewinds.push(fork),
+  });
+  return { follower, statuses, rewinds };
+}
+
+/** The follower went back once, to block 3 or below (it may know less than the real fork), and reopened `queueId`. */
+async function expectWentBackOnce(rewinds: number[], statuses: [string, string][], queueId: string): Promise<void> {
+  await expect.poll(() => rewinds.length, { timeout: 2_000 }).toBe(1);
+  await new Promise((r) => setTimeout(r, 100));
+  expect(rewinds).toHaveLength(1);
+  expect(rewinds[0]).toBeLessThanOrEqual(3);
+  expect(statuses).toEqual([
+    [queueId, "completed"],
+    [queueId, "pending"],
+  ]);
+}
+
+/** A scripted chain whose block 4 holds `queueId`'s write, and the follower that has completed it. */
+async function confirmedInBlock4(queueId: string) {
+  const { chain, mine, pool } = scriptedChain();
+  for (let n = 1; n <= 3; n++) mine(n, []);
+  const recording = recordingFollower(pool);
+  recording.follower.track(`0x${queueId}`, queueId, { runsCode: false });
+  mine(4, [`0x${queueId}`]);
+  await expect.poll(() => recording.statuses, { timeout: 2_000 }).toEqual([[queueId, "completed"]]);
+  return { chain, mine, ...recording };
+}
+
 /** A scripted chain for the follower: blocks by number, each holding the given transaction hashes. */
 function scriptedChain() {
   const chain = { head: 0, blocks: new Map<number, { hash: string; parentHash: string; transactions: string[] }>() };
@@ -176,16 +214,7 @@ describe("chain follower, against a scripted node", () => {
   it("a write completed at depth goes back to pending when the node goes back below its block, and the journal is re-sent", async () => {
     const { chain, mine, pool } = scriptedChain();
     mine(1, []);
-    const statuses: [string, string][] = [];
-    const rewinds: number[] = [];
-    const follower = new ChainFollower({
-      pool,
-      store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
-      pollMs: 20,
-      confirmations: 2,
-      log: createLogger("error"),
-      onRewind: (fork) => void rewinds.push(fork),
-    });
+    const { follower, statuses, rewinds } = recordingFollower(pool, 2);
     follower.track("0xw", "queue-w", { runsCode: false, signer: "0xaa" });
     mine(2, ["0xw"]);
     await new Promise((r) => setTimeout(r, 100));
@@ -241,16 +270,7 @@ describe("chain follower, against a scripted node", () => {
       call: (m, p) => (down ? Promise.reject(new Error("connection refused")) : pool.call(m, p)),
       callMany: (c) => (down ? Promise.reject(new Error("connection refused")) : pool.callMany(c)),
     };
-    const statuses: [string, string][] = [];
-    const rewinds: number[] = [];
-    const follower = new ChainFollower({
-      pool: flaky,
-      store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
-      pollMs: 20,
-      confirmations: 1,
-      log: createLogger("error"),
-      onRewind: (fork) => void rewinds.push(fork),
-    });
+    const { follower, statuses, rewinds } = recordingFollower(flaky);
     follower.track("0xgone", "queue-gone", { runsCode: false });
     follower.track("0xlater", "queue-later", { runsCode: false });
     mine(4, ["0xgone"]);
@@ -265,14 +285,7 @@ describe("chain follower, against a scripted node", () => {
     down = false;
     // Noticed once, at or below the real fork (block 3): the follower walked from block 5 only, so it cannot
     // know more than that block 4 is not it.
-    await expect.poll(() => rewinds.length, { timeout: 2_000 }).toBe(1);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(rewinds).toHaveLength(1);
-    expect(rewinds[0]).toBeLessThanOrEqual(3);
-    expect(statuses).toEqual([
-      ["queue-gone", "completed"],
-      ["queue-gone", "pending"],
-    ]);
+    await expectWentBackOnce(rewinds, statuses, "queue-gone");
     follower.stop();
   });
 
@@ -288,14 +301,7 @@ describe("chain follower, against a scripted node", () => {
           calls[i]!.method === "eth_getBlockByNumber" && Number(calls[i]!.params[0]) > walkable ? { ok: true, result: null } : o,
         ),
     };
-    const statuses: [string, string][] = [];
-    const follower = new ChainFollower({
-      pool: split,
-      store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
-      pollMs: 20,
-      confirmations: 1,
-      log: createLogger("error"),
-    });
+    const { follower, statuses } = recordingFollower(split);
     follower.track("0xahead", "queue-ahead", { runsCode: false });
     mine(5, ["0xahead"]);
     mine(6, []);
@@ -316,63 +322,24 @@ describe("chain follower, against a scripted node", () => {
   });
 
   it("an idle follower that starts again after the node went back and past its last block notices it", async () => {
-    const { chain, mine, pool } = scriptedChain();
-    for (let n = 1; n <= 3; n++) mine(n, []);
-    const statuses: [string, string][] = [];
-    const rewinds: number[] = [];
-    const follower = new ChainFollower({
-      pool,
-      store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
-      pollMs: 20,
-      confirmations: 1,
-      log: createLogger("error"),
-      onRewind: (fork) => void rewinds.push(fork),
-    });
-    follower.track("0xidle", "queue-idle", { runsCode: false });
-    mine(4, ["0xidle"]);
-    await expect.poll(() => statuses, { timeout: 2_000 }).toEqual([["queue-idle", "completed"]]);
+    const { chain, mine, follower, statuses, rewinds } = await confirmedInBlock4("queue-idle");
     // Idle (nothing unfinished, no calls): the node goes back to block 3 and mines 40 blocks without the write.
     chain.head = 3;
     for (let n = 4; n <= 45; n++) mine(n, [], "b");
     follower.observeHead("0x2d"); // the probes only ever saw it ahead
     follower.track("0xnext", "queue-next", { runsCode: false });
-    await expect.poll(() => rewinds.length, { timeout: 2_000 }).toBe(1);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(rewinds).toHaveLength(1);
-    expect(rewinds[0]).toBeLessThanOrEqual(3);
-    expect(statuses).toEqual([
-      ["queue-idle", "completed"],
-      ["queue-idle", "pending"],
-    ]);
+    await expectWentBackOnce(rewinds, statuses, "queue-idle");
     follower.stop();
   });
 
   it("an idle follower told only the heads of its probes notices a node that went back and mined past its last block", async () => {
-    const { chain, mine, pool } = scriptedChain();
-    for (let n = 1; n <= 3; n++) mine(n, []);
-    const statuses: [string, string][] = [];
-    const rewinds: number[] = [];
-    const follower = new ChainFollower({
-      pool,
-      store: { update: async (queueId, u) => void statuses.push([queueId, u.status!]) },
-      pollMs: 20,
-      confirmations: 1,
-      log: createLogger("error"),
-      onRewind: (fork) => void rewinds.push(fork),
-    });
-    follower.track("0xquiet", "queue-quiet", { runsCode: false });
-    mine(4, ["0xquiet"]);
-    await expect.poll(() => statuses, { timeout: 2_000 }).toEqual([["queue-quiet", "completed"]]);
+    const { chain, mine, follower, statuses, rewinds } = await confirmedInBlock4("queue-quiet");
     // No write follows. Between two probes the node goes back to block 3 and mines two blocks without it.
     chain.head = 3;
     mine(4, [], "b");
     mine(5, [], "b");
     follower.observeHead("0x5");
-    await expect.poll(() => rewinds, { timeout: 2_000 }).toEqual([3]);
-    expect(statuses).toEqual([
-      ["queue-quiet", "completed"],
-      ["queue-quiet", "pending"],
-    ]);
+    await expectWentBackOnce(rewinds, statuses, "queue-quiet");
     follower.stop();
   });
 
