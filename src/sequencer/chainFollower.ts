@@ -443,11 +443,8 @@ export class ChainFollower {
     const known = [...this.blocks.keys()].filter((n) => n <= top).sort((a, b) => b - a);
     for (let i = 0; i < known.length; i += 16) {
       const chunk = known.slice(i, i + 16);
-      const outcomes = await this.options.pool.callMany(chunk.map((n) => ({ method: "eth_getBlockByNumber", params: [toHex(n), false] as JsonValue[] })));
-      for (const [j, o] of outcomes.entries()) {
-        const n = chunk[j]!;
-        if (o.ok && o.result !== null && (o.result as unknown as RpcBlock).hash === this.blocks.get(n)) return n;
-      }
+      const now = await this.blockHashes(chunk);
+      for (const n of chunk) if (now.get(n) === this.blocks.get(n)) return n;
     }
     // None agrees: the fork is below everything remembered, and every write confirmed since is reopened (one
     // still on the chain is only sent again, which the node answers "already known" or "nonce too low").

@@ -82,10 +82,13 @@ async function kill9(child: ChildProcess): Promise<void> {
  * For a failure message: per signer with unmined writes, the node's mined nonce count, the lowest unmined nonce,
  * and what the journal and the node say of the write at the node's next nonce (the one the rest wait behind).
  */
-async function whyUnmined(url: string, store: SubmissionStore, unmined: string[], all: (SubmissionRecord | undefined)[]): Promise<string> {
+async function whyUnmined(url: string, unmined: string[], all: (SubmissionRecord | undefined)[]): Promise<string> {
   const lines: string[] = [];
-  const recs = (await Promise.all(unmined.map((id) => store.get(id)))).filter((r) => r !== undefined);
-  const bySigner = Map.groupBy(recs, (r) => r.signer);
+  const ids = new Set(unmined);
+  const bySigner = Map.groupBy(
+    all.filter((r): r is SubmissionRecord => r !== undefined && ids.has(r.queueId)),
+    (r) => r.signer,
+  );
   for (const [signer, list] of bySigner) {
     const mined = Number(await rpc<string>(url, "eth_getTransactionCount", [signer, "latest"]));
     const statuses = Object.entries(Object.groupBy(list, (r) => r.status)).map(([s, l]) => `${s} ${l!.length}`);
@@ -216,7 +219,7 @@ describe("a node that forgets blocks", () => {
     const finals = await Promise.all(ids.map((id) => store.get(id)));
     const moved = finals.filter((r, i) => r!.hash !== acknowledged[i]).length;
     const lostTotal = [...nodeLost.values()].reduce((a, l) => a + l.to - l.from, 0);
-    const why = unmined.length > 0 ? await whyUnmined(url, store, unmined, finals) : "";
+    const why = unmined.length > 0 ? await whyUnmined(url, unmined, finals) : "";
     expect(unmined, `${unmined.length} of ${ids.length} acknowledged writes not mined (node-lost nonces: ${lostTotal}, moved: ${moved})${why}`).toEqual([]);
     // Moved writes answer the status route with their new hash.
     const sample = finals.find((r, i) => r!.hash !== acknowledged[i]) ?? finals[0]!;
