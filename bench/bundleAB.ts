@@ -2,12 +2,14 @@
 // aside) in one run, against one embedded anvil: requests/s and the gateway's CPU per answer for the proxy
 // path (uncoalesced reads, so every request reaches the node) and for ZKT message writes. Rounds alternate
 // the bundles, so a machine that slows down mid-run slows each of them alike; the table is the median
-// round per bundle.
+// round per bundle. Each runs with `npm start`'s Node flags; a bundle may add flags after its path, in one
+// argument (`"dist-ab/x.mjs --max-semi-space-size=4"`: the later flag wins), so a flag can be an A/B too.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { fixedLoad as sendFixed } from "./fixedLoad.js";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { startNodeFlags } from "../scripts/nodeFlags.js";
 import { startEmbeddedNode } from "../src/chain/embeddedNode.js";
 
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 5);
@@ -55,7 +57,8 @@ function cpuMs(pid: number): number {
 }
 
 async function startBundle(bundle: string, upstream: string, port: number): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, [bundle], {
+  const [path, ...flags] = bundle.split(/\s+/);
+  const proc = spawn(process.execPath, [...startNodeFlags(), ...flags, resolve(path!)], {
     env: {
       ...process.env,
       NETWORKS: "testnet",
@@ -84,7 +87,7 @@ async function startBundle(bundle: string, upstream: string, port: number): Prom
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
-  const bundles = process.argv.slice(2).map((b) => resolve(b));
+  const bundles = process.argv.slice(2).map((b) => b.trim());
   if (bundles.length < 2) throw new Error("usage: npm run bench:ab -- A.mjs B.mjs [...]");
   const node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
   const procs: ChildProcess[] = [];

@@ -13,6 +13,7 @@ import { startEmbeddedNode, anvilBinaryPath, type EmbeddedNode } from "../src/ch
 import { SolidityCompiler } from "../src/zkt/solc/compileSolidity.js";
 import { build } from "esbuild";
 import { signTransaction } from "../src/sequencer/signTransaction.js";
+import { startNodeFlags } from "../scripts/nodeFlags.js";
 import { buildWsSubscribers, fanout, fanoutFromC, type FanoutRow } from "./fanout.js";
 import { buildFanoutFloor, fanoutFloor, type FloorRow } from "./fanoutFloor.js";
 
@@ -163,8 +164,8 @@ const BUNDLE = process.env.BENCH_BUNDLE;
 async function startGateway(upstream: string, dataDir: string, extraEnv: Record<string, string> = {}): Promise<{ url: string; proc: ChildProcess }> {
   builtOnce ??= BUNDLE ? Promise.resolve() : execFileAsync("npm", ["run", "build", "--silent"]).then(() => undefined);
   await builtOnce;
-  // As `npm start` runs it (package.json).
-  const proc = spawn(process.execPath, ["--enable-source-maps", "--max-semi-space-size=4", BUNDLE ?? "dist/main.mjs"], {
+  // As `npm start` runs it (package.json's config.nodeFlags).
+  const proc = spawn(process.execPath, [...startNodeFlags(), BUNDLE ?? "dist/main.mjs"], {
     env: {
       ...process.env,
       NETWORKS: "testnet",

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { startNodeFlags } from "../../scripts/nodeFlags.js";
 import { LOG_FILE, recordSecret } from "./gateway.js";
 
 export interface GatewayProcess {
@@ -15,10 +16,7 @@ export interface GatewayProcess {
 
 /** `entry`: the source, the `npm run build` bundle, or a copy of that bundle at the given main.mjs path. */
 export async function startGatewayProcess(env: Record<string, string>, entry: "source" | "bundle" | { bundle: string } = "source"): Promise<GatewayProcess> {
-  const args =
-    entry === "source"
-      ? ["--import", "tsx", "src/main.ts"]
-      : ["--enable-source-maps", "--max-semi-space-size=4", entry === "bundle" ? "dist/main.mjs" : entry.bundle];
+  const args = entry === "source" ? ["--import", "tsx", "src/main.ts"] : [...startNodeFlags(), entry === "bundle" ? "dist/main.mjs" : entry.bundle];
   const child = spawn(process.execPath, args, {
     // A fresh dev chain per start unless a test asks for the kept one (its dumps cost every anvil CPU).
     env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: "0", LOG_LEVEL: "debug", EMBEDDED_STATE: "false", ...env },
