@@ -32,7 +32,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const log = deps.log ?? createLogger(config.logLevel);
   const networks: RunningNetwork[] = [];
   const seed = MasterSeed.load(config.dataDir, config.masterMnemonic ? { MASTER_MNEMONIC: config.masterMnemonic } : {});
-  const compiler = new SolidityCompiler();
+  const compiler = new SolidityCompiler(config.compiler);
   const issueLimiter = new WindowLimiter({ limit: config.portalKeysPerHour, windowMs: 3_600_000 });
   const metrics = new Metrics();
   const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) =>

@@ -231,6 +231,23 @@ export const configSchema = z.strictObject({
       }),
     })
     .prefault({}),
+  // Solidity compiles for ZKT deploys (see zkt/solc/compileSolidity.ts): bounded, so one source cannot hold the rest.
+  compiler: z
+    .strictObject({
+      workers: setting(positiveInt().default(2), {
+        env: "SOLC_WORKERS",
+        doc: "solc worker threads (each ~150 MB once warm); compiles past them wait in the queue.",
+      }),
+      timeoutMs: setting(positiveInt().default(20_000), {
+        env: "SOLC_TIMEOUT_MS",
+        doc: "A compile running longer is stopped (its worker ended) and answered COMPILATION_ERROR; the same source is then refused at once for an hour.",
+      }),
+      queueLimit: setting(positiveInt().default(16), {
+        env: "SOLC_QUEUE_LIMIT",
+        doc: "Compiles waiting for a worker; past it a new source is answered 429. Each caller (key, else IP) has at most one compile running or waiting.",
+      }),
+    })
+    .prefault({}),
   // Live data: JSON-RPC over WebSocket (eth_subscribe) and Connect server streams.
   websocket: z
     .strictObject({

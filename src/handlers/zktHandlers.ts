@@ -15,7 +15,7 @@ import type { JsonValue } from "../errors.js";
 import type { Receipt, WriteHooks, ZktCore } from "../zkt/zktCore.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ReceiptSchema } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
-import { accessKey, claimHooksKey } from "./context.js";
+import { accessKey, callerKey, claimHooksKey } from "./context.js";
 import type { SubscriptionHub } from "../live/subscriptions.js";
 import { subscriptionStream } from "../live/subscriptionStream.js";
 import type { GetTransactionStatusResponseSchema } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
@@ -26,6 +26,11 @@ const WATCH_MS = 1_000;
 const list = (l: ListValue | undefined): JsonValue[] => (l ? (toJson(ListValueSchema, l) as JsonValue[]) : []);
 const toList = (v: JsonValue[]): ListValue => fromJson(ListValueSchema, v);
 const access = (ctx: HandlerContext) => ctx.values.get(accessKey);
+/** Who a per-caller bound counts against: the key, else the client's IP. */
+const callerId = (ctx: HandlerContext): string => {
+  const a = ctx.values.get(accessKey);
+  return a.kind === "key" ? `key:${a.keyId}` : `ip:${ctx.values.get(callerKey).clientIp}`;
+};
 
 const statusEnum = {
   pending: TransactionStatus.PENDING,
@@ -97,6 +102,7 @@ export function zktHandlers(core: ZktCore, hub: SubscriptionHub): ServiceImpl<ty
         ...hooksOf(ctx),
         ...(req.contractName ? { contractName: req.contractName } : {}),
         wait: req.wait ?? true,
+        caller: callerId(ctx),
       });
       return create(DeployContractResponseSchema, { contractAddress: r.contractAddress, abi: toList(r.abi), hash: r.hash, queueId: r.queueId });
     },

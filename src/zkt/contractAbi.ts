@@ -1,34 +1,118 @@
 // ABI handling for ZKT calls: parse what the caller sent (human-readable strings or JSON objects) and pick
 // the function a `method` names. Wraps ethers so the rest of the code does not depend on its details.
+//
+// A caller's ABI is bounded (entries and bytes) and only what a call needs is built: the fragments of the
+// function `method` names, and the events and errors only once a revert or a receipt is decoded. ethers
+// builds ~40 fragments a millisecond on the event loop: a 10,000-entry ABI held every other caller ~1 s.
 import { Fragment, Interface, type FunctionFragment } from "ethers";
 import { GatewayError, type JsonValue } from "../errors.js";
 
-export function parseAbi(abi: JsonValue): Interface {
+/** Most entries a caller's ABI may have (real contracts have tens to a few hundred). */
+export const MAX_ABI_ENTRIES = 1_000;
+/** Most bytes a caller's ABI may take as JSON. */
+export const MAX_ABI_BYTES = 256 * 1024;
+/** Function names listed in a "not in the abi" error. */
+const MAX_NAMES_LISTED = 50;
+
+/** The function a call names, and what decodes its reverts and logs (built on first use). */
+export interface SelectedFunction {
+  fn: FunctionFragment;
+  /** The function's candidates only: enough to encode the call and decode its result. */
+  iface: Interface;
+  /** The function, the ABI's events and its errors: for revert reasons and receipt logs. */
+  decoding(): Interface;
+}
+
+type EntryKind = "function" | "decoding" | "other";
+
+/** What an entry is and, for a function, its name, read without building its fragment. */
+function classify(entry: JsonValue): { kind: EntryKind; name?: string } {
+  if (typeof entry === "string") {
+    const m = /^\s*(function|event|error)\s+([A-Za-z_$][\w$]*)/.exec(entry.slice(0, 300));
+    if (!m) return { kind: "other" };
+    return m[1] === "function" ? { kind: "function", name: m[2]! } : { kind: "decoding" };
+  }
+  const o = entry as { [k: string]: JsonValue };
+  const type = o.type ?? "function";
+  if (type === "function") return { kind: "function", name: typeof o.name === "string" ? o.name : "" };
+  return type === "event" || type === "error" ? { kind: "decoding" } : { kind: "other" };
+}
+
+function checkShape(abi: JsonValue): JsonValue[] {
   if (!Array.isArray(abi) || abi.length === 0)
     throw new GatewayError("validation", "abi must be a non-empty array of ABI entries (human-readable strings or JSON objects)");
+  if (abi.length > MAX_ABI_ENTRIES)
+    throw new GatewayError(
+      "payload_too_large",
+      `abi has ${abi.length} entries; at most ${MAX_ABI_ENTRIES} are accepted (send only the entries the call needs)`,
+      {
+        details: { entries: abi.length, limit: MAX_ABI_ENTRIES },
+      },
+    );
   abi.forEach((entry, i) => {
     if (typeof entry !== "string" && (typeof entry !== "object" || entry === null || Array.isArray(entry))) {
       throw new GatewayError("validation", `abi[${i}] must be a human-readable string or an ABI JSON object`);
     }
   });
-  try {
-    // Parse entry by entry so the error names the entry that is wrong (ethers would skip or throw globally).
-    abi.forEach((entry, i) => {
-      try {
-        Fragment.from(entry as string); // throws, where Interface would only warn and skip
-      } catch (err) {
-        throw new GatewayError("validation", `abi[${i}] is not a valid ABI entry: ${shortReason(err)}`, { details: { index: i } });
-      }
+  const bytes = JSON.stringify(abi).length;
+  if (bytes > MAX_ABI_BYTES)
+    throw new GatewayError("payload_too_large", `abi takes ${bytes} bytes; at most ${MAX_ABI_BYTES} are accepted (send only the entries the call needs)`, {
+      details: { bytes, limit: MAX_ABI_BYTES },
     });
-    return new Interface(abi as string[]);
+  return abi;
+}
+
+/** One entry's fragment; the error names the entry (ethers' Interface would only warn and skip it). */
+function fragmentOf(entry: JsonValue, i: number): Fragment {
+  try {
+    return Fragment.from(entry as string);
   } catch (err) {
-    if (err instanceof GatewayError) throw err;
-    throw new GatewayError("validation", `abi could not be parsed: ${shortReason(err)}`);
+    throw new GatewayError("validation", `abi[${i}] is not a valid ABI entry: ${shortReason(err)}`, { details: { index: i } });
   }
 }
 
+/** Builds an Interface of every entry: for ABIs the gateway made itself (a compile's). */
+export function parseAbi(abi: JsonValue): Interface {
+  const entries = checkShape(abi);
+  return new Interface(entries.map(fragmentOf));
+}
+
 /** The function `method` names: a plain name (unique, or unique for the argument count) or a full signature. */
-export function resolveFunction(iface: Interface, method: string, argCount: number): FunctionFragment {
+export function selectFunction(abi: JsonValue, method: string, argCount: number): SelectedFunction {
+  const entries = checkShape(abi);
+  const name = method.includes("(") ? method.slice(0, method.indexOf("(")).trim() : method;
+  const names = new Set<string>();
+  const fragments: Fragment[] = [];
+  entries.forEach((entry, i) => {
+    const c = classify(entry);
+    if (c.kind !== "function") return;
+    if (names.size < MAX_NAMES_LISTED && c.name) names.add(c.name);
+    if (c.name === name) fragments.push(fragmentOf(entry, i));
+  });
+  const iface = new Interface(fragments);
+  const fn = resolveFunction(iface, method, argCount, names);
+  let decoding: Interface | undefined;
+  return {
+    fn,
+    iface,
+    decoding() {
+      decoding ??= new Interface([
+        fn,
+        ...entries.flatMap((entry) => {
+          if (classify(entry).kind !== "decoding") return [];
+          try {
+            return [Fragment.from(entry as string)];
+          } catch {
+            return []; // an unparseable event or error decodes nothing; the call itself was valid
+          }
+        }),
+      ]);
+      return decoding;
+    },
+  };
+}
+
+function resolveFunction(iface: Interface, method: string, argCount: number, names: Set<string>): FunctionFragment {
   if (method.includes("(")) {
     const f = iface.getFunction(method.replace(/\s+/g, ""));
     if (!f) throw new GatewayError("validation", `method "${method}" is not in the abi`);
@@ -38,11 +122,8 @@ export function resolveFunction(iface: Interface, method: string, argCount: numb
   iface.forEachFunction((f) => {
     if (f.name === method) candidates.push(f);
   });
-  if (candidates.length === 0) {
-    const names: string[] = [];
-    iface.forEachFunction((f) => names.push(f.name));
-    throw new GatewayError("validation", `method "${method}" is not in the abi${names.length ? ` (functions: ${[...new Set(names)].join(", ")})` : ""}`);
-  }
+  if (candidates.length === 0)
+    throw new GatewayError("validation", `method "${method}" is not in the abi${names.size ? ` (functions: ${[...names].join(", ")})` : ""}`);
   if (candidates.length === 1) return candidates[0]!;
   const byCount = candidates.filter((f) => f.inputs.length === argCount);
   if (byCount.length === 1) return byCount[0]!;
@@ -66,5 +147,5 @@ function shortReason(err: unknown): string {
 
 /** Whether calling `method` of `abi` with `argCount` arguments is a read (view/pure); throws what a call would. */
 export function isReadOnlyCall(abi: JsonValue, method: string, argCount: number): boolean {
-  return isReadOnly(resolveFunction(parseAbi(abi), method, argCount));
+  return isReadOnly(selectFunction(abi, method, argCount).fn);
 }

@@ -11,7 +11,7 @@ import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";
 import type { Sequencer } from "../sequencer/sequencer.js";
 import type { RpcReceipt } from "../sequencer/chainFollower.js";
 import type { SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
-import { isReadOnly, parseAbi, resolveFunction } from "./contractAbi.js";
+import { isReadOnly, parseAbi, selectFunction } from "./contractAbi.js";
 import { convertArguments } from "./convertArguments.js";
 import { formatNamed, formatOutputs } from "./formatValues.js";
 import { revertError } from "./decodeRevert.js";
@@ -92,8 +92,8 @@ export class ZktCore {
     options: WriteHooks & { wait?: boolean; forceWrite?: boolean; forceRead?: boolean; beforeWrite?: () => Promise<void> } = {},
   ): Promise<CallResult> {
     const to = requireAddress(call.to);
-    const iface = parseAbi(call.abi);
-    const fn = resolveFunction(iface, call.method, call.arguments.length);
+    const selected = selectFunction(call.abi, call.method, call.arguments.length);
+    const { iface, fn } = selected;
     const args = convertArguments(fn.inputs, call.arguments, `${fn.name}`);
     const data = iface.encodeFunctionData(fn, args);
     const read = options.forceRead || (!options.forceWrite && isReadOnly(fn));
@@ -102,7 +102,7 @@ export class ZktCore {
       try {
         result = await this.deps.pool.call("eth_call", [{ from: this.signerFor(access).address, to, data }, "latest"]);
       } catch (err) {
-        throw err instanceof GatewayError && err.kind === "execution_reverted" ? revertError(err, iface, fn.name) : err;
+        throw err instanceof GatewayError && err.kind === "execution_reverted" ? revertError(err, selected.decoding(), fn.name) : err;
       }
       if (result === "0x" && fn.outputs.length > 0) {
         const code = await this.deps.pool.call("eth_getCode", [to, "latest"]);
@@ -115,9 +115,9 @@ export class ZktCore {
       }
     }
     await options.beforeWrite?.();
-    const rec = await this.submit(access, { to, data, kind: "call" }, iface, fn.name, options);
+    const rec = await this.submit(access, { to, data, kind: "call" }, selected.decoding, fn.name, options);
     if (!options.wait) return { kind: "write", hash: rec.hash, queueId: rec.queueId };
-    const receipt = await this.receiptOf(rec, iface);
+    const receipt = await this.receiptOf(rec, selected.decoding());
     if (receipt.status === "reverted")
       throw new GatewayError("execution_reverted", `${fn.name} reverted on chain`, { details: { hash: rec.hash, queueId: rec.queueId } });
     return { kind: "write", hash: rec.hash, queueId: rec.queueId, receipt };
@@ -131,17 +131,18 @@ export class ZktCore {
     access: Access,
     code: string,
     constructorArgs: JsonValue[],
-    options: WriteHooks & { contractName?: string; wait?: boolean } = {},
+    options: WriteHooks & { contractName?: string; wait?: boolean; caller?: string } = {},
   ): Promise<Submitted & { contractAddress: string; abi: JsonValue[]; receipt?: Receipt }> {
     if (code.trim() === "") throw new GatewayError("validation", "code must be non-empty Solidity source");
     const compiled = await this.deps.compiler.compile(code, {
       evmVersion: this.deps.network.evmVersion,
       ...(options.contractName ? { contractName: options.contractName } : {}),
+      ...(options.caller ? { caller: options.caller } : {}),
     });
     const iface = parseAbi(compiled.abi.length > 0 ? compiled.abi : ["constructor()"]);
     const args = convertArguments(iface.deploy.inputs, constructorArgs, `the constructor of ${compiled.name}`);
     const data = compiled.bytecode + iface.encodeDeploy(args).slice(2);
-    const rec = await this.submit(access, { to: null, data, kind: "deploy" }, iface, `the constructor of ${compiled.name}`, options);
+    const rec = await this.submit(access, { to: null, data, kind: "deploy" }, () => iface, `the constructor of ${compiled.name}`, options);
     const contractAddress = getCreateAddress({ from: rec.signer, nonce: rec.nonce });
     const submitted = { hash: rec.hash, queueId: rec.queueId, contractAddress, abi: compiled.abi };
     if (options.wait === false) return submitted;
@@ -161,7 +162,8 @@ export class ZktCore {
   private async submit(
     access: Access,
     tx: { to: string | null; data: string; kind: SubmissionRecord["kind"] },
-    iface: Interface | undefined,
+    /** What decodes a revert's custom error (built only if the write reverts). */
+    decoding: (() => Interface) | undefined,
     what: string,
     hooks: WriteHooks,
   ): Promise<SubmissionRecord> {
@@ -175,7 +177,7 @@ export class ZktCore {
         ...(hooks.idempotencyKey ? { idempotencyKey: hooks.idempotencyKey } : {}),
       });
     } catch (err) {
-      throw err instanceof GatewayError && err.kind === "execution_reverted" ? revertError(err, iface, what) : err;
+      throw err instanceof GatewayError && err.kind === "execution_reverted" ? revertError(err, decoding?.(), what) : err;
     }
     hooks.journaled?.();
     return rec;

@@ -2,6 +2,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { SolidityCompiler } from "../../src/zkt/solc/compileSolidity.js";
 import { GatewayError } from "../../src/errors.js";
+import { sourcePositions } from "../../src/zkt/solc/sourcePositions.js";
 
 const SOURCE = `// SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;
@@ -55,5 +56,19 @@ describe("SolidityCompiler", () => {
     } finally {
       await idle.close();
     }
+  });
+});
+
+describe("sourcePositions", () => {
+  it("gives each offset its 1-based line and column in one pass, in any order", () => {
+    const code = "ab\ncd\n\nefg";
+    expect(sourcePositions(code, [8, 0, 4, -1, 3, 99])).toEqual([
+      { line: 4, column: 2 },
+      { line: 1, column: 1 },
+      { line: 2, column: 2 },
+      {},
+      { line: 2, column: 1 },
+      {},
+    ]);
   });
 });

@@ -109,9 +109,11 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
           );
         }
         case "call": {
+          // REST has one call style; the ABI says whether it is a read or a write. Asked before the ABI is
+          // turned into a message: that also refuses an oversized ABI before it costs a conversion.
+          const read = isReadOnlyCall(op.abi, op.method, op.arguments.length);
           const fields = { to: op.to, abi: fromJsonList(op.abi as JsonValue[]), method: op.method, arguments: fromJsonList(op.arguments) };
-          // REST has one call style; the ABI says whether it is a read or a write.
-          if (isReadOnlyCall(op.abi, op.method, op.arguments.length)) {
+          if (read) {
             const call = run(req, caller, ZktService.method.readContract, zkt.readContract, create(ReadContractRequestSchema, fields));
             headers = call.headers;
             const r = await call.result;

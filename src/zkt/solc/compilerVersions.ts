@@ -17,10 +17,39 @@ export const COMPILERS: Compiler[] = [
   { version: "0.8.19", pkg: "solc-0.8.19" },
 ];
 
-/** The first `pragma solidity …;` outside comments, or undefined. */
+/**
+ * The first `pragma solidity …;` outside comments, or undefined. One pass over the source, on the event loop:
+ * a lazy regex for block comments was quadratic on an unterminated one (300 KB of "/*a" held the gateway 8.7 s).
+ */
 export function pragmaOf(code: string): string | undefined {
-  const bare = code.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/[^\n]*/g, "");
-  return /\bpragma\s+solidity\s+([^;]+);/.exec(bare)?.[1]?.trim();
+  let i = 0;
+  while (i < code.length) {
+    const c = code.charCodeAt(i);
+    if (c === SLASH && code.charCodeAt(i + 1) === SLASH) {
+      const nl = code.indexOf("\n", i + 2);
+      if (nl === -1) return undefined;
+      i = nl + 1;
+    } else if (c === SLASH && code.charCodeAt(i + 1) === STAR) {
+      const end = code.indexOf("*/", i + 2);
+      if (end === -1) return undefined; // an unterminated comment runs to the end
+      i = end + 2;
+    } else if (c === LOWER_P && code.startsWith("pragma", i) && (i === 0 || !isWordChar(code.charCodeAt(i - 1)))) {
+      PRAGMA.lastIndex = i;
+      const m = PRAGMA.exec(code);
+      if (m) return m[1]!.trim();
+      i++;
+    } else i++;
+  }
+  return undefined;
+}
+
+/** Anchored at lastIndex; each attempt is bounded (a version range is short), so the search stays linear. */
+const PRAGMA = /pragma\s{1,64}solidity\s{1,64}([^;]{1,256});/y;
+const SLASH = 0x2f;
+const STAR = 0x2a;
+const LOWER_P = 0x70;
+function isWordChar(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
 }
 
 /** The compiler for a source: the newest installed one its pragma allows (the newest when it has none). */

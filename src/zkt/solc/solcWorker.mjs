@@ -25,11 +25,12 @@ function findImports(path) {
   }
 }
 
-parentPort.on("message", ({ id, input, pkg }) => {
+// One compile at a time: the pool (compileSolidity.ts) sends the next only after this one's answer.
+parentPort.on("message", ({ input, pkg }) => {
   try {
     const solc = compiler(pkg);
-    parentPort.postMessage({ id, output: solc.compile(input, { import: findImports }), version: solc.version() });
+    parentPort.postMessage({ output: solc.compile(input, { import: findImports }), version: solc.version() });
   } catch (err) {
-    parentPort.postMessage({ id, error: String(err?.message ? err.message : err) });
+    parentPort.postMessage({ error: String(err?.message ? err.message : err) });
   }
 });

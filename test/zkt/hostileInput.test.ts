@@ -1,0 +1,105 @@
+// One anonymous request must not stall everyone (#51): sources and ABIs sized to cost seconds of CPU are
+// refused or bounded, while another caller's requests go on being answered at their usual speed.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Gateway } from "../../src/gateway.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { startStallProbe } from "../helpers/stallProbe.js";
+import { TOKEN_ABI, TOKEN_SOURCE } from "../fixtures/contracts.js";
+import { MAX_ABI_ENTRIES } from "../../src/zkt/contractAbi.js";
+
+/** 8 functions of 300 chained if/else each: solc's optimizer takes ~40 s on it. */
+const SLOW_SOURCE = `pragma solidity ^0.8.0;
+contract Slow {
+${Array.from(
+  { length: 8 },
+  (_, f) =>
+    `  function f${f}(uint x) external pure returns (uint y) {\n` +
+    Array.from({ length: 300 }, (_, i) => `    ${i ? "else " : ""}if (x == ${i}) y = x * ${i + 3} + ${f};`).join("\n") +
+    "\n  }",
+).join("\n")}
+}`;
+
+const TINY_SOURCE = "pragma solidity ^0.8.0;\ncontract Tiny { uint public v = 7; }";
+
+describe("hostile ZKT input", () => {
+  let gw: Gateway;
+  let url: string;
+  let apiKey: string;
+  const others = () => postJson(`${url}/zgt/${apiKey}`, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ mutate: (c) => (c.compiler.timeoutMs = 3_000) });
+    url = gw.network("testnet").url;
+    apiKey = ((await postJson(url + "/portal/keys", { label: "others" })).json as { apiKey: string }).apiKey;
+    // solc warm in both workers' place is not needed: what is measured is this process's event loop.
+    await others();
+  });
+  afterAll(() => gw?.close());
+
+  it("a 300 KB source of unterminated comments is answered at once and holds nobody", { timeout: 30_000 }, async () => {
+    const probe = startStallProbe(others);
+    const t = performance.now();
+    const res = await postJson(`${url}/zkt/try-it-out`, { code: "/*a".repeat(100_000) });
+    const took = performance.now() - t;
+    const seen = await probe.stop();
+    expect(res.status).toBe(400);
+    expect((res.json as { errorCode: string }).errorCode).toBe("COMPILATION_ERROR");
+    expect(took).toBeLessThan(1_000);
+    expect(seen.loopMax).toBeLessThan(200);
+    expect(seen.worst).toBeLessThan(200);
+  });
+
+  it("a source that compiles for ever ends at the deadline; another caller's deploy is answered meanwhile", { timeout: 60_000 }, async () => {
+    const slow = postJson(`${url}/zkt/try-it-out`, { code: SLOW_SOURCE });
+    await new Promise((r) => setTimeout(r, 300));
+    // The same caller (this IP, no key) may not queue a second compile behind its first.
+    const second = await postJson(`${url}/zkt/try-it-out`, { code: TINY_SOURCE + "\n// second" });
+    expect(second.status).toBe(429);
+    expect((second.json as { error: string }).error).toMatch(/a compile of yours is already running/);
+    const t = performance.now();
+    const tiny = await postJson(`${url}/zkt/${apiKey}`, { code: TINY_SOURCE });
+    const tinyTook = performance.now() - t;
+    expect(tiny.status).toBe(200);
+    expect(tinyTook).toBeLessThan(3_000);
+    const res = await slow;
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ success: false, errorCode: "COMPILATION_ERROR", error: expect.stringMatching(/compile exceeded 3 s/) });
+    // The same source again is refused at once instead of holding a worker for another 3 s.
+    const t2 = performance.now();
+    const again = await postJson(`${url}/zkt/try-it-out`, { code: SLOW_SOURCE });
+    expect(again.status).toBe(400);
+    expect((again.json as { error: string }).error).toMatch(/compile exceeded 3 s/);
+    expect(performance.now() - t2).toBeLessThan(1_000);
+  });
+
+  it("two parallel calls with a 10,000-entry ABI are refused (413) and hold nobody", { timeout: 30_000 }, async () => {
+    const deployed = await postJson(`${url}/zkt/${apiKey}`, { code: TOKEN_SOURCE, arguments: ["T", "T", "100"] });
+    const token = (deployed.json as { contractAddress: string }).contractAddress;
+    const big = [
+      // Objects and strings alike (the probe's 720 KB ABI fits the 1 MB body limit).
+      ...Array.from({ length: 10_000 }, (_, i) =>
+        i % 2
+          ? `function f${i}(uint256 a) view returns (uint256)`
+          : { type: "function", name: `f${i}`, stateMutability: "view", inputs: [{ type: "uint256" }] },
+      ),
+      ...TOKEN_ABI,
+    ];
+    const body = { to: token, abi: big, method: "balanceOf", arguments: [token] };
+    const probe = startStallProbe(others);
+    const [a, b] = await Promise.all([postJson(`${url}/zkt/try-it-out`, body), postJson(`${url}/zkt/try-it-out`, body)]);
+    const seen = await probe.stop();
+    for (const r of [a, b]) {
+      expect(r.status).toBe(413);
+      expect(r.json).toMatchObject({ success: false, errorCode: "PAYLOAD_TOO_LARGE", error: expect.stringMatching(/at most 1000 are accepted/) });
+    }
+    expect(seen.p99).toBeLessThan(50);
+
+    // At the cap, only the named function is built: answered, and cheaply.
+    const atCap = { ...body, abi: [...big.slice(0, MAX_ABI_ENTRIES - TOKEN_ABI.length), ...TOKEN_ABI] };
+    const probe2 = startStallProbe(others);
+    const [c, d] = await Promise.all([postJson(`${url}/zkt/try-it-out`, atCap), postJson(`${url}/zkt/try-it-out`, atCap)]);
+    const seen2 = await probe2.stop();
+    for (const r of [c, d]) expect(r.json).toMatchObject({ success: true, output: ["0"] });
+    expect(seen2.p99).toBeLessThan(50);
+  });
+});
