@@ -2,6 +2,7 @@
 // router, JSON-RPC handling, rate limiter, metrics and response serializer are wired as src/network.ts wires
 // them and called in a loop, so their cost is measured apart from the kernel's (see the socket-floor table in
 // bench/RESULTS.md). Bundled and run as plain JavaScript, like the gateway.
+import { StoreHealth } from "../src/store/storeHealth.js";
 import { RpcCore } from "../src/rpc/rpcCore.js";
 import { UpstreamPool } from "../src/chain/upstreamPool.js";
 import { RateLimits } from "../src/limits/rateLimits.js";
@@ -42,7 +43,7 @@ const unused = (): never => {
 const policy = new Policy({ network: "testnet", authenticate: unused, limits, idempotency: undefined as unknown as IdempotencyStore });
 const router = createRestRouter(
   [
-    ...healthRoutes(pool, () => false),
+    ...healthRoutes(pool, new StoreHealth(async () => undefined), () => false),
     ...jsonRpcRoutes({
       maxBatchSize: 40,
       rpc: guard(RpcService, rpcHandlers(core, 40, undefined as unknown as Sponsorship, undefined as unknown as SubscriptionHub), policy),

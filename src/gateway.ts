@@ -54,8 +54,13 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       dataDir: config.dataDir,
       ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
       onChange: (what, details) => log.info(what, details),
+      onWait: (what, details) => log.warn(what, details),
+      onAvailability: (available, reason) =>
+        available
+          ? log.info("the store is available again")
+          : log.error("the store is unavailable: writes are refused (503) and readiness is false", { reason }),
     });
-    const { journal } = stores;
+    const { journal, health: storeHealth } = stores;
     const keys = new ApiKeys(stores.keys, seed);
     // A claim left by a stopped process is settled from the journal (IdempotencyStore.settleStale).
     const idempotency = new IdempotencyStore(stores.idempotency, {
@@ -92,6 +97,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           authenticate,
           seed,
           store: journal,
+          storeHealth,
           compiler,
           sharedRoutes,
           limits,

@@ -22,6 +22,7 @@ import type { MasterSeed } from "./keys/masterSeed.js";
 import type { SubmissionStore } from "./store/submissionStore.js";
 import { Sequencer } from "./sequencer/sequencer.js";
 import { ZktCore } from "./zkt/zktCore.js";
+import type { StoreHealth } from "./store/storeHealth.js";
 import type { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { listenDual, type DualServer } from "./transport/http/listen.js";
 import { withCors } from "./transport/http/cors.js";
@@ -78,6 +79,8 @@ export interface NetworkDeps {
   authenticate: Authenticate;
   seed: MasterSeed;
   store: SubmissionStore;
+  /** Whether the store takes writes (readiness). */
+  storeHealth: StoreHealth;
   compiler: SolidityCompiler;
   /** Gateway-wide routes served on every network's port (the portal). */
   sharedRoutes: RestRoute[];
@@ -271,7 +274,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     let draining = false;
     const rest = createRestRouter(
       [
-        ...healthRoutes(pool, () => draining),
+        ...healthRoutes(pool, deps.storeHealth, () => draining),
         {
           method: "GET",
           pattern: /^\/metrics$/,

@@ -16,9 +16,35 @@ export function openSqlite(file: string, options: { busyTimeoutMs: number }): Sq
   return new DatabaseSync(file, { timeout: options.busyTimeoutMs });
 }
 
+/** Told of each write's outcome on a database (storeHealth.ts): a full disk is an outage, not a bug. */
+export interface FaultWatch {
+  ok(): void;
+  /** What to throw instead of `err`. */
+  fault(err: unknown): unknown;
+}
+const watches = new WeakMap<SqliteDatabase, FaultWatch>();
+
+/** Writes through statements prepared (and transactions begun) after this report to `watch`. */
+export function watchFaults(db: SqliteDatabase, watch: FaultWatch): void {
+  watches.set(db, watch);
+}
+
 export function statement<P extends unknown[], R = never>(db: SqliteDatabase, text: string): Statement<P, R> {
   // node:sqlite's own types say "any SQL value in, a record of SQL values out"; the caller's SQL says which.
-  return db.prepare(text) as unknown as Statement<P, R>;
+  const s = db.prepare(text) as unknown as Statement<P, R>;
+  const watch = watches.get(db);
+  if (!watch) return s;
+  const run = s.run.bind(s);
+  s.run = (...params: P) => {
+    try {
+      const out = run(...params);
+      watch.ok();
+      return out;
+    } catch (err) {
+      throw watch.fault(err);
+    }
+  };
+  return s;
 }
 
 /** A pragma's value (`journal_mode`, `user_version`...). */
@@ -35,15 +61,17 @@ export function transaction<A extends unknown[], T>(db: SqliteDatabase, fn: (...
   const begin = db.prepare(mode === "immediate" ? "begin immediate" : "begin");
   const commit = db.prepare("commit");
   const rollback = db.prepare("rollback");
+  const watch = watches.get(db);
   return (...args) => {
-    begin.run();
     try {
+      begin.run();
       const result = fn(...args);
       commit.run();
+      watch?.ok();
       return result;
     } catch (err) {
       if (db.isTransaction) rollback.run();
-      throw err;
+      throw watch ? watch.fault(err) : err;
     }
   };
 }

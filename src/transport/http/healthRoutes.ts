@@ -1,8 +1,10 @@
-// Liveness and readiness. Readiness means "an upstream answered recently"; load balancers drain on false.
+// Liveness and readiness. Readiness means "an upstream answered recently and the store takes writes"; load
+// balancers drain on false.
 import type { UpstreamPool } from "../../chain/upstreamPool.js";
+import type { StoreHealth } from "../../store/storeHealth.js";
 import { json, type RestRoute } from "./restRouter.js";
 
-export function healthRoutes(pool: UpstreamPool, isDraining: () => boolean): RestRoute[] {
+export function healthRoutes(pool: UpstreamPool, store: StoreHealth, isDraining: () => boolean): RestRoute[] {
   const renderError = () => json(500, { status: "error" });
   return [
     { method: "GET", pattern: /^\/healthz$/, renderError, handle: async () => json(200, { status: "ok" }) },
@@ -11,8 +13,13 @@ export function healthRoutes(pool: UpstreamPool, isDraining: () => boolean): Res
       pattern: /^\/readyz$/,
       renderError,
       handle: async () => {
-        const ready = pool.ready && !isDraining();
-        return json(ready ? 200 : 503, { status: ready ? "ready" : "not ready", draining: isDraining(), upstreams: pool.health() });
+        const ready = pool.ready && store.available && !isDraining();
+        return json(ready ? 200 : 503, {
+          status: ready ? "ready" : "not ready",
+          draining: isDraining(),
+          store: store.available ? "available" : `unavailable: ${store.reason}`,
+          upstreams: pool.health(),
+        });
       },
     },
   ];

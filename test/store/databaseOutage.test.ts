@@ -1,0 +1,118 @@
+// A journal database outage (#52): PostgreSQL cut under load (every connection reset, new ones refused, as
+// `pg_ctl stop -m immediate` does) must not end the process; writes meanwhile get 503 "journal unavailable"
+// and readiness is false; once it is back writes succeed again, and every acknowledged write is mined once.
+// A gateway started while PostgreSQL is away waits for it instead of exiting.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Gateway } from "../../src/gateway.js";
+import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
+import { freshSchemaUrl, PG_BASE } from "../helpers/postgres.js";
+import { type CuttableLink, startCuttableLink } from "../helpers/cuttableLink.js";
+import { until } from "../helpers/until.js";
+
+const pgTarget = (() => {
+  const u = new URL(PG_BASE);
+  return { host: u.hostname, port: Number(u.port || 5432) };
+})();
+/** The schema's URL, through the link instead of straight to PostgreSQL. */
+const through = (url: string, link: CuttableLink) => {
+  const u = new URL(url);
+  u.host = `127.0.0.1:${link.port}`;
+  return u.toString();
+};
+
+describe("journal database outage (PostgreSQL)", () => {
+  let schema: Awaited<ReturnType<typeof freshSchemaUrl>>;
+  let link: CuttableLink;
+  let gw: Gateway | undefined;
+
+  beforeAll(async () => {
+    schema = await freshSchemaUrl();
+    link = await startCuttableLink(pgTarget);
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await link?.close();
+    await schema?.drop();
+  });
+
+  it("cut under load: 503s meanwhile, readiness false, the process lives; after, writes succeed and every acknowledged one is mined", {
+    timeout: 120_000,
+  }, async () => {
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.databaseUrl = through(schema.url, link);
+        c.rateLimit.requestsPerWindow = 1_000_000;
+      },
+    });
+    const url = gw.network("testnet").url;
+    const apiKey = ((await postJson(url + "/portal/keys", { label: "outage" })).json as { apiKey: string }).apiKey;
+    const acknowledged: { hash: string; queueId: string }[] = [];
+    const statuses = new Map<number, number>();
+    let phase: "before" | "cut" | "after" = "before";
+    const duringCut: number[] = [];
+    let running = true;
+    const client = async (n: number) => {
+      for (let i = 0; running; i++) {
+        const res = await postJson(`${url}/zkt/${apiKey}`, { arguments: `outage ${n}/${i}` }).catch(() => ({ status: 0, json: undefined }));
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        if (phase === "cut") duringCut.push(res.status);
+        if (res.status === 200) acknowledged.push(res.json as { hash: string; queueId: string });
+        else await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const clients = Array.from({ length: 4 }, (_, n) => client(n));
+    await until(() => acknowledged.length >= 50, 30_000);
+
+    await link.cut();
+    phase = "cut";
+    await until(async () => (await fetch(url + "/readyz")).status === 503, 10_000);
+    const ready = (await (await fetch(url + "/readyz")).json()) as { store: string };
+    expect(ready.store).toMatch(/^unavailable/);
+    const refused = await postJson(`${url}/zkt/${apiKey}`, { arguments: "while cut" });
+    expect(refused.status).toBe(503);
+    expect(refused.json).toMatchObject({ success: false, errorCode: "UPSTREAM_UNAVAILABLE", error: expect.stringMatching(/journal is unavailable/) });
+    await new Promise((r) => setTimeout(r, 5_000));
+
+    await link.mend();
+    const mendedAt = Date.now();
+    phase = "after";
+    const countAtMend = acknowledged.length;
+    await until(() => acknowledged.length > countAtMend + 20, 10_000);
+    expect(Date.now() - mendedAt).toBeLessThan(10_000);
+    await until(async () => (await fetch(url + "/readyz")).status === 200, 10_000);
+    running = false;
+    await Promise.all(clients);
+
+    // Nothing but answers and refusals: 200s, and 503s while the store was away (no 500).
+    expect([...statuses.keys()].filter((s) => s !== 200 && s !== 503)).toEqual([]);
+    expect(duringCut.filter((s) => s === 503).length).toBeGreaterThan(0);
+    // Every acknowledged write is mined, once (a hash is one nonce of one signer), and its queueId answers.
+    const node = gw.network("testnet").upstreamUrls[0]!;
+    const unmined = async () => {
+      const left: string[] = [];
+      for (const a of acknowledged) if (!(await rpc(node, "eth_getTransactionReceipt", [a.hash]))) left.push(a.hash);
+      return left;
+    };
+    await until(async () => (await unmined()).length === 0, 60_000);
+    expect(new Set(acknowledged.map((a) => a.hash)).size).toBe(acknowledged.length);
+    for (const a of acknowledged.slice(0, 20).concat(acknowledged.slice(-20))) {
+      const status = await fetch(`${url}/zkt/transactions/${a.queueId}`);
+      expect(status.status).toBe(200);
+    }
+  });
+
+  it("a gateway started while PostgreSQL is away waits for it, then serves", { timeout: 60_000 }, async () => {
+    await gw?.close();
+    gw = undefined;
+    await link.cut();
+    const starting = startTestGateway({ mutate: (c) => (c.databaseUrl = through(schema.url, link)) });
+    let started = false;
+    void starting.then(() => (started = true)).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(started).toBe(false);
+    await link.mend();
+    gw = await starting;
+    const url = gw.network("testnet").url;
+    expect((await postJson(url + "/zkt/try-it-out", { arguments: "after the wait" })).status).toBe(200);
+  });
+});
