@@ -135,6 +135,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       urls: upstreamUrls,
       chainId: net.chainId,
       timeoutMs: gw.upstreamTimeoutMs,
+      maxAnswerBytes: gw.upstreamMaxAnswerBytes,
       probeIntervalMs: gw.upstreamProbeIntervalMs,
       batchReads: gw.batchUpstreamReads,
       log,

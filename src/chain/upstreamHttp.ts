@@ -12,7 +12,7 @@ export interface UpstreamAnswer {
 /** Why a request got no answer: the pool turns these into failover and its messages. */
 export class UpstreamHttpError extends Error {
   constructor(
-    readonly kind: "timeout" | "connection" | "protocol" | "cancelled",
+    readonly kind: "timeout" | "connection" | "protocol" | "cancelled" | "too_large",
     message: string,
   ) {
     super(message);
@@ -22,13 +22,19 @@ export class UpstreamHttpError extends Error {
 export interface UpstreamHttpOptions {
   /** Connections kept at most; requests beyond them wait in order. */
   connections: number;
-  /** Connecting, the answer's head, and each wait for more of its body may take this long; idle connections close after it. */
+  /**
+   * Connecting, the answer's head, and each wait for more of its body may take this long; idle connections
+   * close after it. The whole exchange, a body dripped a byte at a time included, is bounded by it too.
+   */
   timeoutMs: number;
+  /** An answer larger than this is cut off (the connection closed) and fails: a node's answer is held whole. */
+  maxAnswerBytes?: number;
   /** Extra TLS options (tests: a private CA). */
   tls?: ConnectionOptions;
 }
 
 const CLIENT_CLOSED = "client closed";
+const DEFAULT_MAX_ANSWER_BYTES = 128 * 1024 * 1024;
 
 /** undici's error codes, as the pool's three reasons. */
 function classify(err: Error & { code?: string }, timeoutMs: number): UpstreamHttpError {
@@ -59,6 +65,14 @@ function classify(err: Error & { code?: string }, timeoutMs: number): UpstreamHt
 class Exchange implements Dispatcher.DispatchHandler {
   private status = 0;
   private chunks: Buffer[] = [];
+  private size = 0;
+  private sentAt = 0;
+  /**
+   * The whole-answer deadline, armed only when a body comes in more than one chunk: undici's bodyTimeout
+   * bounds each wait for more, so a node dripping a byte a second held a call for ever (a timer per request
+   * for the rare slow body, not one for every answer).
+   */
+  private deadline: NodeJS.Timeout | undefined;
   private answered = false;
   private retried = false;
   /** Connections the pool had opened when this was sent (see onResponseError). */
@@ -75,6 +89,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   ) {}
 
   send(): void {
+    this.sentAt = performance.now();
     this.connectsAtSend = this.client.connects;
     this.client.dispatch(this);
   }
@@ -91,22 +106,42 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.controller?.abort(new UpstreamHttpError("cancelled", "cancelled"));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     this.answered = true;
     this.status = statusCode;
+    const declared = Number(headers["content-length"]);
+    if (declared > this.client.maxAnswerBytes) controller.abort(this.tooLarge());
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size > this.client.maxAnswerBytes) return controller.abort(this.tooLarge());
     this.chunks.push(chunk);
+    if (this.chunks.length === 2 && this.deadline === undefined) {
+      const { timeoutMs } = this.client.options;
+      const left = timeoutMs - (performance.now() - this.sentAt);
+      const late = (): void => controller.abort(new UpstreamHttpError("timeout", `timed out after ${timeoutMs} ms (the answer was still arriving)`));
+      if (left <= 0) return late();
+      this.deadline = setTimeout(late, left);
+    }
+  }
+
+  private tooLarge(): UpstreamHttpError {
+    this.chunks = [];
+    return new UpstreamHttpError("too_large", `the answer exceeds the ${this.client.maxAnswerBytes} byte limit (UPSTREAM_MAX_ANSWER_BYTES)`);
   }
 
   onResponseEnd(): void {
+    clearTimeout(this.deadline);
     const text = this.chunks.length === 1 ? this.chunks[0]!.toString("utf8") : Buffer.concat(this.chunks).toString("utf8");
     this.resolve({ status: this.status, text });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error & { code?: string }): void {
+    clearTimeout(this.deadline);
+    this.chunks = [];
     if (this.cancelled) return this.reject(new UpstreamHttpError("cancelled", "cancelled"));
+    if (err instanceof UpstreamHttpError) return this.reject(err);
     // A kept-alive connection the node closed just as it was reused: nothing was answered, so the request
     // goes once more (on a fresh connection), as browsers do. A POST here is a read or a signed transaction,
     // which the node recognises if it did see it. "Reused" means no connection opened while this was out: a
@@ -131,12 +166,15 @@ export class UpstreamHttp {
   closed = false;
   /** @internal connections opened so far (see Exchange.onResponseError). */
   connects = 0;
+  /** @internal */
+  readonly maxAnswerBytes: number;
 
   constructor(
     readonly url: URL,
     readonly options: UpstreamHttpOptions,
   ) {
     const t = options.timeoutMs;
+    this.maxAnswerBytes = options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
     this.pool = new Pool(url.origin, {
       connections: options.connections,
       // One request per connection at a time: a slow answer (a large block) must not hold up the ones behind it.

@@ -60,6 +60,8 @@ export interface UpstreamPoolOptions {
   urls: string[];
   chainId: number;
   timeoutMs: number;
+  /** A node's answer larger than this fails (see UpstreamHttpOptions.maxAnswerBytes). */
+  maxAnswerBytes?: number;
   probeIntervalMs: number;
   log: Logger;
   routing?: Partial<RoutingOptions>;
@@ -83,7 +85,7 @@ export class UpstreamPool {
   constructor(private readonly options: UpstreamPoolOptions) {
     if (options.urls.length === 0) throw new Error("an upstream pool needs at least one URL");
     this.routing = { ...DEFAULT_ROUTING, ...options.routing };
-    this.upstreams = options.urls.map((url) => newUpstream(url, this.routing, options.timeoutMs));
+    this.upstreams = options.urls.map((url) => newUpstream(url, this.routing, options.timeoutMs, options.maxAnswerBytes));
     if (options.batchReads !== false) this.batcher = new ReadBatcher((calls, caller) => this.sendGathered(calls, caller), READ_BATCH_MAX);
   }
 
@@ -307,7 +309,9 @@ export class UpstreamPool {
       }
     }
     if (callerGone()) throw new GatewayError("upstream_unavailable", "the caller gave up before a node answered", { cause: lastError });
-    throw new GatewayError("upstream_unavailable", "no healthy upstream node is reachable; try again shortly", { cause: lastError });
+    // The last node's own failure is named: "too large" or "timed out" tells an operator more than "unreachable".
+    const why = lastError instanceof Error ? ` (the last one tried: ${lastError.message})` : "";
+    throw new GatewayError("upstream_unavailable", `no healthy upstream node is reachable${why}; try again shortly`, { cause: lastError });
   }
 
   /** `first`, and after its hedge delay `second` too: the first good answer; both failing throws the last error. */

@@ -47,11 +47,11 @@ export interface Upstream {
   recentAt: number;
 }
 
-export function newUpstream(url: string, routing: RoutingOptions, timeoutMs: number): Upstream {
+export function newUpstream(url: string, routing: RoutingOptions, timeoutMs: number, maxAnswerBytes?: number): Upstream {
   return {
     url,
     label: redactUrl(url),
-    http: new UpstreamHttp(new URL(url), { connections: routing.connections, timeoutMs }),
+    http: new UpstreamHttp(new URL(url), { connections: routing.connections, timeoutMs, ...(maxAnswerBytes ? { maxAnswerBytes } : {}) }),
     healthy: true,
     wrongChain: false,
     lastError: undefined,

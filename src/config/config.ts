@@ -159,7 +159,14 @@ export const configSchema = z.strictObject({
       "so a read arriving alone waits for nothing); false: one HTTP request per call. Turn off for a node " +
       "that bills or limits batches.",
   }),
-  upstreamTimeoutMs: setting(positiveInt().default(10_000), { env: "UPSTREAM_TIMEOUT_MS", doc: "Per-request upstream timeout before failing over." }),
+  upstreamTimeoutMs: setting(positiveInt().default(10_000), {
+    env: "UPSTREAM_TIMEOUT_MS",
+    doc: "Per-request upstream timeout before failing over: the whole exchange, a slowly dripped answer included.",
+  }),
+  upstreamMaxAnswerBytes: setting(positiveInt().default(128 * 1024 * 1024), {
+    env: "UPSTREAM_MAX_ANSWER_BYTES",
+    doc: "A node's answer larger than this fails the call (-32603 / UPSTREAM_UNAVAILABLE) and its connection is closed: answers are held whole.",
+  }),
   upstreamProbeIntervalMs: setting(positiveInt().default(1_000), { doc: "How often upstream health (and the chain head) is probed." }),
   logLevel: setting(z.enum(["debug", "info", "warn", "error", "silent"], { error: "must be debug, info, warn, error or silent" }).default("info"), {
     env: "LOG_LEVEL",

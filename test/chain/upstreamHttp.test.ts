@@ -194,6 +194,49 @@ describe("UpstreamHttp", () => {
     expect(refused.message).toBe("connection failed: ECONNREFUSED");
   });
 
+  it("a body dripped a byte at a time fails at the timeout, not at the node's pace (#52)", async () => {
+    let stop = false;
+    const server = await rawServer((_req, s) => {
+      s.write("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n");
+      const tick = (): void => {
+        if (stop || s.destroyed) return;
+        s.write("1");
+        setTimeout(tick, 200);
+      };
+      tick();
+    });
+    const started = performance.now();
+    const err = await client(`http://127.0.0.1:${server.port}`, { timeoutMs: 1_000 })
+      .post("{}")
+      .catch((e: unknown) => e);
+    stop = true;
+    expect(err).toBeInstanceOf(UpstreamHttpError);
+    expect((err as UpstreamHttpError).kind).toBe("timeout");
+    expect((err as Error).message).toMatch(/timed out after 1000 ms \(the answer was still arriving\)/);
+    expect(performance.now() - started).toBeLessThan(1_800);
+  });
+
+  it("an answer over maxAnswerBytes fails and its connection is closed, declared or streamed (#52)", async () => {
+    const big = `{"result":"${"a".repeat(300_000)}"}`;
+    const declared = await rawServer((_req, s) => s.write(ok(big)));
+    const chunked = await rawServer((_req, s) => {
+      s.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n");
+      for (let i = 0; i < 40; i++) s.write(`2710\r\n${"b".repeat(10_000)}\r\n`);
+    });
+    for (const server of [declared, chunked]) {
+      const c = client(`http://127.0.0.1:${server.port}`, { maxAnswerBytes: 100_000 });
+      const err = await c.post("{}").catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UpstreamHttpError);
+      expect((err as UpstreamHttpError).kind).toBe("too_large");
+      expect((err as Error).message).toMatch(/exceeds the 100000 byte limit/);
+      for (let i = 0; i < 100 && server.open > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(server.open).toBe(0);
+    }
+    // Under the limit, the same answer is read.
+    const small = await rawServer((_req, s) => s.write(ok(big)));
+    expect((await client(`http://127.0.0.1:${small.port}`, { maxAnswerBytes: 400_000 }).post("{}")).text).toBe(big);
+  });
+
   it("refuses answers that are not HTTP/1.x, carry extra bytes or bad framing, and recovers afterwards", async () => {
     const bad = ["<html>\r\n\r\n", "HTTP/1.1 200 OK\r\ncontent-length: x\r\n\r\n", "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"];
     const server = await rawServer((req, s) => s.write(req.body === "good" ? ok("fine") : req.body === "junk" ? ok("{}") + "junk" : bad[Number(req.body)]!));

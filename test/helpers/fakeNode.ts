@@ -25,6 +25,8 @@ export interface FakeNodeOptions {
   syncing?: FakeNode["syncing"];
   /** Answers every batch with one error object, as some providers do. */
   refuseBatches?: boolean;
+  /** Writes a single eth_getBalance's answer itself (a hostile one: huge, dripped...) instead of "0x7". */
+  hostileRead?: (res: http.ServerResponse) => void;
 }
 
 export interface FakeNode {
@@ -103,6 +105,7 @@ export async function startFakeNode(options: FakeNodeOptions): Promise<FakeNode>
       if (isRead) state.reads++;
       res.setHeader("content-type", "application/json").end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body)));
     };
+    if (isRead && options.hostileRead) return options.hostileRead(res);
     const probe = calls.some((c) => PROBE_METHODS.has(c.method));
     const timer = setTimeout(() => (held && !probe ? held.push(reply) : reply()), (isRead ? options.readDelayMs : options.probeDelayMs) ?? 0);
     res.on("close", () => {
