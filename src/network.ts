@@ -23,9 +23,11 @@ import type { SubmissionStore } from "./store/submissionStore.js";
 import { Sequencer } from "./sequencer/sequencer.js";
 import { ZktCore } from "./zkt/zktCore.js";
 import type { StoreHealth } from "./store/storeHealth.js";
+import { chainGenesis } from "./chain/chainGenesis.js";
 import type { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { listenDual, type DualServer } from "./transport/http/listen.js";
 import { withCors } from "./transport/http/cors.js";
+import { KEYS_PATH } from "./transport/portal/portalRoutes.js";
 import { createRestRouter, type RestRoute } from "./transport/http/restRouter.js";
 import { healthRoutes } from "./transport/http/healthRoutes.js";
 import { jsonRpcRoutes } from "./transport/jsonrpc/jsonRpcRoutes.js";
@@ -140,6 +142,9 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       batchReads: gw.batchUpstreamReads,
       log,
     });
+    // Pinned before the first probe, so a node on another genesis is out from the start (chainGenesis.ts).
+    const pinnedGenesis = embedded ? undefined : await deps.store.pinnedGenesis(net.name);
+    if (pinnedGenesis) pool.expectGenesis(pinnedGenesis);
     await pool.start();
     if (!pool.ready) log.warn("no upstream is reachable yet; serving anyway, readiness is false", { upstreams: pool.health() });
     const limits = deps.limits;
@@ -164,10 +169,17 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const trusted = new Set(gw.trustedProxies);
     // The journal is keyed by network *and* chain (its genesis): a fresh embedded anvil is a new chain, and
     // what was journaled for the old one must not be replayed onto it.
-    const genesis = (await pool.call("eth_getBlockByNumber", ["0x0", false]).catch(() => null)) as { hash?: string } | null;
-    const journalNetwork = `${net.name}:${genesis?.hash?.slice(0, 18) ?? "unknown"}`;
+    const genesisHash = await chainGenesis({
+      pool,
+      store: deps.store,
+      network: net.name,
+      pinned: embedded ? await deps.store.pinnedGenesis(net.name) : pinnedGenesis,
+      ownChain: embedded !== undefined,
+      log,
+    });
+    const journalNetwork = `${net.name}:${genesisHash.slice(0, 18)}`;
     // From now on an upstream on another genesis (a node restarted on a fresh chain) is out of service.
-    if (genesis?.hash) pool.expectGenesis(genesis.hash);
+    pool.expectGenesis(genesisHash);
     sequencer = new Sequencer({
       network: journalNetwork,
       chainId: net.chainId,
@@ -177,7 +189,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       log,
       receiptPollMs: Math.max(50, Math.round((net.blockTimeSeconds * 1000) / 2)),
       confirmations: net.cacheConfirmations,
-      ...(genesis?.hash ? { genesisHash: genesis.hash } : {}),
+      genesisHash,
       devFunding: embedded !== undefined && net.feeMode === "market",
       creditFeeDust: embedded !== undefined && net.feeMode === "zero",
       stuckAfterMs: gw.stuckTransactionMs,
@@ -186,10 +198,9 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         queueDepth: (n) => m.sequencerQueueDepth.set({ network: net.name }, n),
         retry: () => m.broadcastRetries.inc({ network: net.name }),
         stuckLanes: (n) => m.stuckLanes.set({ network: net.name }, n),
+        reopened: (n) => m.writesReopened.inc({ network: net.name }, n),
       },
       walletFor: deps.walletByAddress,
-      // A kept dev chain restarts on its last dump (or on a whole copy of an older one): seconds behind the journal.
-      recheckCompletedOnStart: embedded !== undefined && gw.embeddedState,
     });
     const seq = sequencer;
     followHead = (head) => seq.follower.observeHead(head);
@@ -309,7 +320,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
     await deps.beforeListen?.();
     server = await listenDual(
-      withCors(withMediaTypeHint(handler)),
+      withCors(withMediaTypeHint(handler), new Map([[KEYS_PATH, new Set(gw.portalKeyOrigins)]])),
       gw.host,
       net.port,
       { ...gw.http, heldElsewhere: () => sockets.onShards },

@@ -81,6 +81,12 @@ export class Metrics {
     labelNames: ["network"],
     registers: [this.registry],
   });
+  readonly writesReopened = new Counter({
+    name: "gateway_writes_reopened_total",
+    help: "Writes the journal had as completed that the node no longer held (it went back): made pending and sent again",
+    labelNames: ["network"],
+    registers: [this.registry],
+  });
   // Lag as aggregates per network: a label per signer was unbounded cardinality (560 KB scrapes at 6,000 signers).
   readonly stuckLanes = new Gauge({
     name: "gateway_stuck_lanes",

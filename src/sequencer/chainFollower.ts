@@ -69,8 +69,11 @@ export interface ChainFollowerOptions {
   log: Logger;
   /** The chain's genesis hash: a node answering with another one is another chain, not a rewind (the pool takes it out). */
   genesisHash?: string;
-  /** The node went back to `fork`: writes it no longer has are pending again; re-send the journal. */
-  onRewind?: (fork: number) => Promise<void> | void;
+  /**
+   * The node went back to `fork` (walked at `forkWalkedAt`, when known): writes it no longer has are pending
+   * again; re-send the journal.
+   */
+  onRewind?: (fork: number, forkWalkedAt: Date | undefined) => Promise<void> | void;
 }
 
 const BATCH = 100;
@@ -82,7 +85,7 @@ const WINDOW = 256;
  * Blocks whose confirmed writes are remembered, to undo their completion if the node goes back below them.
  * Memory is writes/s × block time × this: at 5k writes/s, 64 one-second blocks hold ~320k small entries
  * (256 held 1.3M and raised the bench's peak RSS by ~70 MB). A node that forgets more than 64 blocks is
- * beyond this; its writes are re-sent by the journal pass only if still unfinished there.
+ * beyond this: the journal walk (forgottenWrites.ts) reopens the rest.
  */
 const CONFIRMED_WINDOW = 64;
 
@@ -101,6 +104,8 @@ export class ChainFollower {
   private readonly hashesOf = new Map<string, string[]>();
   /** Recent blocks' hashes by number. */
   private readonly blocks = new Map<number, string>();
+  /** When each of those was first walked (ms): a rewind's writes were mined after its fork block was. */
+  private readonly walkedAt = new Map<number, number>();
   /** Writes confirmed in recent blocks, by block: a node that goes back below them un-completes them. */
   private readonly confirmedIn = new Map<number, Confirmed[]>();
   private readonly lagBySigner = new Map<string, number>();
@@ -285,10 +290,12 @@ export class ChainFollower {
         break;
       }
       this.blocks.set(n, block.hash);
+      this.walkedAt.set(n, Date.now());
       // Ascending insertion, so the oldest come first (a gap left out leaves older ones than n - WINDOW).
       for (const b of this.blocks.keys()) {
         if (b > n - WINDOW) break;
         this.blocks.delete(b);
+        this.walkedAt.delete(b);
       }
       for (const tx of block.transactions) {
         const w = this.watched.get(tx);
@@ -480,7 +487,14 @@ export class ChainFollower {
         this.track(hash, queueId, { runsCode, ...(signer ? { signer } : {}) });
       }
     }
-    for (const n of [...this.blocks.keys()]) if (n > fork) this.blocks.delete(n);
+    // Writes the node lost were mined after the fork block was walked; unknown (below what is remembered), the
+    // oldest block remembered is the best bound there is.
+    const forkWalkedAt = this.walkedAt.get(fork) ?? this.walkedAt.values().next().value;
+    for (const n of [...this.blocks.keys()])
+      if (n > fork) {
+        this.blocks.delete(n);
+        this.walkedAt.delete(n);
+      }
     this.lastBlock = fork;
     this.rewinds++;
     await Promise.all(reopened);
@@ -491,7 +505,7 @@ export class ChainFollower {
       unseen,
       reopened: reopened.length,
     });
-    await this.options.onRewind?.(fork);
+    await this.options.onRewind?.(fork, forkWalkedAt === undefined ? undefined : new Date(forkWalkedAt));
   }
 }
 

@@ -64,9 +64,7 @@ export interface SequencerOptions {
   /** At most this many replacements per transaction, each +12.5 % (nodes require ≥ 10 %). */
   maxFeeBumps?: number;
   /** Metrics hooks. */
-  observer?: { queueDepth(n: number): void; retry(): void; stuckLanes?(n: number): void };
-  /** The node may restart on a dump older than the journal (a persisted embedded chain): see forgottenWrites.ts. */
-  recheckCompletedOnStart?: boolean;
+  observer?: { queueDepth(n: number): void; retry(): void; stuckLanes?(n: number): void; reopened?(n: number): void };
 }
 
 const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown|transaction already exists/i;
@@ -99,6 +97,8 @@ export class Sequencer {
   /** This process's submissions that run no code (priced locally): followed without a receipt (cannot revert). */
   private readonly runNoCode = new WeakSet<SubmissionRecord>();
   private resumeTimer: NodeJS.Timeout | undefined;
+  /** The start's check of completed writes against the node has not succeeded yet (see reconcile). */
+  private reconcileOwed = false;
   private resuming: Promise<void> | undefined;
   /** Lanes with submissions waiting for the next group commit, which takes them all in one transaction. */
   private readonly lanesWaiting = new Set<NonceLane>();
@@ -116,7 +116,7 @@ export class Sequencer {
       pollMs: options.receiptPollMs,
       confirmations: options.confirmations ?? 1,
       log: options.log,
-      onRewind: () => this.resendJournal(),
+      onRewind: (_fork, forkWalkedAt) => this.resendJournal(forkWalkedAt),
       ...(options.genesisHash ? { genesisHash: options.genesisHash } : {}),
     });
     this.stuckWrites = new StuckWrites({
@@ -139,9 +139,30 @@ export class Sequencer {
    * After the node went back: every unfinished journaled write of this network is sent again, in nonce order
    * per signer ("already known" and "nonce too low" with the hash found both count as sent).
    */
-  private async resendJournal(): Promise<void> {
+  private async resendJournal(forkWalkedAt: Date | undefined): Promise<void> {
+    // Deeper than the follower remembers, the journal says what the node lost (forgottenWrites.ts). Ten
+    // seconds before the fork block was walked: a write can be mined a little before its block is walked.
+    await this.reconcile(forkWalkedAt && new Date(forkWalkedAt.getTime() - 10_000));
     const unfinished = await this.options.store.listUnfinished(this.options.network, 100_000);
     for (const rec of unfinished) this.enqueue(rec);
+  }
+
+  /**
+   * Reopens completed writes the node does not hold. Owed again when the node did not answer (a start while it
+   * is down): each periodic pass tries until one succeeds.
+   */
+  private async reconcile(since?: Date): Promise<void> {
+    try {
+      await reopenForgottenWrites(
+        { ...this.options, ...(this.options.observer?.reopened ? { onReopened: this.options.observer.reopened } : {}) },
+        since ? { since } : {},
+      );
+      this.reconcileOwed = false;
+    } catch (err) {
+      if (!this.reconcileOwed)
+        this.options.log.warn("could not check the journal's completed writes against the node; will retry", { error: (err as Error).message });
+      this.reconcileOwed = true;
+    }
   }
 
   /**
@@ -149,12 +170,13 @@ export class Sequencer {
    * doing so in the background so an upstream outage delays accepted writes but never loses them.
    */
   async start(): Promise<void> {
-    if (this.options.recheckCompletedOnStart)
-      await reopenForgottenWrites(this.options).catch((err: unknown) =>
-        this.options.log.warn("could not check the journal's completed writes against the node", { error: (err as Error).message }),
-      );
+    // The node may have gone back while no gateway watched it (a restart on older state, the embedded chain's
+    // older dump): nothing followed tells, the journal does.
+    await this.reconcile();
     await this.resume(true).catch((err: unknown) => this.options.log.warn("journal recovery deferred", { error: (err as Error).message }));
-    this.resumeTimer = setInterval(() => void this.resume(false).catch(() => undefined), this.options.resumeIntervalMs ?? 2_000);
+    this.resumeTimer = setInterval(() => {
+      void (this.reconcileOwed ? this.reconcile() : Promise.resolve()).then(() => this.resume(false)).catch(() => undefined);
+    }, this.options.resumeIntervalMs ?? 2_000);
     this.resumeTimer.unref();
   }
 

@@ -90,6 +90,13 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     // What the first request carried, so a reuse of its key with another payload is refused (422), not replayed.
     sql: `alter table idempotency add column fingerprint text`,
   },
+  {
+    version: 7,
+    name: "journal facts: each network's pinned genesis",
+    // The first genesis a network's journal saw: a start without a reachable node journals under it (never
+    // under a placeholder), and a node on another genesis is never taken for this chain.
+    sql: `create table journal_meta (key text primary key, value text not null)`,
+  },
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {

@@ -144,6 +144,18 @@ export class SqlSubmissionStore implements SubmissionStore {
     return this.statuses.flushAll();
   }
 
+  async pinnedGenesis(network: string): Promise<string | undefined> {
+    const rows = await this.db.query<{ value: string }>("select value from journal_meta where key = $1", [`genesis:${network}`]);
+    return rows[0]?.value;
+  }
+
+  async pinGenesis(network: string, hash: string): Promise<void> {
+    await this.db.query("insert into journal_meta (key, value) values ($1, $2) on conflict (key) do update set value = excluded.value", [
+      `genesis:${network}`,
+      hash,
+    ]);
+  }
+
   async prune(before: Date): Promise<number> {
     // Age is counted from creation (a write finishes seconds after it), so the status index (network, status,
     // created_at) finds the rows: no scan of the journal. Its networks come from the same index, one probe
@@ -196,12 +208,11 @@ export class SqlSubmissionStore implements SubmissionStore {
     return rows.map(fromRow);
   }
 
-  async listNewest(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
-    const rows = await this.db.query<Row>("select * from submissions where network = $1 and status = $2 order by created_at desc limit $3", [
-      network,
-      status,
-      limit,
-    ]);
+  async listNewest(network: string, status: SubmissionStatus, limit: number, atOrBefore?: Date): Promise<SubmissionRecord[]> {
+    const rows = await this.db.query<Row>(
+      "select * from submissions where network = $1 and status = $2 and created_at <= $3 order by created_at desc limit $4",
+      [network, status, atOrBefore ?? new Date(8.64e15), limit],
+    );
     return rows.map(fromRow);
   }
 }

@@ -78,8 +78,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
       byStatus: statement<[string, SubmissionStatus, number, number]>(
         "select * from submissions where network = ? and status = ? and created_at < ? order by created_at limit ?",
       ),
-      newestByStatus: statement<[string, SubmissionStatus, number]>(
-        "select * from submissions where network = ? and status = ? order by created_at desc limit ?",
+      newestByStatus: statement<[string, SubmissionStatus, number, number]>(
+        "select * from submissions where network = ? and status = ? and created_at <= ? order by created_at desc limit ?",
       ),
       // Through the status index, one probe per network (a distinct would read every entry of it).
       networks: statement<[], { network: string }>(
@@ -92,6 +92,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
       prune: statement<[string, SubmissionStatus, number], never>(
         `delete from submissions where rowid in (select rowid from submissions where network = ? and status = ? and created_at < ? limit ${PRUNE_SLICE})`,
       ),
+      getMeta: statement<[string], { value: string }>("select value from journal_meta where key = ?"),
+      setMeta: statement<[string, string], never>("insert into journal_meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value"),
       countBySigner: statement<[string, number], { n: number }>(
         "select count(*) as n from submissions where signer = ? and created_at >= ? and kind <> 'refill'",
       ),
@@ -193,8 +195,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
     return this.sql.byStatus.all(network, status, createdBefore?.getTime() ?? NO_CUTOFF, limit).map(fromRow);
   }
 
-  async listNewest(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
-    return this.sql.newestByStatus.all(network, status, limit).map(fromRow);
+  async listNewest(network: string, status: SubmissionStatus, limit: number, atOrBefore?: Date): Promise<SubmissionRecord[]> {
+    return this.sql.newestByStatus.all(network, status, atOrBefore?.getTime() ?? Number.MAX_SAFE_INTEGER, limit).map(fromRow);
   }
 
   async prune(before: Date): Promise<number> {
@@ -210,6 +212,14 @@ export class SqliteSubmissionStore implements SubmissionStore {
       }
     }
     return total;
+  }
+
+  async pinnedGenesis(network: string): Promise<string | undefined> {
+    return this.sql.getMeta.get(`genesis:${network}`)?.value;
+  }
+
+  async pinGenesis(network: string, hash: string): Promise<void> {
+    this.sql.setMeta.run(`genesis:${network}`, hash);
   }
 
   /** Submissions signed by `signer` since `since`, on any network (per-key usage). */

@@ -50,8 +50,8 @@ export interface SubmissionStore {
   get(queueId: string): Promise<SubmissionRecord | undefined>;
   /** Records in a status, oldest first; only those created before `createdBefore` when given. */
   listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
-  /** The newest `limit` records in a status, newest first. */
-  listNewest(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]>;
+  /** The newest `limit` records in a status, newest first; only those created at or before `atOrBefore` when given (the next page). */
+  listNewest(network: string, status: SubmissionStatus, limit: number, atOrBefore?: Date): Promise<SubmissionRecord[]>;
   /** Not yet mined nor failed, by signer and nonce: what recovery rebroadcasts (created before `createdBefore`). */
   listUnfinished(network: string, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
   /**
@@ -63,4 +63,8 @@ export interface SubmissionStore {
   getByIdempotencyKey(key: string): Promise<SubmissionRecord | undefined>;
   /** Deletes mined or failed records finished before `before` (unfinished ones stay); returns how many. */
   prune(before: Date): Promise<number>;
+  /** The genesis hash pinned for a network (its first one), if any. */
+  pinnedGenesis(network: string): Promise<string | undefined>;
+  /** Pins (or, for a chain the gateway itself made anew, re-pins) a network's genesis hash. */
+  pinGenesis(network: string, hash: string): Promise<void>;
 }

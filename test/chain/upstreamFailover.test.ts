@@ -5,6 +5,10 @@ import type { AddressInfo } from "node:net";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { openStores } from "../../src/store/openStores.js";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const CHAIN_ID = 20180427;
 
@@ -134,9 +138,16 @@ describe("faulty fake upstreams", () => {
   it("with no reachable upstream: 503 and readiness false", async () => {
     const dead = await fakeUpstream((_req, res) => res.writeHead(502).end());
     fakes.push(dead);
+    // A network's chain is learned from a node once, then pinned (chain/chainGenesis.ts): this one's was, at
+    // an earlier start; a very first start waits for a node to say.
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-pinned-"));
+    const stores = await openStores({ dataDir });
+    await stores.journal.pinGenesis("testnet", "0x" + "ab".repeat(32));
+    await stores.close();
     const gw = await startTestGateway({
       mutate: (c) => {
         c.networks[0]!.upstreams = [dead.url];
+        c.dataDir = dataDir;
       },
     });
     gateways.push(gw);

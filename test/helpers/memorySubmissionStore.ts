@@ -63,6 +63,14 @@ export class MemorySubmissionStore implements SubmissionStore {
     return undefined;
   }
 
+  private readonly genesis = new Map<string, string>();
+  async pinnedGenesis(network: string): Promise<string | undefined> {
+    return this.genesis.get(network);
+  }
+  async pinGenesis(network: string, hash: string): Promise<void> {
+    this.genesis.set(network, hash);
+  }
+
   async prune(before: Date): Promise<number> {
     let n = 0;
     for (const [id, r] of this.records) {
@@ -71,9 +79,9 @@ export class MemorySubmissionStore implements SubmissionStore {
     return n;
   }
 
-  async listNewest(network: string, status: SubmissionStatus, limit: number): Promise<SubmissionRecord[]> {
+  async listNewest(network: string, status: SubmissionStatus, limit: number, atOrBefore?: Date): Promise<SubmissionRecord[]> {
     return [...this.records.values()]
-      .filter((r) => r.network === network && r.status === status)
+      .filter((r) => r.network === network && r.status === status && (!atOrBefore || r.createdAt <= atOrBefore))
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
       .slice(0, limit)
       .map((r) => ({ ...r }));
