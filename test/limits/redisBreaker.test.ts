@@ -5,6 +5,7 @@ import { createServer, type Server, type Socket, type AddressInfo } from "node:n
 import { RateLimits } from "../../src/limits/rateLimits.js";
 import { GatewayError } from "../../src/errors.js";
 import { createLogger } from "../../src/log/logger.js";
+import { type CuttableLink, startCuttableLink } from "../helpers/cuttableLink.js";
 
 describe("rate limits while Redis hangs", () => {
   let blackhole: Server;
@@ -60,5 +61,71 @@ describe("rate limits while Redis hangs", () => {
     const { p50, outcomes } = await latencies("closed");
     expect(outcomes.every((o) => o === "upstream_unavailable")).toBe(true);
     expect(p50).toBeLessThan(5);
+  });
+});
+
+describe("rate limits when Redis comes back (#52)", () => {
+  let link: CuttableLink;
+  beforeAll(async () => {
+    link = await startCuttableLink({ host: "127.0.0.1", port: 6379 });
+  });
+  afterAll(() => link.close());
+
+  const limitsThroughLink = () =>
+    new RateLimits(
+      {
+        requestsPerWindow: 60,
+        windowMs: 60_000,
+        tryItOutRequestsPerWindow: 100,
+        failMode: "open",
+        decisionTimeoutMs: 250,
+        redisUrl: `redis://127.0.0.1:${link.port}`,
+        keyPrefix: `back${Date.now()}${Math.random()}`,
+      },
+      createLogger("error"),
+    );
+  /** An outage long enough for the old back-off to grow past 8 s: fail-open decisions every 50 ms meanwhile. */
+  const outage = async (limits: RateLimits, ms: number) => {
+    await link.cut();
+    for (const end = Date.now() + ms; Date.now() < end; ) {
+      await limits.checkRequests("testnet", { kind: "public" }, "10.9.9.9", 1);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await link.mend();
+  };
+
+  it("the first burst after Redis is back is limited: its first request probes, the rest wait for it", { timeout: 30_000 }, async () => {
+    const limits = limitsThroughLink();
+    try {
+      expect(await limits.checkRequests("testnet", { kind: "public" }, "10.0.0.2", 1)).toMatchObject({ limit: 60 });
+      await outage(limits, 6_000);
+      // Redis is reachable again (ioredis reconnects within its retry delay); nobody has asked since.
+      await new Promise((r) => setTimeout(r, 2_500));
+      const burst = await Promise.allSettled(Array.from({ length: 100 }, () => limits.checkRequests("testnet", { kind: "public" }, "10.0.0.3", 1)));
+      const served = burst.filter((r) => r.status === "fulfilled").length;
+      expect(served).toBeLessThanOrEqual(60);
+      expect(burst.filter((r) => r.status === "rejected").every((r) => (r.reason as GatewayError).kind === "rate_limited")).toBe(true);
+    } finally {
+      await limits.close();
+    }
+  });
+
+  it("limits hold again within 2 s of Redis answering, however long it was away", { timeout: 30_000 }, async () => {
+    const limits = limitsThroughLink();
+    try {
+      await outage(limits, 6_000);
+      const mendedAt = Date.now();
+      let decided: unknown;
+      while (decided === undefined && Date.now() - mendedAt < 10_000) {
+        decided = await limits.checkRequests("testnet", { kind: "public" }, "10.0.0.4", 1);
+        if (decided === undefined) await new Promise((r) => setTimeout(r, 50));
+      }
+      // Counted from a fresh reservoir (a probe whose answer came too late may have counted once or twice).
+      expect(decided).toMatchObject({ allowed: true, limit: 60 });
+      expect((decided as { remaining: number }).remaining).toBeGreaterThanOrEqual(55);
+      expect(Date.now() - mendedAt).toBeLessThan(2_000);
+    } finally {
+      await limits.close();
+    }
   });
 });
