@@ -84,6 +84,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const sharedRoutes = portalRoutes({
       issuer: new KeyIssuer(keys, issueLimiter),
       baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])),
+      keyOrigins: new Set(config.portalKeyOrigins),
     });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     // Together, and every port opens only once all networks are ready: one after the other, one network

@@ -182,6 +182,12 @@ export const configSchema = z.strictObject({
       doc: "PostgreSQL for keys, journal, nonce lanes and idempotency; the embedded store under dataDir when unset.",
     },
   ),
+  portalKeyOrigins: setting(z.array(z.string(), { error: "must be a list of origins" }).default([]), {
+    env: "PORTAL_KEY_ORIGINS",
+    doc:
+      "Web origins (https://app.example.org; comma list in env) whose pages may call POST /portal/keys across origins. " +
+      "None by default: the portal served by the gateway itself is same-origin.",
+  }),
   portalKeysPerHour: setting(positiveInt().default(10), { env: "PORTAL_KEYS_PER_HOUR", doc: "Keys POST /portal/keys issues per client IP per hour." }),
   rateLimit: z
     .strictObject({

@@ -9,7 +9,8 @@ import { type GatewayError, toGatewayError } from "../../errors.js";
 import { redactPath, type Logger } from "../../log/logger.js";
 import { readBody } from "./readBody.js";
 import { clientIp } from "./clientIp.js";
-import { corsHeaders } from "./cors.js";
+import { type CorsPolicy, corsHeaders } from "./cors.js";
+import { PeriodicSummary } from "../../log/periodicSummary.js";
 import { attempt, type MaybePromise } from "../../maybePromise.js";
 
 export interface HttpAnswer {
@@ -40,6 +41,8 @@ export interface RestRoute {
   handle(req: RestRequest): MaybePromise<HttpAnswer>;
   /** How an exception (e.g. an oversized body) is rendered for this route's clients. */
   renderError(err: ReturnType<typeof toGatewayError>): HttpAnswer;
+  /** Origins answered with CORS headers; any when unset. */
+  cors?: CorsPolicy;
 }
 
 /** A request as a transport (node:http or the fast lane) parsed it. */
@@ -154,6 +157,7 @@ export function createRestRouter(
   admitUnmatched?: (clientIp: string) => MaybePromise<Record<string, string>>,
 ): RestRouter {
   const nextRequestId = requestIds();
+  const clientsGone = new PeriodicSummary(log, "clients closed requests before their bodies arrived");
   const literal = literalMatches(routes);
   const handle = (input: RestInput): MaybePromise<HttpAnswer> => {
     const requestId = nextRequestId();
@@ -166,7 +170,7 @@ export function createRestRouter(
       if (log.debugEnabled)
         log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
       const headers: Record<string, string> = { "x-request-id": requestId };
-      if (input.headers.origin !== undefined) copyInto(headers, corsHeaders(input.headers.origin));
+      if (input.headers.origin !== undefined) copyInto(headers, corsHeaders(input.headers.origin, matched?.route.cors));
       if (answer.headers) copyInto(headers, answer.headers);
       if (answer.body === undefined) return { status: answer.status, headers };
       headers["content-type"] = answer.contentType ?? "application/json";
@@ -192,6 +196,7 @@ export function createRestRouter(
     const failed = (err: unknown): HttpAnswer => {
       const gw = toGatewayError(err);
       if (gw.kind === "internal") log.error("request failed", { requestId, path: redactPath(path), error: String(gw.cause ?? gw) });
+      else if (gw.kind === "client_gone") clientsGone.note("client closed its request", { requestId, path: redactPath(path) });
       return finish(route.renderError(gw));
     };
     let answer: MaybePromise<HttpAnswer>;

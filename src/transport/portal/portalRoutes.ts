@@ -10,7 +10,12 @@ export interface PortalRouteOptions {
   issuer: KeyIssuer;
   /** Base addresses of every network, shown with the new key. */
   baseUrls: () => Record<string, string>;
+  /** Web origins other than the portal's own that may mint keys (CORS); none by default. */
+  keyOrigins: ReadonlySet<string>;
 }
+
+/** The path whose CORS is restricted to PortalRouteOptions.keyOrigins (the transports' CORS layer needs it too). */
+export const KEYS_PATH = "/portal/keys";
 
 // REST errors here take the ZKT error shape.
 const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
@@ -27,6 +32,7 @@ export function portalRoutes(options: PortalRouteOptions): RestRoute[] {
       method: "POST",
       pattern: /^\/portal\/keys$/,
       renderError,
+      cors: options.keyOrigins,
       async handle(req) {
         const text = await req.body();
         let body: unknown = {};
