@@ -19,7 +19,8 @@ export type ErrorKind =
   | "upstream_unavailable"
   | "not_found"
   | "idempotency_mismatch"
-  | "idempotency_in_progress";
+  | "idempotency_in_progress"
+  | "client_gone";
 
 interface KindInfo {
   /**
@@ -51,6 +52,8 @@ export const errorKinds: Record<ErrorKind, KindInfo> = {
   not_found: { jsonRpcCode: -32601, httpStatus: 404, connectCode: Code.NotFound, zktCode: "NOT_FOUND" },
   idempotency_mismatch: { wholeRequest: true, jsonRpcCode: -32602, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "VALIDATION_ERROR" },
   idempotency_in_progress: { wholeRequest: true, jsonRpcCode: -32603, httpStatus: 409, connectCode: Code.Aborted, zktCode: "VALIDATION_ERROR" },
+  // The client went away mid-request (its body cut short): nobody reads the answer; 499 as nginx logs it.
+  client_gone: { wholeRequest: true, jsonRpcCode: -32600, httpStatus: 499, connectCode: Code.Canceled, zktCode: "CLIENT_CLOSED" },
 };
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -105,9 +108,15 @@ export function failsWholeRequest(err: GatewayError): boolean {
   return errorKinds[err.kind].wholeRequest === true;
 }
 
-/** Anything thrown that is not a GatewayError becomes an internal error whose message hides details. */
+/**
+ * Anything thrown that is not a GatewayError becomes an internal error whose message hides details, except a
+ * stack overflow: nothing here recurses deeply but over a caller's JSON (params nested 100,000 deep), so that
+ * is the caller's request, refused as such (-32600, 400), not a fault of ours (-32603, 500).
+ */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
+  if (err instanceof RangeError && /call stack/i.test(err.message))
+    return new GatewayError("invalid_request", "Invalid request: the JSON is nested too deeply to process", { cause: err });
   return new GatewayError("internal", "internal error", { cause: err });
 }
 

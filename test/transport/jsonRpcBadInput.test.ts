@@ -57,6 +57,21 @@ describe("JSON-RPC bad input", () => {
       /needs an API key.*POST \/portal\/keys.*\/zgt\/<API_KEY>/,
     ],
     ["invalid params passed through from the node", req("eth_getBalance", ["0x12", "latest"]), 200, -32602, /./],
+    // The caller's request, not a fault of ours (#51): it was -32603 "internal error".
+    [
+      "params nested 100,000 deep",
+      `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":${"[".repeat(100_000)}${"]".repeat(100_000)}}`,
+      200,
+      -32600,
+      /nested too deeply/,
+    ],
+    [
+      "an object nested 50,000 deep",
+      `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[${'{"a":'.repeat(50_000)}1${"}".repeat(50_000)}]}`,
+      200,
+      -32600,
+      /nested too deeply/,
+    ],
   ];
 
   for (const [name, body, status, code, message] of cases) {

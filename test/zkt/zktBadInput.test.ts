@@ -36,6 +36,14 @@ describe("ZKT bad input", () => {
     ["abi not an array", call({ abi: "function transfer(address,uint256)" }), 400, "VALIDATION_ERROR", /abi must be an array/],
     ["abi not parseable", call({ abi: ["function transfer(address to uint256"] }), 400, "VALIDATION_ERROR", /abi\[0\] is not a valid ABI entry/],
     ["method not in the abi", call({ method: "mint" }), 400, "VALIDATION_ERROR", /method "mint" is not in the abi/],
+    // It was a 500 (#51).
+    [
+      "arguments nested 100,000 deep",
+      `{"to":"0x000000000000000000000000000000000000dEaD","abi":["function f(uint256[] a)"],"method":"f","arguments":${"[".repeat(100_000)}${"]".repeat(100_000)},"id":77}`,
+      400,
+      "VALIDATION_ERROR",
+      /maximum recursion depth/,
+    ],
     [
       "overloaded method ambiguous",
       call({ method: "over", arguments: ["1"] }),

@@ -26,7 +26,8 @@ export function readBody(req: NodeServerRequest, limit: number): Promise<string>
     };
     const onError = (err: Error): void => {
       cleanup();
-      reject(err);
+      // The client aborted its body (or its connection broke): its error, not ours, and no one hears the answer.
+      reject(new GatewayError("client_gone", "the client closed the request before its body arrived", { cause: err }));
     };
     const cleanup = (): void => {
       req.off("data", onData);

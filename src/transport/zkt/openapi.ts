@@ -25,6 +25,7 @@ const errorResponse = {
         "UPSTREAM_UNAVAILABLE",
         "NOT_FOUND",
         "INTERNAL_ERROR",
+        "CLIENT_CLOSED",
       ],
     },
     details: { description: "Machine-readable specifics: compiler messages with line/column, revert reason and data, …" },

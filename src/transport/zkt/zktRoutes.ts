@@ -34,7 +34,16 @@ export interface ZktRouteOptions {
 
 const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
 /** Plain JSON as the contract's ListValue: the wire form both transports share. */
-const fromJsonList = (v: JsonValue[]): ListValue => fromJson(ListValueSchema, v);
+/** A JSON list as the message field it travels in; nesting past what protobuf decodes (100 levels) is the caller's error. */
+const fromJsonList = (v: JsonValue[]): ListValue => {
+  try {
+    return fromJson(ListValueSchema, v);
+  } catch (err) {
+    throw new GatewayError("validation", `the request's JSON could not be taken: ${(err as Error).message.replace(/^cannot decode [\w.]+ from JSON: /, "")}`, {
+      cause: err,
+    });
+  }
+};
 const list = (l: ListValue | undefined): JsonValue[] => (l ? (toJson(ListValueSchema, l) as JsonValue[]) : []);
 
 const statusName: Record<TransactionStatus, string> = {
