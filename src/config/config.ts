@@ -200,6 +200,10 @@ export const configSchema = z.strictObject({
         env: "TRY_IT_OUT_RATE_LIMIT",
         doc: "Stricter limit for POST /zkt/try-it-out, per IP per window.",
       }),
+      faucetCreditsPerDay: setting(positiveInt().default(10), {
+        env: "FAUCET_CREDITS_PER_DAY",
+        doc: "Test-fund credits (10 ETH-equivalent each, embedded dev chain only) per key per day.",
+      }),
       failMode: setting(z.enum(["open", "closed"], { error: 'must be "open" or "closed"' }).default("open"), {
         env: "RATE_LIMIT_FAIL_MODE",
         doc: "When Redis is unreachable: open serves without limits, closed refuses (503). Logged either way.",

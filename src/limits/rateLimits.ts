@@ -19,6 +19,8 @@ export interface RateLimitConfig {
   requestsPerWindow: number;
   windowMs: number;
   tryItOutRequestsPerWindow: number;
+  /** Test-fund credits (POST /zgt/<key>/faucet) per key per day (10 when unset). */
+  faucetCreditsPerDay?: number;
   /** When Redis is unreachable: "open" serves unlimited, "closed" refuses with 503. */
   failMode: "open" | "closed";
   redisUrl?: string;
@@ -28,7 +30,7 @@ export interface RateLimitConfig {
   keyPrefix?: string;
 }
 
-export type LimitScope = "requests" | "try-it-out" | "transactions";
+export type LimitScope = "requests" | "try-it-out" | "transactions" | "faucet";
 
 export class RateLimits {
   private readonly limiters: CallerLimiter[] = [];
@@ -83,6 +85,12 @@ export class RateLimits {
 
   async checkTryItOut(network: string, ip: string): Promise<LimitDecision | undefined> {
     return await this.take("try-it-out", network, `ip:${ip}`, this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submission");
+  }
+
+  /** One of the key's daily test-fund credits (every key has the same number); across networks. */
+  async checkFaucet(access: LimitedCaller): Promise<void> {
+    if (access.kind !== "key") return;
+    await this.take("faucet", "all", `key:${access.keyId}`, this.config.faucetCreditsPerDay ?? 10, 86_400_000, 1, "test-fund credit");
   }
 
   /** The key's daily transaction quota, when it has one: one quota across networks. */

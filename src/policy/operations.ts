@@ -13,6 +13,8 @@ export interface OperationPolicy {
   idempotent: boolean;
   /** Spends one transaction of the key's daily quota (charged once, not on a replay). */
   quota: boolean;
+  /** Spends one of the key's daily test-fund credits (FAUCET_CREDITS_PER_DAY), whatever its other limits. */
+  faucet?: true;
 }
 
 const read: OperationPolicy = { auth: "optional", limit: "requests", idempotent: false, quota: false };
@@ -34,8 +36,9 @@ export const OPERATIONS = {
   "RpcService.GetSupportedTokens": read,
   "RpcService.SignSponsorConsent": { ...read, auth: "required" },
   "RpcService.SendSponsoredTransaction": { ...read, idempotent: true },
-  // Embedded dev chains only; each credit spends one transaction of the key's daily quota.
-  "RpcService.RequestTestFunds": { ...read, auth: "required", quota: true },
+  // Embedded dev chains only; each credit spends one of the key's daily credits (300 in 0.3 s minted 280
+  // ETH-equivalent on one key) and one transaction of its daily quota.
+  "RpcService.RequestTestFunds": { ...read, auth: "required", quota: true, faucet: true },
   "ZktService.WriteMessage": zktWrite,
   "ZktService.ReadContract": zktRead,
   "ZktService.WriteContract": zktWrite,

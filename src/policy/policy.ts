@@ -96,6 +96,7 @@ export class Policy {
   ): Promise<{ value: T; replayed: boolean }> {
     const rule = OPERATIONS[op];
     const charged = async (hooks: Partial<ClaimHooks>): Promise<T> => {
+      if ("faucet" in rule) await this.deps.limits.checkFaucet(admission.access);
       if (rule.quota) await this.deps.limits.checkTransaction(admission.access);
       return fn(hooks);
     };

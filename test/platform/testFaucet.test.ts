@@ -8,7 +8,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
-import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 
 const ADDRESS = "0x00000000000000000000000000000000000fa0e7";
 
@@ -60,6 +60,34 @@ describe("test funds", () => {
       .requestTestFunds({ address: ADDRESS })
       .catch((e: unknown) => e as ConnectError);
     expect((keyless as ConnectError).code).toBe(Code.Unauthenticated);
+  });
+
+  it("concurrent credits each count, and a key has a daily budget of credits (#51)", async () => {
+    const gw = await startTestGateway({ mutate: (c) => (c.rateLimit.faucetCreditsPerDay = 8) });
+    try {
+      const base = gw.network("testnet").url;
+      const key = await newKey(gw);
+      const address = "0x00000000000000000000000000000000000fa0e8";
+      // 12 at once: 8 credited, every one of them (no read-then-set race), 4 refused with 429 before the node is asked.
+      const answers = await Promise.all(Array.from({ length: 12 }, () => postJson(`${base}/zgt/${key}/faucet`, { address })));
+      const credited = answers.filter((a) => a.status === 200);
+      expect(credited.length).toBe(8);
+      expect(answers.filter((a) => a.status === 429).length).toBe(4);
+      expect(answers.find((a) => a.status === 429)!.json).toMatchObject({
+        success: false,
+        errorCode: "RATE_LIMITED",
+        error: expect.stringMatching(/8 test-fund credits per day/),
+      });
+      const balance = BigInt((await rpc<string>(gw.network("testnet").upstreamUrls[0]!, "eth_getBalance", [address, "latest"])) as string);
+      expect(balance).toBe(8n * 10n ** 19n);
+      expect(credited.map((a) => (a.json as { balanceWei: string }).balanceWei).sort()).toEqual(
+        Array.from({ length: 8 }, (_, i) => String(BigInt(i + 1) * 10n ** 19n)).sort(),
+      );
+      // Another key has its own budget.
+      expect((await postJson(`${base}/zgt/${await newKey(gw)}/faucet`, { address })).status).toBe(200);
+    } finally {
+      await gw.close();
+    }
   });
 
   it("in front of real nodes there is no faucet: 404 / NOT_FOUND, the balance untouched", async () => {
