@@ -48,7 +48,7 @@ import { rpcHandlers } from "./handlers/rpcHandlers.js";
 import { zktHandlers } from "./handlers/zktHandlers.js";
 import { RpcService, type BatchRequest } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../gen/chaingateway/zkt/v1/zkt_pb.js";
-import { clientIp } from "./transport/http/clientIp.js";
+import { clientIp, trustedProxies } from "./transport/http/clientIp.js";
 import type { IdempotencyStore } from "./store/idempotencyStore.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { HDNodeWallet } from "ethers";
@@ -166,7 +166,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       gw.coalesceReads ? new InflightReads() : undefined,
     );
     if (net.feeMode === "zero") answerZeroFees(core, pool);
-    const trusted = new Set(gw.trustedProxies);
+    const trusted = trustedProxies(gw.trustedProxies);
     // The journal is keyed by network *and* chain (its genesis): a fresh embedded anvil is a new chain, and
     // what was journaled for the old one must not be replayed onto it.
     const genesisHash = await chainGenesis({
@@ -323,7 +323,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       withCors(withMediaTypeHint(handler), new Map([[KEYS_PATH, new Set(gw.portalKeyOrigins)]])),
       gw.host,
       net.port,
-      { ...gw.http, heldElsewhere: () => sockets.onShards },
+      { ...gw.http, exempt: trusted, heldElsewhere: () => sockets.onShards },
       {
         serves: rest.serves,
         handle: rest.handle,

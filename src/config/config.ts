@@ -246,6 +246,18 @@ export const configSchema = z.strictObject({
         env: "HTTP_MAX_CONNECTIONS",
         doc: "Open connections per network port; past this, new ones are answered 503 and closed.",
       }),
+      maxConnectionsPerIp: setting(positiveInt().default(1_000), {
+        env: "HTTP_MAX_CONNECTIONS_PER_IP",
+        doc: "Open connections per client IP per port (trusted proxies exempt); past this, that IP's new ones are answered 503 and closed.",
+      }),
+      bodyBudgetBytes: setting(positiveInt().default(256 * 1024 * 1024), {
+        env: "HTTP_BODY_BUDGET_BYTES",
+        doc: "Request bodies still arriving, all together, per port; a body past it is answered 503 (Retry-After) before it is read.",
+      }),
+      bodyBudgetPerIpBytes: setting(positiveInt().default(32 * 1024 * 1024), {
+        env: "HTTP_BODY_BUDGET_PER_IP_BYTES",
+        doc: "One client IP's share of bodyBudgetBytes (trusted proxies exempt).",
+      }),
     })
     .prefault({}),
   // Solidity compiles for ZKT deploys (see zkt/solc/compileSolidity.ts): bounded, so one source cannot hold the rest.
@@ -322,10 +334,18 @@ export const configSchema = z.strictObject({
       doc: "Redis shared by replicas for rate limits (bottleneck clustering); in-process when unset.",
     },
   ),
-  trustedProxies: setting(z.array(z.string(), { error: "must be a list of IP addresses" }).default([]), {
-    env: "TRUSTED_PROXIES",
-    doc: "Proxy IPs whose X-Forwarded-For is believed.",
-  }),
+  trustedProxies: setting(
+    z
+      .array(z.string(), { error: "must be a list of IP addresses or CIDR ranges" })
+      .refine((l) => l.every((e) => /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(e.trim())), { error: "must be IP addresses or CIDR ranges (10.0.0.0/8)" })
+      .default([]),
+    {
+      env: "TRUSTED_PROXIES",
+      doc:
+        "Proxies (IPs or CIDR ranges; comma list in env) whose X-Forwarded-For names the client. They are exempt from the " +
+        "per-IP connection and body shares (a load balancer carries everyone's); the overall caps still hold.",
+    },
+  ),
   stuckTransactionMs: setting(positiveInt().default(30_000), {
     env: "STUCK_TRANSACTION_MS",
     doc: "A broadcast transaction unmined this long is sent again; on fee networks it is first replaced with +12.5 % fees (at most 3 times).",

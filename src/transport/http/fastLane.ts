@@ -9,6 +9,8 @@ import type { Socket } from "node:net";
 import type { HttpAnswer, RestInput } from "./restRouter.js";
 import type { MaybePromise } from "../../maybePromise.js";
 import { endAndClose } from "./endAndClose.js";
+import { BODY_BUDGET_EXCEEDED, type BodyBudget } from "../../limits/bodyBudget.js";
+import { normalise } from "./clientIp.js";
 
 export interface FastLaneOptions {
   /** Whether the lane answers this method and path; the connection goes to node:http otherwise. */
@@ -22,6 +24,8 @@ export interface FastLaneOptions {
   headersTimeoutMs: number;
   /** A request whose head and body take longer than this to arrive is answered 408 (slow-drip clients). */
   requestTimeoutMs: number;
+  /** A body that does not arrive with its head is held against this while it arrives (503 when it does not fit). */
+  budget?: BodyBudget;
 }
 
 /** node:http's default limit; a longer head goes to node:http, which answers 431. */
@@ -93,6 +97,12 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   let deadlineForHead = false;
   /** The last head the lane took on this connection, to recognise it when the client sends it again. */
   let last: SeenHead | undefined;
+  /** Bytes of the body budget held for the request being received (0: none; a whole body never takes any). */
+  let reserved = 0;
+  const release = (): void => {
+    if (reserved > 0) options.budget?.release(normalise(socket.remoteAddress ?? "unknown"), reserved);
+    reserved = 0;
+  };
   socket.setNoDelay(true);
   socket.setTimeout(options.keepAliveTimeoutMs);
 
@@ -125,6 +135,7 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   };
   const detach = (): void => {
     done = true;
+    release();
     clearDeadline();
     socket.off("data", onData);
     socket.off("timeout", onTimeout);
@@ -159,7 +170,16 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
       }
       if (head.contentLength > options.bodyLimitBytes) return giveUp();
       const end = head.headLength + head.contentLength;
-      if (buf.length < end) return armDeadline(false);
+      if (buf.length < end) {
+        // Only a body still arriving is held against the budget: one that came with its head costs nothing here.
+        if (reserved === 0 && options.budget && !options.budget.reserve(normalise(socket.remoteAddress ?? "unknown"), head.contentLength)) {
+          detach();
+          return endAndClose(socket, BODY_BUDGET_EXCEEDED);
+        }
+        reserved = head.contentLength;
+        return armDeadline(false);
+      }
+      release();
       clearDeadline();
       const body = buf.toString("utf8", head.headLength, end);
       buf = buf.subarray(end);

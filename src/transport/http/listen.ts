@@ -7,6 +7,9 @@ import type { NodeHandlerFn } from "./nodeTypes.js";
 import { serveFastLane, type FastLaneOptions } from "./fastLane.js";
 import { destroyOnError } from "./destroyOnError.js";
 import { endAndClose } from "./endAndClose.js";
+import { normalise, type ProxyMatcher } from "./clientIp.js";
+import { ConnectionSlots } from "../../limits/connectionSlots.js";
+import { BodyBudget } from "../../limits/bodyBudget.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -32,18 +35,28 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
   /** Open connections past this are answered 503 and closed (each costs a file descriptor). */
   maxConnections: number;
+  /** Open connections per client IP past this are answered 503 and closed (the overall cap is not one IP's to take). */
+  maxConnectionsPerIp: number;
+  /** Addresses exempt from the per-IP cap and body share (trusted proxies). */
+  exempt?: ProxyMatcher;
+  /** Request bodies still arriving (see limits/bodyBudget.ts). */
+  bodyBudgetBytes: number;
+  bodyBudgetPerIpBytes: number;
   /** Connections of this port held elsewhere (WebSockets handed to fan-out shards): they count too. */
   heldElsewhere?: () => number;
 }
 
-/** Answer to a connection past the cap: plain HTTP/1.1, which is what nearly every client speaks first. */
-const TOO_MANY = (() => {
-  const body = JSON.stringify({ error: "too many open connections; try again shortly" });
+/** Answer to a connection past a cap: plain HTTP/1.1, which is what nearly every client speaks first. */
+const refusal = (error: string): string => {
+  const body = JSON.stringify({ error });
   return (
     "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n" +
     `connection: close\r\ncontent-length: ${body.length}\r\n\r\n${body}`
   );
-})();
+};
+const BODY_REFUSED = JSON.stringify({ error: "the server is receiving too many request bodies at once; try again shortly" });
+const TOO_MANY = refusal("too many open connections; try again shortly");
+const TOO_MANY_FROM_IP = refusal("too many open connections from your address; close some and try again");
 
 /**
  * With `fastLane`, HTTP/1.1 connections start in the fast lane (fastLane.ts) and move to node:http at the
@@ -54,13 +67,31 @@ export async function listenDual(
   host: string,
   port: number,
   limits: ConnectionLimits,
-  fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs">,
+  fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "budget">,
   /** HTTP/1.1 upgrades (WebSocket); without it node:http closes them. */
   upgrade?: (req: http.IncomingMessage, socket: import("node:stream").Duplex, head: Buffer) => void,
 ): Promise<DualServer> {
   // Requests in flight on every path (fast lane, node:http, http2), for close() to wait on.
   let inFlight = 0;
+  const budget = new BodyBudget({
+    totalBytes: limits.bodyBudgetBytes,
+    perIpBytes: limits.bodyBudgetPerIpBytes,
+    ...(limits.exempt ? { exempt: limits.exempt } : {}),
+  });
   const handler: NodeHandlerFn = (req, res) => {
+    // A declared body is held against the budget until the answer is done (node:http and h2; the fast lane
+    // holds its own). One that does not fit is refused before a byte of it is read.
+    const declared = Number(req.headers["content-length"]);
+    // (One past any share is no body the routes read: theirs is a 413.)
+    if (declared > 0 && declared <= limits.bodyBudgetPerIpBytes) {
+      const ip = normalise(req.socket?.remoteAddress ?? "unknown");
+      if (!budget.reserve(ip, declared)) {
+        res.writeHead(503, { "content-type": "application/json", "retry-after": "1", ...(req.httpVersionMajor === 1 ? { connection: "close" } : {}) });
+        res.end(BODY_REFUSED);
+        return;
+      }
+      res.once("close", () => budget.release(ip, declared));
+    }
     inFlight++;
     res.once("close", () => inFlight--);
     return innerHandler(req, res);
@@ -101,6 +132,7 @@ export async function listenDual(
     keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
     headersTimeoutMs: limits.headersTimeoutMs,
     requestTimeoutMs: limits.requestTimeoutMs,
+    budget,
   };
   // At most this many streams at once per session (nginx allows 128, Go 250): each is a request in flight.
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: H2_MAX_STREAMS } }, (req, res) => {
@@ -146,11 +178,17 @@ export async function listenDual(
     socket.on("data", onData);
   };
   const sockets = new Set<net.Socket>();
+  const slots = new ConnectionSlots(limits.maxConnectionsPerIp, limits.exempt);
   const server = net.createServer((socket) => {
     destroyOnError(socket);
     if (sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections) return void endAndClose(socket, TOO_MANY);
+    const ip = normalise(socket.remoteAddress ?? "unknown");
+    if (!slots.take(ip)) return void endAndClose(socket, TOO_MANY_FROM_IP);
     sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+    socket.once("close", () => {
+      sockets.delete(socket);
+      slots.give(ip);
+    });
     dispatch(socket);
   });
   await new Promise<void>((resolve, reject) => {

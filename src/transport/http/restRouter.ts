@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { type GatewayError, toGatewayError } from "../../errors.js";
 import { redactPath, type Logger } from "../../log/logger.js";
 import { readBody } from "./readBody.js";
-import { clientIp } from "./clientIp.js";
+import { clientIp, type ProxyMatcher } from "./clientIp.js";
 import { type CorsPolicy, corsHeaders } from "./cors.js";
 import { PeriodicSummary } from "../../log/periodicSummary.js";
 import { attempt, type MaybePromise } from "../../maybePromise.js";
@@ -147,7 +147,7 @@ export function createRestRouter(
   routes: RestRoute[],
   bodyLimitBytes: number,
   log: Logger,
-  trustedProxies: ReadonlySet<string> = new Set(),
+  trustedProxies: ProxyMatcher = new Set<string>(),
   /** Sees every answer: the route's pattern (never the path, which may hold a key) and the status. */
   observe: (route: string, status: number) => void = () => undefined,
   /**

@@ -19,7 +19,7 @@ import { parseLogFilter } from "../../live/parseLogFilter.js";
 import { handleJsonRpc, type Handled, type ItemOutcome, type JsonRpcHandlers } from "../jsonrpc/handleJsonRpc.js";
 import { jsonRpcViaHandlers } from "../jsonrpc/viaHandlers.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "../jsonrpc/errorMap.js";
-import { clientIp } from "../http/clientIp.js";
+import { clientIp, type ProxyMatcher } from "../http/clientIp.js";
 import { endAndClose } from "../http/endAndClose.js";
 import { createSocketHost, type SocketEvents, type SocketHost, type SocketLimits } from "./socketHost.js";
 import { destroyOnError } from "../http/destroyOnError.js";
@@ -41,7 +41,7 @@ export interface WebSocketEndpointOptions {
   policy: Policy;
   maxBatchSize: number;
   limits: WebSocketLimits;
-  trustedProxies: ReadonlySet<string>;
+  trustedProxies: ProxyMatcher;
   log: Logger;
   observer?: WebSocketObserver;
   /**

@@ -32,7 +32,15 @@ const laneApp = {
   bodyLimitBytes: 1024 * 1024,
 };
 
-const LIMITS = { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 65_000, maxConnections: 10_000 };
+const LIMITS = {
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 300_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 10_000,
+  maxConnectionsPerIp: 10_000,
+  bodyBudgetBytes: 256 * 1024 * 1024,
+  bodyBudgetPerIpBytes: 256 * 1024 * 1024,
+};
 
 /** The corpus: each entry is the raw bytes a client sends (latin1), then it waits for the answers. */
 function corpus(): { name: string; raw: string }[] {

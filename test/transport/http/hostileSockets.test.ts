@@ -62,7 +62,13 @@ describe("hostile connections", () => {
     gw = await startTestGateway({
       mutate: (c) => {
         c.networks[0]!.upstreams = [proxy.url];
-        c.http = { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: 4_000, keepAliveTimeoutMs: KEEP_ALIVE_MS, maxConnections: MAX_CONNECTIONS };
+        c.http = {
+          ...c.http,
+          headersTimeoutMs: HEADERS_TIMEOUT_MS,
+          requestTimeoutMs: 4_000,
+          keepAliveTimeoutMs: KEEP_ALIVE_MS,
+          maxConnections: MAX_CONNECTIONS,
+        };
         c.rateLimit.requestsPerWindow = 1_000_000;
       },
     });
@@ -193,7 +199,7 @@ describe("connections the gateway is done with are closed, not half-closed", () 
   beforeAll(async () => {
     gw = await startTestGateway({
       mutate: (c) => {
-        c.http = { headersTimeoutMs: 500, requestTimeoutMs: 1_000, keepAliveTimeoutMs: 5_000, maxConnections: 1 };
+        c.http = { ...c.http, headersTimeoutMs: 500, requestTimeoutMs: 1_000, keepAliveTimeoutMs: 5_000, maxConnections: 1 };
       },
     });
     url = gw.network("testnet").url;

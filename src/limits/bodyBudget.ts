@@ -1,0 +1,49 @@
+// Request bodies still arriving are held in memory whole (a route reads its JSON at once), so they are
+// budgeted: all of them together, and each client IP's share, in bytes. A body that does not fit is refused
+// (503, Retry-After) before it is read, rather than buffered: 450 connections each holding a 1 MB body took
+// 515 MB, for as long as the request timeout let them. A load balancer named in TRUSTED_PROXIES carries
+// everyone's bodies: only the total applies to it.
+export interface BodyBudgetOptions {
+  totalBytes: number;
+  perIpBytes: number;
+  /** IPs exempt from the per-IP share (trusted proxies). */
+  exempt?: Pick<ReadonlySet<string>, "has">;
+}
+
+export class BodyBudget {
+  private used = 0;
+  private readonly byIp = new Map<string, number>();
+
+  constructor(private readonly options: BodyBudgetOptions) {}
+
+  /** Reserves `bytes` for a body from `ip`; false when the total or the IP's share would be passed. */
+  reserve(ip: string, bytes: number): boolean {
+    if (this.used + bytes > this.options.totalBytes) return false;
+    const mine = this.byIp.get(ip) ?? 0;
+    if (!this.options.exempt?.has(ip) && mine + bytes > this.options.perIpBytes) return false;
+    this.used += bytes;
+    this.byIp.set(ip, mine + bytes);
+    return true;
+  }
+
+  release(ip: string, bytes: number): void {
+    this.used -= bytes;
+    const left = (this.byIp.get(ip) ?? bytes) - bytes;
+    if (left <= 0) this.byIp.delete(ip);
+    else this.byIp.set(ip, left);
+  }
+
+  /** Bytes reserved now (metrics, tests). */
+  get inUse(): number {
+    return this.used;
+  }
+}
+
+/** The answer to a body refused for memory: plain HTTP/1.1, the connection closed after it. */
+export const BODY_BUDGET_EXCEEDED = (() => {
+  const body = JSON.stringify({ error: "the server is receiving too many request bodies at once; try again shortly" });
+  return (
+    "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n" +
+    `connection: close\r\ncontent-length: ${body.length}\r\n\r\n${body}`
+  );
+})();

@@ -1,0 +1,30 @@
+// Open connections per client IP: the port's overall cap (http.maxConnections) could be taken whole by one
+// address (10,000 idle sockets from one IP refused 343 of 395 other clients). Each IP may hold at most its
+// share; a trusted proxy (a load balancer, many clients behind one address) only the overall cap.
+export class ConnectionSlots {
+  private readonly byIp = new Map<string, number>();
+
+  constructor(
+    private readonly perIp: number,
+    private readonly exempt: Pick<ReadonlySet<string>, "has"> = new Set<string>(),
+  ) {}
+
+  /** Takes a slot for a new connection from `ip`; false when the IP holds its share already. */
+  take(ip: string): boolean {
+    const n = this.byIp.get(ip) ?? 0;
+    if (n >= this.perIp && !this.exempt.has(ip)) return false;
+    this.byIp.set(ip, n + 1);
+    return true;
+  }
+
+  give(ip: string): void {
+    const n = (this.byIp.get(ip) ?? 1) - 1;
+    if (n <= 0) this.byIp.delete(ip);
+    else this.byIp.set(ip, n);
+  }
+
+  /** Connections open from `ip` now. */
+  held(ip: string): number {
+    return this.byIp.get(ip) ?? 0;
+  }
+}
