@@ -10,6 +10,7 @@ import { endAndClose } from "./endAndClose.js";
 import { normalise, type ProxyMatcher } from "./clientIp.js";
 import { ConnectionSlots } from "../../limits/connectionSlots.js";
 import { BodyBudget } from "../../limits/bodyBudget.js";
+import { StreamResets } from "../../limits/streamResets.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -24,6 +25,11 @@ export interface DualServer {
 
 const CLOSE_GRACE_MS = 5_000;
 const H2_MAX_STREAMS = 100;
+/**
+ * Streams one IP may reset unanswered in 10 s before its sessions end and it waits 30 s (doubling) for a new
+ * one: far above what cancelling clients do (a gRPC deadline, a page left), far below a reset storm.
+ */
+const H2_RESETS = { budget: 500, windowMs: 10_000, backoffMs: 30_000 };
 
 /** Bounds on every connection, whatever state it is in (config `http`). */
 export interface ConnectionLimits {
@@ -135,17 +141,44 @@ export async function listenDual(
     budget,
   };
   // At most this many streams at once per session (nginx allows 128, Go 250): each is a request in flight.
+  const resets = new StreamResets({ ...H2_RESETS, ...(limits.exempt ? { exempt: limits.exempt } : {}) });
+  /** Open h2 sessions per client IP, to end them all when the IP passes its reset budget. */
+  const sessionsOf = new Map<string, Set<http2.ServerHttp2Session>>();
+  const reset = (ip: string): void => {
+    if (!resets.note(ip)) return;
+    for (const session of sessionsOf.get(ip) ?? []) session.destroy(undefined, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+  };
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: H2_MAX_STREAMS } }, (req, res) => {
-    // node:http bounds how long a request may take to arrive (requestTimeout); http2 only closes a stream
-    // idle for the keep-alive timeout, so a body trickled a byte at a time was held without end. (A
-    // bidirectional stream's request side, gRPC reflection's, is bounded alike.)
-    const late = setTimeout(() => {
-      if (!req.complete) req.stream.close(http2.constants.NGHTTP2_CANCEL);
-    }, limits.requestTimeoutMs);
-    late.unref();
-    req.once("end", () => clearTimeout(late));
-    res.once("close", () => clearTimeout(late));
-    return handler(req, res);
+    const ip = normalise(req.socket?.remoteAddress ?? "unknown");
+    // A client's reset (RST_STREAM) of an unanswered stream counts against its IP's budget.
+    req.stream.once("close", () => {
+      if (!res.writableFinished && req.stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) reset(ip);
+    });
+    // The handler starts a turn later: a stream reset in the same read as its HEADERS (rapid reset) is closed
+    // by then and costs no handler work.
+    setImmediate(() => {
+      if (req.stream.destroyed || req.stream.closed) return;
+      // node:http bounds how long a request may take to arrive (requestTimeout); http2 only closes a stream
+      // idle for the keep-alive timeout, so a body trickled a byte at a time was held without end. (A
+      // bidirectional stream's request side, gRPC reflection's, is bounded alike.)
+      const late = setTimeout(() => {
+        if (!req.complete) req.stream.close(http2.constants.NGHTTP2_CANCEL);
+      }, limits.requestTimeoutMs);
+      late.unref();
+      req.once("end", () => clearTimeout(late));
+      res.once("close", () => clearTimeout(late));
+      handler(req, res);
+    });
+  });
+  h2.on("session", (session) => {
+    const ip = normalise(session.socket?.remoteAddress ?? "unknown");
+    let mine = sessionsOf.get(ip);
+    if (!mine) sessionsOf.set(ip, (mine = new Set()));
+    mine.add(session);
+    session.once("close", () => {
+      mine.delete(session);
+      if (mine.size === 0 && sessionsOf.get(ip) === mine) sessionsOf.delete(ip);
+    });
   });
   // An h2 session with no frames for this long is closed (no listener for "timeout": http2 destroys it).
   h2.setTimeout(limits.keepAliveTimeoutMs);
@@ -168,6 +201,8 @@ export async function listenDual(
       socket.off("timeout", silent);
       socket.setTimeout(0);
       if (isH2) {
+        // An IP in its reset back-off gets no new session.
+        if (resets.banned(normalise(socket.remoteAddress ?? "unknown"))) return void socket.destroy();
         socket.pause();
         socket.unshift(seen);
         // http2 drains the socket's buffered bytes itself on the next tick; resuming here would lose them.
@@ -204,6 +239,7 @@ export async function listenDual(
       while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       // The fast lane writes its answers in the check phase (write batching): let the last ones go out.
       await new Promise((r) => setImmediate(r));
+      resets.close();
       h1.closeAllConnections();
       h1.close(); // stops its timeout checker
       for (const s of sockets) s.destroy();
