@@ -196,6 +196,10 @@ export const configSchema = z.strictObject({
         doc: "Requests per caller per network per window (a batch of n counts n).",
       }),
       windowMs: setting(positiveInt().default(60_000), { env: "RATE_LIMIT_WINDOW_MS", doc: "The rate limit's window." }),
+      perIpRequestsPerWindow: setting(positiveInt().default(3_000), {
+        env: "RATE_LIMIT_PER_IP",
+        doc: "Requests per client IP per window across all its free (self-service) keys; keys with limits of their own are exempt.",
+      }),
       tryItOutRequestsPerWindow: setting(positiveInt().default(100), {
         env: "TRY_IT_OUT_RATE_LIMIT",
         doc: "Stricter limit for POST /zkt/try-it-out, per IP per window.",
@@ -283,6 +287,14 @@ export const configSchema = z.strictObject({
       maxSocketsPerCaller: setting(positiveInt().default(100), {
         env: "WS_MAX_SOCKETS_PER_CALLER",
         doc: "Open WebSockets per caller (API key, else IP) per network; past it the upgrade is answered 429.",
+      }),
+      maxSocketsPerIp: setting(positiveInt().default(200), {
+        env: "WS_MAX_SOCKETS_PER_IP",
+        doc: "Open WebSockets per client IP across all its keys (free keys are self-service); keys with limits of their own are exempt. 429 past it.",
+      }),
+      maxSubscriptionsPerIp: setting(positiveInt().default(1_000), {
+        env: "WS_MAX_SUBSCRIPTIONS_PER_IP",
+        doc: "eth_subscribe subscriptions per client IP across all its sockets and keys (-32005 past it); keys with limits of their own are exempt.",
       }),
       maxSubscriptionsPerSocket: setting(positiveInt().default(100), {
         env: "WS_MAX_SUBSCRIPTIONS_PER_SOCKET",

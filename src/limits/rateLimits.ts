@@ -5,6 +5,7 @@
 import Bottleneck from "bottleneck";
 import { Redis } from "ioredis";
 import { GatewayError } from "../errors.js";
+import { andThen } from "../maybePromise.js";
 import type { Logger } from "../log/logger.js";
 import { WindowLimiter, type CallerLimiter, type LimitDecision } from "./windowLimiter.js";
 import { ClusteredWindowLimiter } from "./clusteredWindowLimiter.js";
@@ -19,6 +20,8 @@ export interface RateLimitConfig {
   requestsPerWindow: number;
   windowMs: number;
   tryItOutRequestsPerWindow: number;
+  /** Requests per client IP per window across its free keys (twice requestsPerWindow when unset). */
+  perIpRequestsPerWindow?: number;
   /** Test-fund credits (POST /zgt/<key>/faucet) per key per day (10 when unset). */
   faucetCreditsPerDay?: number;
   /** When Redis is unreachable: "open" serves unlimited, "closed" refuses with 503. */
@@ -30,7 +33,7 @@ export interface RateLimitConfig {
   keyPrefix?: string;
 }
 
-export type LimitScope = "requests" | "try-it-out" | "transactions" | "faucet";
+export type LimitScope = "requests" | "requests-per-ip" | "try-it-out" | "transactions" | "faucet";
 
 export class RateLimits {
   private readonly limiters: CallerLimiter[] = [];
@@ -80,23 +83,30 @@ export class RateLimits {
   checkRequests(network: string, access: LimitedCaller, ip: string, weight: number): LimitDecision | undefined | Promise<LimitDecision | undefined> {
     const perKey = access.kind === "key" ? (access.requestsPerMinute ?? undefined) : undefined;
     const limit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
-    return this.take("requests", network, callerOf(access, ip), limit, this.config.windowMs, weight, "request");
+    const byKey = this.take("requests", network, callerOf(access, ip), limit, this.config.windowMs, weight, "requests");
+    // Free keys are self-service: whatever number of them one address holds, together they get its share.
+    // A key with limits of its own (an operator's) is not held to it; the public path already counts by IP.
+    if (access.kind !== "key" || perKey) return byKey;
+    const perIp = this.config.perIpRequestsPerWindow ?? 2 * this.config.requestsPerWindow;
+    return andThen(byKey, (d) =>
+      andThen(this.take("requests-per-ip", network, `ip:${ip}`, perIp, this.config.windowMs, weight, "requests from one address (across its keys)"), () => d),
+    );
   }
 
   async checkTryItOut(network: string, ip: string): Promise<LimitDecision | undefined> {
-    return await this.take("try-it-out", network, `ip:${ip}`, this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submission");
+    return await this.take("try-it-out", network, `ip:${ip}`, this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submissions");
   }
 
   /** One of the key's daily test-fund credits (every key has the same number); across networks. */
   async checkFaucet(access: LimitedCaller): Promise<void> {
     if (access.kind !== "key") return;
-    await this.take("faucet", "all", `key:${access.keyId}`, this.config.faucetCreditsPerDay ?? 10, 86_400_000, 1, "test-fund credit");
+    await this.take("faucet", "all", `key:${access.keyId}`, this.config.faucetCreditsPerDay ?? 10, 86_400_000, 1, "test-fund credits");
   }
 
   /** The key's daily transaction quota, when it has one: one quota across networks. */
   async checkTransaction(access: LimitedCaller): Promise<void> {
     if (access.kind !== "key" || !access.transactionsPerDay) return;
-    await this.take("transactions", "all", `key:${access.keyId}`, access.transactionsPerDay, 86_400_000, 1, "transaction (daily quota)");
+    await this.take("transactions", "all", `key:${access.keyId}`, access.transactionsPerDay, 86_400_000, 1, "transactions (daily quota)");
   }
 
   async close(): Promise<void> {
@@ -175,7 +185,7 @@ export class RateLimits {
       const n = weight > 1 ? ` (this request counts ${weight})` : "";
       throw new GatewayError(
         "rate_limited",
-        `rate limit exceeded: at most ${limit} ${what}s per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`,
+        `rate limit exceeded: at most ${limit} ${what} per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`,
         {
           retryAfterSeconds: decision.resetSeconds,
           details: { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: decision.resetSeconds },

@@ -60,6 +60,25 @@ describe("rate limits (in-process)", () => {
     expect((refused.json as { error: { message: string } }).error.message).toMatch(/at most 1500 requests per 30 s/);
   });
 
+  it("free keys from one address share its request units; another address and a raised key are not held (#51)", { timeout: 60_000 }, async () => {
+    const from = { "x-forwarded-for": "10.0.0.77" };
+    const keys = await Promise.all(
+      Array.from({ length: 3 }, async () => ((await postJson(gw.network("testnet").url + "/portal/keys", {}, from)).json as { apiKey: string }).apiKey),
+    );
+    // 1,200 each is within every key's 1,500; together 3,600 pass the address's 3,000 (twice a key's limit).
+    const counts = await Promise.all(keys.map((k) => burst(`${url}zgt/${k}`, 1_200, from)));
+    const ok = counts.reduce((a, c) => a + c.ok, 0);
+    expect(counts.reduce((a, c) => a + c.other, 0)).toBe(0);
+    expect(ok).toBeGreaterThanOrEqual(2_985);
+    expect(ok).toBeLessThanOrEqual(3_000);
+    const refused = await postJson(`${url}zgt/${keys[0]}`, call(1), from);
+    expect((refused.json as { error: { message: string } }).error.message).toMatch(/at most 3000 requests from one address \(across its keys\) per 30 s/);
+    // The same key from another address, and an operator's key with its own limit from this one, are served.
+    expect((await postJson(`${url}zgt/${keys[0]}`, call(1), { "x-forwarded-for": "10.0.0.78" })).status).toBe(200);
+    const raised = await gw.keys.create({ requestsPerMinute: 6_000 });
+    expect((await postJson(`${url}zgt/${raised.apiKey}`, call(1), from)).status).toBe(200);
+  });
+
   it("another caller is unaffected, and sees X-RateLimit headers", async () => {
     const res = await postJson(url, call(1), { "x-forwarded-for": "10.0.0.2" });
     expect(res.status).toBe(200);
@@ -253,7 +272,7 @@ describe("rate limits (in-process)", () => {
     for (let i = 0; i < 2; i++) expect((await postJson(`${base}/zkt/${apiKey}`, { arguments: `q${i}` })).status).toBe(200);
     const third = await postJson(`${base}/zkt/${apiKey}`, { arguments: "q3" });
     expect(third.status).toBe(429);
-    expect((third.json as { error: string }).error).toMatch(/at most 2 transaction \(daily quota\)s per day/);
+    expect((third.json as { error: string }).error).toMatch(/at most 2 transactions \(daily quota\) per day/);
     // Reads are not transactions.
     const res = await postJson(`${base}/zgt/${apiKey}`, call(1));
     expect(res.headers.get("x-ratelimit-limit")).toBe("500"); // 1000/min over a 30 s window

@@ -27,6 +27,12 @@ import { destroyOnError } from "../http/destroyOnError.js";
 export interface WebSocketLimits extends SocketLimits {
   maxSocketsPerCaller: number;
   maxSubscriptionsPerSocket: number;
+  /**
+   * Sockets and subscriptions per client IP, whatever keys they present: free keys are self-service, so 30 of
+   * them from one IP held 39,000 subscriptions. A key with limits of its own (an operator raised it) is exempt.
+   */
+  maxSocketsPerIp: number;
+  maxSubscriptionsPerIp: number;
 }
 
 export interface WebSocketObserver {
@@ -93,6 +99,8 @@ interface Session {
   host: SocketHost;
   caller: Caller;
   who: string;
+  /** The client's IP, when its sockets and subscriptions count against the per-IP budget (else undefined). */
+  ip: string | undefined;
   opened: boolean;
   subscriptions: Set<string>;
   /** Subscriptions started by the message being answered: their notifications wait for that answer. */
@@ -103,6 +111,14 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
   const { limits, policy } = options;
   /** Open sockets per caller (the key as presented, else the IP), handshakes under way included. */
   const perCaller = new Map<string, number>();
+  /** Open sockets and subscriptions per client IP (WebSocketLimits.maxSocketsPerIp). */
+  const socketsPerIp = new Map<string, number>();
+  const subscriptionsPerIp = new Map<string, number>();
+  const count = (m: Map<string, number>, key: string, delta: number): void => {
+    const n = (m.get(key) ?? 0) + delta;
+    if (n <= 0) m.delete(key);
+    else m.set(key, n);
+  };
   const sessions = new Map<number, Session>();
   let nextSid = 1;
   let closing = false;
@@ -122,9 +138,11 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       const s = sessions.get(sid);
       if (!s) return;
       sessions.delete(sid);
-      const n = (perCaller.get(s.who) ?? 1) - 1;
-      if (n <= 0) perCaller.delete(s.who);
-      else perCaller.set(s.who, n);
+      count(perCaller, s.who, -1);
+      if (s.ip !== undefined) {
+        count(socketsPerIp, s.ip, -1);
+        count(subscriptionsPerIp, s.ip, -s.subscriptions.size);
+      }
       // A socket whose handshake failed was never counted open.
       if (s.opened) options.observer?.sockets(-1);
     },
@@ -169,8 +187,12 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
     if (s.subscriptions.size >= limits.maxSubscriptionsPerSocket) {
       throw new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSubscriptionsPerSocket} subscriptions per socket`);
     }
+    if (s.ip !== undefined && (subscriptionsPerIp.get(s.ip) ?? 0) >= limits.maxSubscriptionsPerIp) {
+      throw new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSubscriptionsPerIp} subscriptions per client address, across its keys`);
+    }
     const id = newSubscriptionId();
     s.subscriptions.add(id);
+    if (s.ip !== undefined) count(subscriptionsPerIp, s.ip, 1);
     s.released.push(id);
     s.host.subscribe(s.sid, id, kind as SubscriptionKind, filter);
     return id;
@@ -184,7 +206,10 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       const id = params[0];
       if (typeof id !== "string" || params.length !== 1) throw new GatewayError("invalid_params", "Invalid params: eth_unsubscribe takes one subscription id");
       const mine = s.subscriptions.delete(id);
-      if (mine) s.host.unsubscribe(s.sid, id);
+      if (mine) {
+        s.host.unsubscribe(s.sid, id);
+        if (s.ip !== undefined) count(subscriptionsPerIp, s.ip, -1);
+      }
       return { ok: true, result: mine };
     } catch (err) {
       return { ok: false, error: toGatewayError(err) };
@@ -272,15 +297,26 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       // Opening a socket is a request: the key is checked and it counts against the caller's limit.
       Promise.resolve()
         .then(() => policy.admit("RpcService.Call", caller, 1))
-        .then(() => {
+        .then(({ access }) => {
           const who = caller.apiKey !== undefined ? `key:${caller.apiKey}` : `ip:${caller.clientIp}`;
           const open = perCaller.get(who) ?? 0;
           if (open >= limits.maxSocketsPerCaller) {
             return refuse(socket, 429, new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSocketsPerCaller} open WebSockets per caller`));
           }
+          // A key an operator gave limits of its own is not held to its address's share; the public and free keys are.
+          const raised = access.kind === "key" && (access.requestsPerMinute ?? null) !== null;
+          const counted = raised || options.trustedProxies.has(ip) ? undefined : ip;
+          if (counted !== undefined && (socketsPerIp.get(counted) ?? 0) >= limits.maxSocketsPerIp) {
+            return refuse(
+              socket,
+              429,
+              new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSocketsPerIp} open WebSockets per client address, across its keys`),
+            );
+          }
           perCaller.set(who, open + 1);
+          if (counted !== undefined) count(socketsPerIp, counted, 1);
           const host = place();
-          const s: Session = { sid: nextSid++, host, caller, who, opened: false, subscriptions: new Set(), released: [] };
+          const s: Session = { sid: nextSid++, host, caller, who, ip: counted, opened: false, subscriptions: new Set(), released: [] };
           sessions.set(s.sid, s);
           host.adopt(s.sid, { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers }, socket, head);
         }, refused);
