@@ -174,8 +174,12 @@ async function startGateway(upstream: string, dataDir: string, extraEnv: Record<
       LOG_LEVEL: "error",
       DATA_DIR: dataDir,
       RATE_LIMIT: "1000000000",
+      RATE_LIMIT_PER_IP: "1000000000",
       TRY_IT_OUT_RATE_LIMIT: "1000000000",
       PORTAL_KEYS_PER_HOUR: "1000",
+      // Every load generator here is one address.
+      HTTP_MAX_CONNECTIONS_PER_IP: "100000",
+      HTTP_BODY_BUDGET_PER_IP_BYTES: String(256 * 1024 * 1024),
       ...extraEnv,
     },
     stdio: ["ignore", "pipe", "inherit"],
@@ -867,11 +871,16 @@ async function main(): Promise<void> {
       // A gateway of its own in front of the same anvil; anvil serves WebSocket on its HTTP port.
       // The default (fan-out shards: the cores less one, past 1,000 sockets in process), and beside it one
       // with every socket in the gateway's own process.
-      const fanGw = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-fanout-")), { WS_MAX_SOCKETS_PER_CALLER: "100000" });
-      const oneProcessGw = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-fanout1-")), {
+      // Every subscriber comes from this machine's one address: its per-IP shares are lifted.
+      const oneAddress = {
         WS_MAX_SOCKETS_PER_CALLER: "100000",
-        WS_SHARDS: "0",
-      });
+        WS_MAX_SOCKETS_PER_IP: "100000",
+        WS_MAX_SUBSCRIPTIONS_PER_IP: "100000",
+        HTTP_MAX_CONNECTIONS_PER_IP: "100000",
+        HTTP_MAX_CONNECTIONS: "100000",
+      };
+      const fanGw = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-fanout-")), oneAddress);
+      const oneProcessGw = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-fanout1-")), { ...oneAddress, WS_SHARDS: "0" });
       procs.push(fanGw.proc, oneProcessGw.proc);
       const rows: FanoutRow[] = [];
       const cSubscribers = buildWsSubscribers(scratch);

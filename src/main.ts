@@ -39,6 +39,7 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(`try-it-out signer: ${gateway.publicSignerAddress}\n`);
+  if (gateway.networks[0]) process.stdout.write(`developer portal (free API keys, ZKT console) at ${gateway.networks[0].url}/portal\n`);
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
 }

@@ -1,8 +1,8 @@
 // New blocks as they come, with ethers' WebSocketProvider on the gateway.
-//   GATEWAY_WS=ws://127.0.0.1:8545 npx tsx docs/examples/webSocketEthers.ts
+//   GATEWAY_URL=http://127.0.0.1:8545 npx tsx docs/examples/webSocketEthers.ts
 import { WebSocketProvider } from "ethers";
 
-const provider = new WebSocketProvider(process.env.GATEWAY_WS ?? "ws://127.0.0.1:8545");
+const provider = new WebSocketProvider((process.env.GATEWAY_URL ?? "http://127.0.0.1:8545").replace(/^http/, "ws"));
 const blocks: number[] = [];
 await new Promise<void>((done) => {
   void provider.on("block", (n: number) => {

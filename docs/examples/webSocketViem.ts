@@ -1,8 +1,8 @@
 // New blocks as they come, with viem over the gateway's WebSocket (eth_subscribe newHeads underneath).
-//   GATEWAY_WS=ws://127.0.0.1:8545 npx tsx docs/examples/webSocketViem.ts
+//   GATEWAY_URL=http://127.0.0.1:8545 npx tsx docs/examples/webSocketViem.ts
 import { createPublicClient, webSocket } from "viem";
 
-const client = createPublicClient({ transport: webSocket(process.env.GATEWAY_WS ?? "ws://127.0.0.1:8545") });
+const client = createPublicClient({ transport: webSocket((process.env.GATEWAY_URL ?? "http://127.0.0.1:8545").replace(/^http/, "ws")) });
 const blocks: number[] = [];
 await new Promise<void>((done) => {
   const unwatch = client.watchBlocks({

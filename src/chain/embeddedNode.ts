@@ -3,7 +3,8 @@
 import { spawn } from "node:child_process";
 import { createServer, type AddressInfo } from "node:net";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { existsSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
 import { once } from "node:events";
 import type { FeeMode } from "../config/config.js";
 import { restoreStateFile, type StateRestored, TORN_STATE, writeGoodCopy } from "./stateFileCopy.js";
@@ -35,16 +36,43 @@ export interface EmbeddedNode {
   stop(): Promise<void>;
 }
 
-/** Path of the anvil binary shipped in the platform package that @foundry-rs/anvil depends on. */
-export function anvilBinaryPath(): string {
+/**
+ * The anvil binary, looked for where it can be: ANVIL_PATH when set; the platform package npm installed
+ * beside @foundry-rs/anvil (Linux x64/arm64, macOS x64/arm64, Windows x64); the copy @foundry-rs/anvil's
+ * install script fetched into its own folder when that package was left out; then `anvil` on PATH.
+ */
+export function anvilBinaryPath(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.ANVIL_PATH) {
+    if (!existsSync(env.ANVIL_PATH)) throw new Error(`ANVIL_PATH is set but ${env.ANVIL_PATH} does not exist`);
+    return env.ANVIL_PATH;
+  }
   const require = createRequire(import.meta.url);
   const arch = process.arch === "x64" ? "amd64" : process.arch;
   const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
-  try {
-    return join(dirname(require.resolve(`${pkg}/package.json`)), "bin", process.platform === "win32" ? "anvil.exe" : "anvil");
-  } catch {
-    throw new Error(`anvil is not installed for ${process.platform}/${process.arch} (npm package ${pkg}); run npm ci`);
+  const exe = process.platform === "win32" ? "anvil.exe" : "anvil";
+  const found = [
+    () => join(dirname(require.resolve(`${pkg}/package.json`)), "bin", exe),
+    () => join(dirname(require.resolve("@foundry-rs/anvil/package.json")), exe),
+  ];
+  for (const candidate of found) {
+    try {
+      const path = candidate();
+      if (existsSync(path)) return path;
+    } catch {
+      // not installed: the next place
+    }
   }
+  const onPath = (env.PATH ?? "")
+    .split(delimiter)
+    .filter(Boolean)
+    .map((dir) => join(dir, exe))
+    .find((p) => existsSync(p));
+  if (onPath) return onPath;
+  throw new Error(
+    `anvil is not installed for ${process.platform}/${process.arch}: not in the npm package ${pkg} (npm ci installs it), ` +
+      "not fetched by @foundry-rs/anvil's install script, not at ANVIL_PATH and not on PATH. Run npm ci, or set ANVIL_PATH " +
+      "to an anvil binary (https://getfoundry.sh), or configure upstreams so no embedded node is needed.",
+  );
 }
 
 // anvil runs under a tiny sh watchdog that holds our stdin pipe: when this process dies for any reason

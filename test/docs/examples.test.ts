@@ -23,7 +23,7 @@ describe("docs/examples", () => {
   it("webSocketViem.ts and webSocketEthers.ts each see three consecutive blocks", async () => {
     for (const example of ["webSocketViem.ts", "webSocketEthers.ts"]) {
       const { stdout } = await run(process.execPath, ["--import", "tsx", `docs/examples/${example}`], {
-        env: { ...process.env, GATEWAY_WS: gw.network("testnet").url.replace("http://", "ws://") },
+        env: { ...process.env, GATEWAY_URL: gw.network("testnet").url },
         timeout: 30_000,
       });
       const out = JSON.parse(stdout) as { chainId: number; blocks: number[] };

@@ -131,3 +131,13 @@ export async function whyUnmined(url: string, unmined: string[], all: (Submissio
   }
   return `\n${lines.join("\n")}`;
 }
+
+/**
+ * `f` of every item, at most 100 at a time: thousands of lookups at once open a connection each, past the
+ * gateway's per-IP connection share (HTTP_MAX_CONNECTIONS_PER_IP), and a test measures itself.
+ */
+export async function inBatches<T, U>(items: T[], f: (item: T) => Promise<U>, size = 100): Promise<U[]> {
+  const out: U[] = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(f))));
+  return out;
+}

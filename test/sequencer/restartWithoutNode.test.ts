@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { batchRpc, freePort, kill9, saveState, startAnvil } from "../helpers/anvilProcess.js";
+import { batchRpc, freePort, inBatches, kill9, saveState, startAnvil } from "../helpers/anvilProcess.js";
 import { postJson } from "../helpers/gateway.js";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gatewayProcess.js";
 
@@ -61,7 +61,7 @@ describe("a gateway restarted while its node is down", () => {
     gw = await startGatewayProcess(env);
     gateways.push(gw);
     const ids = [...acknowledged.keys()];
-    const statuses = await Promise.all(ids.map(async (id) => (await fetch(`${gw.url}/zkt/transactions/${id}`)).status));
+    const statuses = await inBatches(ids, async (id) => (await fetch(`${gw.url}/zkt/transactions/${id}`)).status);
     expect(statuses.filter((s) => s !== 200).length, "queueIds that no longer answer").toBe(0);
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(503);
 
@@ -69,8 +69,9 @@ describe("a gateway restarted while its node is down", () => {
     const deadline = Date.now() + 120_000;
     let unmined = ids;
     while (unmined.length > 0 && Date.now() < deadline) {
-      const now = await Promise.all(
-        unmined.map(async (id) => (await (await fetch(`${gw.url}/zkt/transactions/${id}`)).json()) as { status: string; transactionHash: string }),
+      const now = await inBatches(
+        unmined,
+        async (id) => (await (await fetch(`${gw.url}/zkt/transactions/${id}`)).json()) as { status: string; transactionHash: string },
       );
       const found = await batchRpc<{ blockNumber: string | null } | null>(
         node,

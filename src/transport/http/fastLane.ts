@@ -9,7 +9,7 @@ import type { Socket } from "node:net";
 import type { HttpAnswer, RestInput } from "./restRouter.js";
 import type { MaybePromise } from "../../maybePromise.js";
 import { endAndClose } from "./endAndClose.js";
-import { BODY_BUDGET_EXCEEDED, type BodyBudget } from "../../limits/bodyBudget.js";
+import { BODY_BUDGET_EXCEEDED, type BodyBudget } from "./bodyBudget.js";
 import { normalise } from "./clientIp.js";
 
 export interface FastLaneOptions {

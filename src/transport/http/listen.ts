@@ -8,9 +8,9 @@ import { serveFastLane, type FastLaneOptions } from "./fastLane.js";
 import { destroyOnError } from "./destroyOnError.js";
 import { endAndClose } from "./endAndClose.js";
 import { normalise, type ProxyMatcher } from "./clientIp.js";
-import { ConnectionSlots } from "../../limits/connectionSlots.js";
-import { BodyBudget } from "../../limits/bodyBudget.js";
-import { StreamResets } from "../../limits/streamResets.js";
+import { ConnectionSlots } from "./connectionSlots.js";
+import { BodyBudget } from "./bodyBudget.js";
+import { StreamResets } from "./streamResets.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 

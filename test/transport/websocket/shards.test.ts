@@ -81,6 +81,7 @@ describe("fan-out shards", () => {
         c.websocket.shards = 1;
         c.websocket.socketsInProcess = 1;
         c.websocket.maxSocketsPerCaller = 1_000;
+        c.websocket.maxSocketsPerIp = 1_000;
         c.rateLimit.requestsPerWindow = 1_000_000;
       },
     });
@@ -201,6 +202,7 @@ describe("fan-out shards", () => {
     // event loop, and the race was not seen.
     const own = await ownGateway(1, 0, (c) => {
       c.websocket.maxSocketsPerCaller = 1_000;
+      c.websocket.maxSocketsPerIp = 1_000;
       c.rateLimit.requestsPerWindow = 1_000_000;
     });
     const clients = `

@@ -1,0 +1,135 @@
+// compose.yaml's topology as processes (#53): two gateway replicas on one PostgreSQL and Redis, behind nginx
+// (deploy/nginx.conf with local addresses), in front of one node. One replica is killed with SIGKILL under ZKT
+// load: JSON-RPC through the load balancer keeps answering (errors only while nginx notices, counted), and
+// every acknowledged write is mined once. Skipped where nginx is not installed (.ci/run installs it).
+import type { ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Wallet } from "ethers";
+import { afterAll, describe, expect, it } from "vitest";
+import { batchRpc, freePort, inBatches, kill9, startAnvil } from "../helpers/anvilProcess.js";
+import { postJson, recordSecret } from "../helpers/gateway.js";
+import { type GatewayProcess, startGatewayProcess } from "../helpers/gatewayProcess.js";
+import { freshSchemaUrl } from "../helpers/postgres.js";
+import { until } from "../helpers/until.js";
+
+const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => existsSync(p));
+
+/** deploy/nginx.conf with local replicas, a local port and a private prefix (so it runs unprivileged, beside others). */
+function renderNginx(dir: string, listen: number, replicas: number[]): string {
+  const conf = readFileSync("deploy/nginx.conf", "utf8")
+    .replace(/server gateway-1:8545([^;]*);\s*server gateway-2:8545([^;]*);/, replicas.map((p) => `server 127.0.0.1:${p}$1;`).join("\n    "))
+    .replace("listen 8545;", `listen 127.0.0.1:${listen};`)
+    .replace("worker_processes auto;", `worker_processes 1;\nerror_log ${dir}/error.log;\npid ${dir}/nginx.pid;`)
+    .replace("http {", `http {\n  access_log off;\n  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;`);
+  if (!conf.includes(`127.0.0.1:${replicas[1]}`)) throw new Error("deploy/nginx.conf no longer has the two gateway-N:8545 servers this test renders");
+  const file = join(dir, "nginx.conf");
+  writeFileSync(file, conf);
+  return file;
+}
+
+describe.skipIf(!NGINX)("two replicas behind nginx", () => {
+  const children: ChildProcess[] = [];
+  const gateways: GatewayProcess[] = [];
+  let dropSchema: (() => Promise<void>) | undefined;
+  afterAll(async () => {
+    await Promise.all([...gateways.map((g) => g.child), ...children].map(kill9));
+    await dropSchema?.();
+  });
+
+  it("one replica killed under load: reads keep answering, every acknowledged write is mined once", { timeout: 180_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "replicas-"));
+    const nodePort = await freePort();
+    const node = `http://127.0.0.1:${nodePort}`;
+    children.push(await startAnvil(nodePort));
+    const schema = await freshSchemaUrl();
+    dropSchema = schema.drop;
+    const mnemonic = Wallet.createRandom().mnemonic!.phrase;
+    recordSecret(mnemonic);
+    const ports = [await freePort(), await freePort()];
+    for (const [i, port] of ports.entries()) {
+      gateways.push(
+        await startGatewayProcess({
+          DATA_DIR: join(dir, `data-${i}`),
+          TESTNET_PORT: String(port),
+          TESTNET_UPSTREAMS: node,
+          DATABASE_URL: schema.url,
+          REDIS_URL: "redis://127.0.0.1:6379",
+          MASTER_MNEMONIC: mnemonic,
+          TRUSTED_PROXIES: "127.0.0.1",
+          RATE_LIMIT: "1000000",
+          TRY_IT_OUT_RATE_LIMIT: "1000000",
+          STUCK_TRANSACTION_MS: "3000",
+        }),
+      );
+    }
+    const lbPort = await freePort();
+    mkdirSync(join(dir, "nginx"));
+    const nginx = spawn(NGINX!, ["-p", join(dir, "nginx"), "-c", renderNginx(join(dir, "nginx"), lbPort, ports), "-g", "daemon off;"], { stdio: "ignore" });
+    children.push(nginx);
+    const lb = `http://127.0.0.1:${lbPort}`;
+    await until(async () => (await fetch(lb + "/healthz").catch(() => undefined))?.status === 200, 10_000);
+
+    const acknowledged = new Map<string, string>();
+    let stop = false;
+    let n = 0;
+    const writer = async (): Promise<void> => {
+      while (!stop) {
+        const res = await postJson(lb + "/zkt/try-it-out", { arguments: `replica ${n++}` }).catch(() => undefined);
+        if (res?.status === 200) {
+          const { queueId, hash } = res.json as { queueId: string; hash: string };
+          acknowledged.set(queueId, hash);
+        } else await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const reads = { ok: 0, failed: 0, failedAfterKill: [] as number[] };
+    let killedAt = 0;
+    const reader = async (): Promise<void> => {
+      while (!stop) {
+        const res = await postJson(lb, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }).catch(() => undefined);
+        if (res?.status === 200 && typeof (res.json as { result?: unknown }).result === "string") reads.ok++;
+        else {
+          reads.failed++;
+          if (killedAt) reads.failedAfterKill.push(Date.now() - killedAt);
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const load = Promise.all([writer(), writer(), writer(), writer(), reader(), reader()]);
+    await new Promise((r) => setTimeout(r, 2_000));
+    killedAt = Date.now();
+    await kill9(gateways[0]!.child);
+    await new Promise((r) => setTimeout(r, 4_000));
+    stop = true;
+    await load;
+
+    // Reads went on: errors (if any) only while nginx noticed the dead replica, then none.
+    expect(reads.ok).toBeGreaterThan(100);
+    expect(
+      reads.failedAfterKill.filter((ms) => ms > 1_000),
+      `read failures after the kill, ms after it: ${reads.failedAfterKill.join(", ")}`,
+    ).toEqual([]);
+    expect(acknowledged.size).toBeGreaterThan(50);
+    // Every acknowledged write on chain, once: the surviving replica sends what the dead one journaled.
+    const hashes = async () => {
+      return inBatches(
+        [...acknowledged.keys()],
+        async (id) => ((await (await fetch(`${lb}/zkt/transactions/${id}`)).json()) as { transactionHash: string }).transactionHash,
+      );
+    };
+    let unmined: string[] = [];
+    await until(async () => {
+      const now = await hashes();
+      const found = await batchRpc<{ blockNumber: string | null } | null>(
+        node,
+        "eth_getTransactionByHash",
+        now.map((h) => [h]),
+      );
+      unmined = now.filter((_, i) => !found[i]?.blockNumber);
+      return unmined.length === 0;
+    }, 90_000).catch(() => undefined);
+    expect(unmined.length, `${unmined.length} of ${acknowledged.size} acknowledged writes not mined; read failures ${reads.failed}`).toBe(0);
+  });
+});
