@@ -1,5 +1,6 @@
 // Around the whole suite: start each run with an empty server log, and after every file has run, fail the run if an API key, a master-seed phrase or a
 // private key derived from one reached the log.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { HDNodeWallet, Mnemonic } from "ethers";
 import { LOG_FILE, SECRETS_FILE } from "./helpers/gateway.js";
@@ -11,6 +12,9 @@ export function setup(): () => void {
   mkdirSync("test-artifacts", { recursive: true });
   rmSync(LOG_FILE, { force: true });
   rmSync(SECRETS_FILE, { force: true });
+  // dist/ once, before any file runs: the packaging test packs it as it is (a build of its own would rewrite it
+  // under the files that run it).
+  execFileSync("npm", ["run", "build", "--silent"], { stdio: "inherit" });
   return () => {
     if (!existsSync(LOG_FILE)) return;
     const log = readFileSync(LOG_FILE, "utf8");
