@@ -107,6 +107,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         chainId: net.chainId,
         blockTimeSeconds: net.blockTimeSeconds,
         feeMode: net.feeMode,
+        ...(net.embeddedNodePort ? { port: net.embeddedNodePort } : {}),
         // The dev chain survives restarts (contracts, balances, queueIds); delete the file for a fresh one.
         ...(gw.embeddedState ? { stateFile: join(gw.dataDir, `chain-${net.name}.json`) } : {}),
         onStateRestored: ({ restored, tornAside }) =>

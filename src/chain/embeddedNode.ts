@@ -25,6 +25,8 @@ export interface EmbeddedNodeOptions {
   onStateRestored?: (restored: StateRestored) => void;
   /** A whole copy could not be written (the next interval tries again). */
   onCopyFailed?: (err: Error) => void;
+  /** The node's port on 127.0.0.1 (a firewall rule, a tool pointed at it); a free one when unset. */
+  port?: number;
   /** Extra anvil arguments (tests). */
   extraArgs?: string[];
   startTimeoutMs?: number;
@@ -84,7 +86,8 @@ export async function startEmbeddedNode(options: EmbeddedNodeOptions): Promise<E
   // A port picked here can be taken before anvil binds it: then anvil exits, and another port is tried.
   for (let attempt = 1; ; attempt++) {
     try {
-      const node = await launch(options, await freePort());
+      // A pinned port is checked first: another anvil there (same chain id) would answer for the new one.
+      const node = await launch(options, await freePort(options.port));
       return options.stateFile ? keepingGoodCopy(node, options.stateFile, options) : node;
     } catch (err) {
       // A state file anvil will not load was torn by a crash mid-dump: replaced once, then started again.
@@ -93,7 +96,8 @@ export async function startEmbeddedNode(options: EmbeddedNodeOptions): Promise<E
         options.onStateRestored?.(await restoreStateFile(options.stateFile));
         continue;
       }
-      if (attempt >= 3 || !(err instanceof PortTaken)) throw err;
+      // A pinned port that is taken stays taken: said at once, not tried again.
+      if (attempt >= 3 || !(err instanceof PortTaken) || options.port !== undefined) throw err;
     }
   }
 }
@@ -183,11 +187,12 @@ async function launch(options: EmbeddedNodeOptions, port: number): Promise<Embed
 }
 
 /** A port free on loopback right now. */
-function freePort(): Promise<number> {
+/** A free port (0), or `wanted` if nothing listens there now; rejects when `wanted` is taken. */
+function freePort(wanted = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.once("error", (err) => reject(wanted ? new PortTaken(`port ${wanted} is in use: ${err.message}`) : err));
+    server.listen(wanted, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo;
       server.close(() => resolve(port));
     });

@@ -80,6 +80,10 @@ export function networkSchema(name: NetworkName) {
       env: "UPSTREAMS",
       doc: "Node URLs (comma list in env); empty starts an embedded anvil.",
     }),
+    embeddedNodePort: setting(z.number({ error: "must be 1..65535" }).int().min(1).max(65535, { error: "must be 1..65535" }).optional(), {
+      env: "EMBEDDED_NODE_PORT",
+      doc: "The embedded anvil's port on 127.0.0.1 (no upstreams); a free one when unset.",
+    }),
     headsWebSocket: setting(wsUrl.optional(), {
       env: "HEADS_WEBSOCKET",
       doc:
