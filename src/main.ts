@@ -3,6 +3,7 @@
 import { ConfigError, loadConfig, type GatewayConfig } from "./config/config.js";
 import { startGateway, type Gateway } from "./gateway.js";
 import { createLogger } from "./log/logger.js";
+import { startTracing } from "./trace/tracing.js";
 
 async function main(): Promise<void> {
   let config: GatewayConfig;
@@ -19,18 +20,23 @@ async function main(): Promise<void> {
   // Node 24 comes from the `node` npm package (npm scripts put it first on PATH); this says which one ran.
   log.info("starting", { node: process.version });
   let stopping = false;
+  // Traces when OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set; nothing otherwise.
+  const tracing = startTracing();
   const gateway: Gateway = await startGateway(config, { log });
   const stop = (reason: string): void => {
     if (stopping) return;
     stopping = true;
     log.info("stopping", { reason });
-    gateway.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error("stop failed", { error: String(err) });
-        process.exit(1);
-      },
-    );
+    gateway
+      .close()
+      .then(() => tracing.shutdown())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error("stop failed", { error: String(err) });
+          process.exit(1);
+        },
+      );
   };
   for (const n of gateway.networks) {
     const embedded = n.config.upstreams.length === 0 && n.upstreamUrls.length === 1 && n.upstreamUrls[0]?.startsWith("http://127.0.0.1");

@@ -144,7 +144,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       log,
     });
     // Pinned before the first probe, so a node on another genesis is out from the start (chainGenesis.ts).
-    const pinnedGenesis = embedded ? undefined : await deps.store.pinnedGenesis(net.name);
+    const pinnedGenesis = embedded ? undefined : (net.genesis ?? (await deps.store.pinnedGenesis(net.name)));
     if (pinnedGenesis) pool.expectGenesis(pinnedGenesis);
     await pool.start();
     if (!pool.ready) log.warn("no upstream is reachable yet; serving anyway, readiness is false", { upstreams: pool.health() });
@@ -174,7 +174,8 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       pool,
       store: deps.store,
       network: net.name,
-      pinned: embedded ? await deps.store.pinnedGenesis(net.name) : pinnedGenesis,
+      pinned: embedded ? undefined : await deps.store.pinnedGenesis(net.name),
+      configured: net.genesis,
       ownChain: embedded !== undefined,
       log,
     });

@@ -1,7 +1,8 @@
 // Which chain a network's journal is for: its genesis hash, pinned in the store the first time it is seen.
 // A start while no node answers journals under the pinned genesis, so the queueIds of earlier writes answer
 // and their unfinished writes go out once a node is back (it once journaled under "unknown": every earlier
-// queueId 404, every unfinished write stranded). A node on another genesis is never taken for this chain.
+// queueId 404, every unfinished write stranded). A node on another genesis is never taken for this chain. The
+// embedded node is the gateway's own chain and pins nothing; an operator may name the genesis in config.
 import pRetry from "p-retry";
 import type { Logger } from "../log/logger.js";
 import type { SubmissionStore } from "../store/submissionStore.js";
@@ -15,6 +16,8 @@ export interface ChainGenesisDeps {
   pinned: string | undefined;
   /** The gateway started this chain itself (the embedded node): what it reports is the chain, even a new one. */
   ownChain: boolean;
+  /** The operator's word (networks.<name>.genesis): pinned in place of what was, e.g. after a chain reset. */
+  configured?: string | undefined;
   log: Logger;
 }
 
@@ -25,12 +28,27 @@ export async function chainGenesis(d: ChainGenesisDeps): Promise<string> {
     if (typeof block?.hash !== "string") throw new Error("the node has no genesis block to show");
     return block.hash;
   };
+  if (d.configured !== undefined && !d.ownChain) {
+    if (d.configured !== d.pinned) {
+      d.log.warn("the configured genesis is pinned in place of the journal's", { old: d.pinned ?? null, genesis: d.configured });
+      await d.store.pinGenesis(d.network, d.configured);
+    }
+    return d.configured;
+  }
   if (d.pinned !== undefined && !d.ownChain) {
     const seen = await ask().catch(() => undefined);
     if (seen === undefined) d.log.warn("no node of this chain answers yet: journaling under the pinned genesis", { genesis: d.pinned });
+    else if (seen !== d.pinned)
+      d.log.error(
+        "the node reports another genesis than the one this network's journal is pinned to: it is not used. If the chain was reset on purpose, set networks.<name>.genesis (TESTNET_GENESIS / MAINNET_GENESIS) to its genesis hash",
+        { pinned: d.pinned, node: seen },
+      );
     return d.pinned;
   }
-  // Nothing pinned (a first start), or the gateway's own node: the node must say. A first start waits for one.
+  // The gateway's own node is the chain, and is always there at start: nothing to pin (a later start in front
+  // of real nodes is not bound by a dev chain's genesis).
+  if (d.ownChain) return ask();
+  // Nothing pinned: a first start, which waits for a node to say.
   const seen = await pRetry(ask, {
     retries: Number.POSITIVE_INFINITY,
     minTimeout: 500,
@@ -38,9 +56,6 @@ export async function chainGenesis(d: ChainGenesisDeps): Promise<string> {
     onFailedAttempt: ({ error, attemptNumber }) =>
       d.log.warn("waiting for a node to learn the chain's genesis (nothing is pinned yet)", { attempt: attemptNumber, error: error.message }),
   });
-  if (seen !== d.pinned) {
-    if (d.pinned !== undefined) d.log.warn("the embedded chain is a new one: its genesis is pinned in place of the old", { old: d.pinned, genesis: seen });
-    await d.store.pinGenesis(d.network, seen);
-  }
+  await d.store.pinGenesis(d.network, seen);
   return seen;
 }

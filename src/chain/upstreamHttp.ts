@@ -86,6 +86,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     readonly body: string,
     private readonly resolve: (answer: UpstreamAnswer) => void,
     private readonly reject: (err: Error) => void,
+    /** The client's headers, or those and a traceparent (tracing on). */
+    readonly headers: string[],
   ) {}
 
   send(): void {
@@ -160,8 +162,8 @@ export class UpstreamHttp {
   private readonly pool: Pool;
   private readonly path: string;
   private readonly origin: string;
-  /** Flat [name, value, ...]: undici reads it as is. */
-  private readonly headers: string[];
+  /** Flat [name, value, ...]: undici reads it as is. @internal */
+  readonly headers: string[];
   /** @internal */
   closed = false;
   /** @internal connections opened so far (see Exchange.onResponseError). */
@@ -195,10 +197,10 @@ export class UpstreamHttp {
   }
 
   /** One POST; `signal` cancels it (the request ends and its connection closes; the promise rejects "cancelled"). */
-  post(body: string, signal?: AbortSignal): Promise<UpstreamAnswer> {
+  post(body: string, signal?: AbortSignal, traceparent?: string): Promise<UpstreamAnswer> {
     if (this.closed) return Promise.reject(new UpstreamHttpError("connection", CLIENT_CLOSED));
     return new Promise((resolve, reject) => {
-      const exchange = new Exchange(this, body, resolve, reject);
+      const exchange = new Exchange(this, body, resolve, reject, traceparent === undefined ? this.headers : [...this.headers, "traceparent", traceparent]);
       if (signal) signal.addEventListener("abort", () => exchange.cancel(), { once: true });
       exchange.send();
     });
@@ -206,7 +208,7 @@ export class UpstreamHttp {
 
   /** @internal */
   dispatch(exchange: Exchange): void {
-    this.pool.dispatch({ origin: this.origin, path: this.path, method: "POST", headers: this.headers, body: exchange.body }, exchange);
+    this.pool.dispatch({ origin: this.origin, path: this.path, method: "POST", headers: exchange.headers, body: exchange.body }, exchange);
   }
 
   /** Requests in flight are answered; then every connection closes. */

@@ -7,6 +7,7 @@
 // arrive together ride as one batch (readBatcher.ts). Policy lives in front of it.
 import { BATCHABLE, ReadBatcher } from "./readBatcher.js";
 import { UpstreamHttpError } from "./upstreamHttp.js";
+import { inSpan, outgoingTraceparent, SpanKind, tracingOn } from "../trace/tracing.js";
 import { PROBE_BATCH, PROBE_CALLS, readProbe } from "./upstreamProbe.js";
 import {
   isReply,
@@ -386,11 +387,20 @@ export class UpstreamPool {
   }
 
   /** The body of a non-5xx answer; transient errors for timeouts, connection failures, 5xx and 429. */
-  private async post(upstream: Upstream, body: string, signal?: AbortSignal): Promise<string> {
+  private post(upstream: Upstream, body: string, signal?: AbortSignal): Promise<string> {
+    if (!tracingOn) return this.postTo(upstream, body, signal);
+    return inSpan(`upstream ${upstream.label}`, SpanKind.CLIENT, (span) => {
+      span.setAttribute("rpc.system", "jsonrpc");
+      span.setAttribute("rpc.method", rpcMethodsOf(body));
+      return this.postTo(upstream, body, signal, outgoingTraceparent());
+    });
+  }
+
+  private async postTo(upstream: Upstream, body: string, signal?: AbortSignal, traceparent?: string): Promise<string> {
     const started = performance.now();
     let answer: { status: number; text: string };
     try {
-      answer = await upstream.http.post(body, signal);
+      answer = await upstream.http.post(body, signal, traceparent);
       this.options.observer?.latency(upstream.label, (performance.now() - started) / 1000);
       if (answer.status < 500 && answer.status !== 429) this.succeeded(upstream, performance.now() - started);
     } catch (err) {
@@ -454,4 +464,11 @@ export class UpstreamPool {
 /** A signed transaction's hash (what a node answers eth_sendRawTransaction with). */
 function transactionHash(raw: string): string {
   return keccak256(raw);
+}
+
+/** The methods a request body calls, for a span's name ("eth_call", or "eth_call,eth_getBalance (batch of 2)"). */
+function rpcMethodsOf(body: string): string {
+  const methods = [...body.matchAll(/"method"\s*:\s*"([^"]{1,64})"/g)].map((m) => m[1]!);
+  const distinct = [...new Set(methods)].slice(0, 8).join(",");
+  return methods.length > 1 ? `${distinct} (batch of ${methods.length})` : distinct;
 }

@@ -80,6 +80,18 @@ export function networkSchema(name: NetworkName) {
       env: "UPSTREAMS",
       doc: "Node URLs (comma list in env); empty starts an embedded anvil.",
     }),
+    genesis: setting(
+      z
+        .string()
+        .regex(/^0x[0-9a-fA-F]{64}$/, { error: "must be a 0x-prefixed 32-byte block hash" })
+        .optional(),
+      {
+        env: "GENESIS",
+        doc:
+          "The chain's genesis block hash. Unset, the first one a node reports is pinned in the store; set it to adopt a " +
+          "chain that was reset (a node on any other genesis is never used).",
+      },
+    ),
     embeddedNodePort: setting(z.number({ error: "must be 1..65535" }).int().min(1).max(65535, { error: "must be 1..65535" }).optional(), {
       env: "EMBEDDED_NODE_PORT",
       doc: "The embedded anvil's port on 127.0.0.1 (no upstreams); a free one when unset.",

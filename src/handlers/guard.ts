@@ -8,6 +8,7 @@ import type { Admission, Caller, Policy } from "../policy/policy.js";
 import { andThen, type MaybePromise } from "../maybePromise.js";
 import { OPERATIONS, operationOf, type OperationName } from "../policy/operations.js";
 import { accessKey, callerKey, claimHooksKey, prepaidKey } from "./context.js";
+import { inSpan, SpanKind, tracingOn } from "../trace/tracing.js";
 
 type Unary = (req: MessageShape<DescMessage>, ctx: HandlerContext) => MaybePromise<unknown>;
 type Streaming = (req: MessageShape<DescMessage>, ctx: HandlerContext) => AsyncIterable<unknown>;
@@ -44,7 +45,9 @@ export function guard<S extends DescService>(
       const weight = weightOf(method.name, req);
       // Admitted at the gate (Connect, gRPC, gRPC-Web): one request is paid; a batch pays for the rest of its calls.
       const prepaid = ctx.values.get(prepaidKey);
-      const decided = prepaid === undefined ? policy.admit(op, caller, weight) : weight > 1 ? policy.admitMore(prepaid, caller, weight - 1) : prepaid;
+      const admit = (): MaybePromise<Admission> =>
+        prepaid === undefined ? policy.admit(op, caller, weight) : weight > 1 ? policy.admitMore(prepaid, caller, weight - 1) : prepaid;
+      const decided = tracingOn ? inSpan(`policy ${op}`, SpanKind.INTERNAL, admit) : admit();
       return andThen(decided, (admission) => {
         admitted(ctx, admission);
         // A write request may carry its own idempotency key (the ZKT messages' idempotency_key field).
@@ -79,6 +82,9 @@ export function guard<S extends DescService>(
       if (outcome.replayed) ctx.responseHeader.set("idempotent-replayed", "true");
       return outcome.value;
     };
+    // Traced, the whole operation (its policy span and the handler's work within) is one span.
+    const run = guarded[method.localName] as Unary;
+    guarded[method.localName] = (req, ctx) => (tracingOn ? inSpan(op, SpanKind.INTERNAL, () => run(req, ctx)) : run(req, ctx));
   }
   return guarded as unknown as ServiceImpl<S>;
 }

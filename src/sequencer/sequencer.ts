@@ -18,6 +18,7 @@ import { newQueueId } from "./queueId.js";
 import { creditFeeDust, toQuantity, topUpSigner } from "./devChainFunds.js";
 import { type LaneTally, StuckWrites } from "./stuckWrites.js";
 import { reopenForgottenWrites } from "./forgottenWrites.js";
+import { inSpan, SpanKind, tracingOn } from "../trace/tracing.js";
 import type { FeeMode } from "../config/config.js";
 
 export type { SigningWallet } from "./signTransaction.js";
@@ -307,7 +308,10 @@ export class Sequencer {
           signer: lane.address,
           chainPending: lane.next!,
           count: batch.length,
-          build: (nonces) => Promise.all(batch.map((b, i) => b.sign(nonces[i]!))),
+          build: (nonces) => {
+            const sign = () => Promise.all(batch.map((b, i) => b.sign(nonces[i]!)));
+            return tracingOn ? inSpan("sequencer sign", SpanKind.INTERNAL, sign) : sign();
+          },
         });
         const journaled = (part: (typeof parts)[number], recs: SubmissionRecord[]): void => {
           part.lane.next = recs[recs.length - 1]!.nonce + 1;
@@ -317,7 +321,8 @@ export class Sequencer {
           });
         };
         try {
-          const results = await store.reserveAndInsertLanes(network, ready.map(reservation));
+          const journal = () => store.reserveAndInsertLanes(network, ready.map(reservation));
+          const results = await (tracingOn ? inSpan("sequencer journal", SpanKind.INTERNAL, journal) : journal());
           ready.forEach((part, i) => journaled(part, results[i]!));
         } catch (err) {
           // A lone lane has had its try; several are retried one by one.
@@ -451,7 +456,11 @@ export class Sequencer {
    * commit instead of one per transaction. Whatever the batch did not get accepted (or the whole batch, if the
    * upstream failed) goes through broadcast() one by one, with its retries, re-pricing and nonce refill.
    */
-  private async broadcastQueued(lane: NonceLane): Promise<void> {
+  private broadcastQueued(lane: NonceLane): Promise<void> {
+    return tracingOn ? inSpan("sequencer broadcast", SpanKind.INTERNAL, () => this.broadcastLane(lane)) : this.broadcastLane(lane);
+  }
+
+  private async broadcastLane(lane: NonceLane): Promise<void> {
     lane.broadcastScheduled = false;
     const recs = lane.toBroadcast.splice(0).sort((a, b) => a.nonce - b.nonce);
     const { pool, log } = this.options;

@@ -4,6 +4,7 @@ import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { type GatewayError, toGatewayError } from "../../errors.js";
 import { RpcErrorSchema } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { toRpcError } from "../../handlers/rpcError.js";
+import { callerContext, inSpan, SpanKind, tracingOn } from "../../trace/tracing.js";
 
 export function toConnectError(err: GatewayError): ConnectError {
   const headers: Record<string, string> = {};
@@ -24,10 +25,22 @@ async function* mappedStream<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
 
 /** Maps whatever a handler throws, before its answer or (a stream) during it; the framework's own ConnectErrors pass through. */
 export const errorMappingInterceptor: Interceptor = (next) => async (req) => {
+  // Traced, a Connect/gRPC call is a server span continuing its caller's traceparent metadata.
+  if (tracingOn)
+    return inSpan(
+      req.url.slice(req.url.lastIndexOf("/", req.url.lastIndexOf("/") - 1)),
+      SpanKind.SERVER,
+      () => mapped(next, req),
+      callerContext(Object.fromEntries(req.header)),
+    );
+  return mapped(next, req);
+};
+
+async function mapped(next: Parameters<Interceptor>[0], req: Parameters<ReturnType<Interceptor>>[0]): ReturnType<ReturnType<Interceptor>> {
   try {
     const res = await next(req);
     return res.stream ? { ...res, message: mappedStream(res.message) } : res;
   } catch (err) {
     throw asConnectError(err);
   }
-};
+}

@@ -11,6 +11,7 @@ import { readBody } from "./readBody.js";
 import { clientIp, type ProxyMatcher } from "./clientIp.js";
 import { type CorsPolicy, corsHeaders } from "./cors.js";
 import { PeriodicSummary } from "../../log/periodicSummary.js";
+import { callerContext, inSpan, SpanKind, tracingOn } from "../../trace/tracing.js";
 import { attempt, type MaybePromise } from "../../maybePromise.js";
 
 export interface HttpAnswer {
@@ -159,7 +160,25 @@ export function createRestRouter(
   const nextRequestId = requestIds();
   const clientsGone = new PeriodicSummary(log, "clients closed requests before their bodies arrived");
   const literal = literalMatches(routes);
+  /** With tracing on, each request is a server span continuing the caller's traceparent (its path redacted: keys). */
   const handle = (input: RestInput): MaybePromise<HttpAnswer> => {
+    if (!tracingOn) return handleRequest(input);
+    const path = input.path ?? input.url.split("?", 1)[0] ?? "/";
+    return inSpan(
+      `${input.method} ${redactPath(path)}`,
+      SpanKind.SERVER,
+      (span) => {
+        const answer = handleRequest(input);
+        const status = (a: HttpAnswer): HttpAnswer => {
+          span.setAttribute("http.response.status_code", a.status);
+          return a;
+        };
+        return answer instanceof Promise ? answer.then(status) : status(answer);
+      },
+      callerContext(input.headers),
+    );
+  };
+  const handleRequest = (input: RestInput): MaybePromise<HttpAnswer> => {
     const requestId = nextRequestId();
     const started = log.debugEnabled ? performance.now() : 0;
     const path = input.path ?? input.url.split("?", 1)[0] ?? "/";

@@ -23,6 +23,8 @@ import { clientIp, type ProxyMatcher } from "../http/clientIp.js";
 import { endAndClose } from "../http/endAndClose.js";
 import { createSocketHost, type SocketEvents, type SocketHost, type SocketLimits } from "./socketHost.js";
 import { destroyOnError } from "../http/destroyOnError.js";
+import type { Context } from "@opentelemetry/api";
+import { callerContext, inSpan, SpanKind, tracingOn } from "../../trace/tracing.js";
 
 export interface WebSocketLimits extends SocketLimits {
   maxSocketsPerCaller: number;
@@ -101,6 +103,8 @@ interface Session {
   who: string;
   /** The client's IP, when its sockets and subscriptions count against the per-IP budget (else undefined). */
   ip: string | undefined;
+  /** The upgrade request's trace context (tracing on). */
+  trace?: Context;
   opened: boolean;
   subscriptions: Set<string>;
   /** Subscriptions started by the message being answered: their notifications wait for that answer. */
@@ -260,7 +264,12 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
 
   const fail = (s: Session, err: unknown): void =>
     s.host.send(s.sid, JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(toGatewayError(err)) }), s.released.splice(0));
+  // Traced, each message is a server span continuing the upgrade request's traceparent.
   const onMessage = (s: Session, text: string): void => {
+    if (tracingOn) return inSpan("websocket message", SpanKind.SERVER, () => answerMessage(s, text), s.trace);
+    answerMessage(s, text);
+  };
+  const answerMessage = (s: Session, text: string): void => {
     let answer: ReturnType<typeof handleJsonRpc>;
     try {
       // Made per message, as per HTTP request: kept on the session they were ~1 KB of every idle subscriber.
@@ -316,7 +325,17 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
           perCaller.set(who, open + 1);
           if (counted !== undefined) count(socketsPerIp, counted, 1);
           const host = place();
-          const s: Session = { sid: nextSid++, host, caller, who, ip: counted, opened: false, subscriptions: new Set(), released: [] };
+          const s: Session = {
+            sid: nextSid++,
+            host,
+            caller,
+            who,
+            ip: counted,
+            opened: false,
+            subscriptions: new Set(),
+            released: [],
+            ...(tracingOn ? { trace: callerContext(req.headers) } : {}),
+          };
           sessions.set(s.sid, s);
           host.adopt(s.sid, { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers }, socket, head);
         }, refused);
