@@ -45,9 +45,10 @@ export function guard<S extends DescService>(
       const weight = weightOf(method.name, req);
       // Admitted at the gate (Connect, gRPC, gRPC-Web): one request is paid; a batch pays for the rest of its calls.
       const prepaid = ctx.values.get(prepaidKey);
-      const admit = (): MaybePromise<Admission> =>
-        prepaid === undefined ? policy.admit(op, caller, weight) : weight > 1 ? policy.admitMore(prepaid, caller, weight - 1) : prepaid;
-      const decided = tracingOn ? inSpan(`policy ${op}`, SpanKind.INTERNAL, admit) : admit();
+      // (No closure unless traced: this runs for every call.)
+      const decided = tracingOn
+        ? inSpan(`policy ${op}`, SpanKind.INTERNAL, () => admit(policy, op, caller, weight, prepaid))
+        : admit(policy, op, caller, weight, prepaid);
       return andThen(decided, (admission) => {
         admitted(ctx, admission);
         // A write request may carry its own idempotency key (the ZKT messages' idempotency_key field).
@@ -84,9 +85,17 @@ export function guard<S extends DescService>(
     };
     // Traced, the whole operation (its policy span and the handler's work within) is one span.
     const run = guarded[method.localName] as Unary;
-    guarded[method.localName] = (req, ctx) => (tracingOn ? inSpan(op, SpanKind.INTERNAL, () => run(req, ctx)) : run(req, ctx));
+    guarded[method.localName] = function traced(req, ctx) {
+      return tracingOn ? inSpan(op, SpanKind.INTERNAL, () => run(req, ctx)) : run(req, ctx);
+    };
   }
   return guarded as unknown as ServiceImpl<S>;
+}
+
+/** The admission of `weight` requests: at the gate already (one paid; a batch pays the rest) or now. */
+function admit(policy: Policy, op: OperationName, caller: Caller, weight: number, prepaid: Admission | undefined): MaybePromise<Admission> {
+  if (prepaid === undefined) return policy.admit(op, caller, weight);
+  return weight > 1 ? policy.admitMore(prepaid, caller, weight - 1) : prepaid;
 }
 
 /** What the policy decided, where the handler reads it (access) and the answer carries it (X-RateLimit-*). */
