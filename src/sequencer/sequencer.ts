@@ -346,6 +346,15 @@ export class Sequencer {
    * Submissions taken into a commit that failed leave the lane's unsent count; with no broadcast of theirs to
    * come, the lane's held submissions are taken up by the commit loop now rather than waiting for one.
    */
+  /**
+   * The node stopped answering a lane's broadcasts: from now it journals freely (flow control holds writes only
+   * while the node takes them), and the writes flow control held get their commit now, not after the retries of
+   * a whole batch. They waited 12 s and more through a node's restart.
+   */
+  private nodeStoppedAnswering(lane: NonceLane): void {
+    if (lane.waiting.length > 0) this.scheduleCommit(lane);
+  }
+
   private released(lane: NonceLane, count: number): void {
     lane.unsent -= count;
     if (lane.waiting.length > 0) this.lanesWaiting.add(lane);
@@ -468,7 +477,10 @@ export class Sequencer {
       const chunk = recs.slice(i, i + BROADCAST_BATCH);
       const outcomes =
         chunk.length > 1 ? await pool.callMany(chunk.map((r) => ({ method: "eth_sendRawTransaction", params: [r.raw] }))).catch(() => undefined) : undefined;
-      if (chunk.length > 1) lane.nodeAnswering = outcomes !== undefined;
+      if (chunk.length > 1) {
+        lane.nodeAnswering = outcomes !== undefined;
+        if (!lane.nodeAnswering) this.nodeStoppedAnswering(lane);
+      }
       for (const [j, rec] of chunk.entries()) {
         try {
           if (outcomes?.[j]?.ok) this.markBroadcast(rec);
@@ -544,7 +556,14 @@ export class Sequencer {
           maxTimeout: 2_000,
           shouldRetry: ({ error }) => isTransient(error),
           onFailedAttempt: ({ error, attemptNumber }) => {
-            if (isTransient(error)) this.options.observer?.retry();
+            if (isTransient(error)) {
+              this.options.observer?.retry();
+              const lane = this.lanes.get(rec.signer);
+              if (lane?.nodeAnswering) {
+                lane.nodeAnswering = false;
+                this.nodeStoppedAnswering(lane);
+              }
+            }
             log.warn("broadcast attempt failed", { queueId: rec.queueId, attempt: attemptNumber, error: error.message });
           },
         },

@@ -6,7 +6,7 @@ import { statSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
 import { anvilBinaryPath } from "../../src/chain/embeddedNode.js";
-import type { SubmissionRecord } from "../../src/store/submissionStore.js";
+import type { SubmissionRecord, SubmissionStore } from "../../src/store/submissionStore.js";
 import { rpc } from "./gateway.js";
 
 export const CHAIN_ID = 20180427;
@@ -140,4 +140,24 @@ export async function inBatches<T, U>(items: T[], f: (item: T) => Promise<U>, si
   const out: U[] = [];
   for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(f))));
   return out;
+}
+
+/**
+ * Waits (up to `ms`) until every queueId is completed in the journal with its journaled hash mined on the node;
+ * the ones still not, if any.
+ */
+export async function unminedAfter(store: Pick<SubmissionStore, "get">, node: string, ids: string[], ms = 120_000): Promise<string[]> {
+  const deadline = Date.now() + ms;
+  let unmined = ids;
+  while (unmined.length > 0 && Date.now() < deadline) {
+    const recs = await Promise.all(unmined.map((id) => store.get(id)));
+    const found = await batchRpc<{ blockNumber: string | null } | null>(
+      node,
+      "eth_getTransactionByHash",
+      recs.map((r) => [r!.hash]),
+    );
+    unmined = unmined.filter((_, i) => !found[i]?.blockNumber || recs[i]!.status !== "completed");
+    if (unmined.length > 0) await new Promise((r) => setTimeout(r, 500));
+  }
+  return unmined;
 }

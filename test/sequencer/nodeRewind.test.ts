@@ -6,7 +6,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { batchRpc, freePort, kill9, nextDump, startAnvil, whyUnmined } from "../helpers/anvilProcess.js";
+import { batchRpc, freePort, kill9, nextDump, startAnvil, unminedAfter, whyUnmined } from "../helpers/anvilProcess.js";
 import type { Gateway } from "../../src/gateway.js";
 import type { GatewayConfig } from "../../src/config/config.js";
 import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
@@ -118,18 +118,7 @@ describe("a node that forgets blocks", () => {
     // within two minutes.
     const store = (gw.network("testnet").sequencer as unknown as { options: { store: SubmissionStore } }).options.store;
     const ids = acknowledged.map((h) => queueIds.get(h)!);
-    const deadline = Date.now() + 120_000;
-    let unmined = ids;
-    while (unmined.length > 0 && Date.now() < deadline) {
-      const recs = await Promise.all(unmined.map((id) => store.get(id)));
-      const found = await batchRpc<{ blockNumber: string | null } | null>(
-        url,
-        "eth_getTransactionByHash",
-        recs.map((r) => [r!.hash]),
-      );
-      unmined = unmined.filter((_, i) => !found[i]?.blockNumber || recs[i]!.status !== "completed");
-      if (unmined.length > 0) await new Promise((r) => setTimeout(r, 500));
-    }
+    const unmined = await unminedAfter(store, url, ids);
     const finals = await Promise.all(ids.map((id) => store.get(id)));
     const moved = finals.filter((r, i) => r!.hash !== acknowledged[i]).length;
     const lostTotal = [...nodeLost.values()].reduce((a, l) => a + l.to - l.from, 0);
