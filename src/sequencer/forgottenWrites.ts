@@ -10,8 +10,11 @@ import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { Logger } from "../log/logger.js";
 import type { SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
 
-/** Hashes looked up per call (one JSON-RPC batch); a 100-block rewind under load reopened ~28,000, 100 a call took 30 s. */
-const BATCH = 500;
+/**
+ * Hashes looked up per call (one JSON-RPC batch): a 100-block rewind under load reopened ~28,000, and 100 a call
+ * took 30 s; 500 a call timed out on a node busy taking the resends, so 200.
+ */
+const BATCH = 200;
 /** Writes found on the node, in a row (newest first), that end the walk. */
 const FOUND_IN_A_ROW = 200;
 

@@ -22,6 +22,12 @@ export class NonceLane {
   unsent = 0;
   /** Whether the node answered the lane's last broadcast (batch): flow control applies only then. */
   nodeAnswering = true;
+  /**
+   * Of `unsent`, how many are recovery's (the journal sent again after a restart or a rewind). Flow control
+   * holds new writes for the lane's own backlog only: thousands of resends held every new write's answer
+   * until they drained (12.8 s through a rewind and a restart).
+   */
+  resending = 0;
 
   /** The gateway wallet that signs for this lane, once a submission brought it (refills and fee bumps use it). */
   wallet: Wallet | HDNodeWallet | undefined;

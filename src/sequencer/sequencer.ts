@@ -95,11 +95,15 @@ export class Sequencer {
   private readonly lanes = new Map<string, NonceLane>();
   /** queueIds with a broadcast queued or running in this process. */
   private readonly inFlight = new Set<string>();
+  /** Of those, the ones recovery sent again (not a new write's first broadcast): see NonceLane.resending. */
+  private readonly resent = new Set<string>();
   /** This process's submissions that run no code (priced locally): followed without a receipt (cannot revert). */
   private readonly runNoCode = new WeakSet<SubmissionRecord>();
   private resumeTimer: NodeJS.Timeout | undefined;
   /** The start's check of completed writes against the node has not succeeded yet (see reconcile). */
   private reconcileOwed = false;
+  /** The bound of the owed check (see reconcile). */
+  private reconcileSince: Date | undefined;
   private resuming: Promise<void> | undefined;
   /** Lanes with submissions waiting for the next group commit, which takes them all in one transaction. */
   private readonly lanesWaiting = new Set<NonceLane>();
@@ -153,13 +157,18 @@ export class Sequencer {
    * is down): each periodic pass tries until one succeeds.
    */
   private async reconcile(since?: Date): Promise<void> {
+    // An owed check keeps the earliest bound it was asked with: retried without it, the walk stopped at the
+    // writes sent since the node came back (found) before reaching the ones it lost (42,452 left "completed").
+    const bound = since && this.reconcileSince ? (since < this.reconcileSince ? since : this.reconcileSince) : (since ?? this.reconcileSince);
     try {
       await reopenForgottenWrites(
         { ...this.options, ...(this.options.observer?.reopened ? { onReopened: this.options.observer.reopened } : {}) },
-        since ? { since } : {},
+        bound ? { since: bound } : {},
       );
       this.reconcileOwed = false;
+      this.reconcileSince = undefined;
     } catch (err) {
+      this.reconcileSince = bound;
       if (!this.reconcileOwed)
         this.options.log.warn("could not check the journal's completed writes against the node; will retry", { error: (err as Error).message });
       this.reconcileOwed = true;
@@ -280,7 +289,7 @@ export class Sequencer {
         let records = 0;
         for (const lane of this.lanesWaiting) {
           if (records >= MAX_COMMIT_RECORDS) break;
-          const room = lane.nodeAnswering ? Math.max(0, MAX_UNSENT - lane.unsent) : Infinity;
+          const room = lane.nodeAnswering ? Math.max(0, MAX_UNSENT - (lane.unsent - lane.resending)) : Infinity;
           const fits = Math.min(MAX_LANE_BATCH, MAX_COMMIT_RECORDS - records);
           const batch = lane.waiting.splice(0, Math.min(fits, room));
           records += batch.length;
@@ -451,7 +460,11 @@ export class Sequencer {
       if (counted) lane.unsent--;
       return;
     }
-    if (!counted) lane.unsent++;
+    if (!counted) {
+      lane.unsent++;
+      lane.resending++;
+      this.resent.add(rec.queueId);
+    }
     this.inFlight.add(rec.queueId);
     this.options.observer?.queueDepth(this.inFlight.size);
     lane.toBroadcast.push(rec);
@@ -492,6 +505,7 @@ export class Sequencer {
           log.error("broadcast failed; the journal keeps it for the next resume", { queueId: rec.queueId, error: (err as Error).message });
         } finally {
           lane.unsent--;
+          if (this.resent.delete(rec.queueId)) lane.resending--;
           this.inFlight.delete(rec.queueId);
           this.options.observer?.queueDepth(this.inFlight.size);
         }
