@@ -86,6 +86,12 @@ describe("hostile ZKT input", () => {
       ...TOKEN_ABI,
     ];
     const body = { to: token, abi: big, method: "balanceOf", arguments: [token] };
+    // Others' p99 with nothing going on, in this run: on a loaded machine (the suite's other files) it alone
+    // can pass 50 ms, which the attack must not add to.
+    const calmProbe = startStallProbe(others);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const calm = await calmProbe.stop();
+    const limit = Math.max(50, 3 * calm.p99);
     const probe = startStallProbe(others);
     const [a, b] = await Promise.all([postJson(`${url}/zkt/try-it-out`, body), postJson(`${url}/zkt/try-it-out`, body)]);
     const seen = await probe.stop();
@@ -93,7 +99,7 @@ describe("hostile ZKT input", () => {
       expect(r.status).toBe(413);
       expect(r.json).toMatchObject({ success: false, errorCode: "PAYLOAD_TOO_LARGE", error: expect.stringMatching(/at most 1000 are accepted/) });
     }
-    expect(seen.p99).toBeLessThan(50);
+    expect(seen.p99, `calm p99 ${calm.p99.toFixed(1)} ms`).toBeLessThan(limit);
 
     // At the cap, only the named function is built: answered, and cheaply.
     const atCap = { ...body, abi: [...big.slice(0, MAX_ABI_ENTRIES - TOKEN_ABI.length), ...TOKEN_ABI] };
@@ -101,6 +107,6 @@ describe("hostile ZKT input", () => {
     const [c, d] = await Promise.all([postJson(`${url}/zkt/try-it-out`, atCap), postJson(`${url}/zkt/try-it-out`, atCap)]);
     const seen2 = await probe2.stop();
     for (const r of [c, d]) expect(r.json).toMatchObject({ success: true, output: ["0"] });
-    expect(seen2.p99).toBeLessThan(50);
+    expect(seen2.p99, `calm p99 ${calm.p99.toFixed(1)} ms`).toBeLessThan(limit);
   });
 });
