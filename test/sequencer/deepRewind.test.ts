@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { GatewayConfig } from "../../src/config/config.js";
 import type { Gateway } from "../../src/gateway.js";
 import type { SubmissionStore } from "../../src/store/submissionStore.js";
-import { batchRpc, freePort, kill9, saveState, startAnvil, whyUnmined } from "../helpers/anvilProcess.js";
+import { batchRpc, freePort, kill9, saveState, startAnvil, unminedAfter, whyUnmined } from "../helpers/anvilProcess.js";
 import { postJson, rpc, startTestGateway, testConfig } from "../helpers/gateway.js";
 
 const storeOf = (gw: Gateway) => (gw.network("testnet").sequencer as unknown as { options: { store: SubmissionStore } }).options.store;
@@ -88,18 +88,7 @@ describe("a node that goes back any distance", () => {
     // Every acknowledged write (by queueId) completed, its journaled hash mined on the chain the node has now.
     const store = storeOf(gw);
     const ids = [...acknowledged.keys()];
-    const deadline = Date.now() + 120_000;
-    let unmined = ids;
-    while (unmined.length > 0 && Date.now() < deadline) {
-      const recs = await Promise.all(unmined.map((id) => store.get(id)));
-      const found = await batchRpc<{ blockNumber: string | null } | null>(
-        node,
-        "eth_getTransactionByHash",
-        recs.map((r) => [r!.hash]),
-      );
-      unmined = unmined.filter((_, i) => !found[i]?.blockNumber || recs[i]!.status !== "completed");
-      if (unmined.length > 0) await new Promise((r) => setTimeout(r, 500));
-    }
+    const unmined = await unminedAfter(store, node, ids);
     const why = unmined.length > 0 ? await whyUnmined(node, unmined, await Promise.all(ids.map((id) => store.get(id)))).catch((e: unknown) => String(e)) : "";
     expect(unmined.length, `${unmined.length} of ${ids.length} acknowledged writes not mined and completed${why}`).toBe(0);
 
