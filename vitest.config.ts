@@ -3,8 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // Fault runs too heavy for the suite's two shared cores: `npm run test:faults` runs them alone. deepRewind
-    // passes alone but loses writes intermittently when run beside the rest (issue #52's notes say what fails).
+    // Fault runs kept out of the suite until what they show is fixed: `npm run test:faults` runs them.
+    // deepRewind leaves writes "completed" though the node lost them under load (issue #52's notes).
     exclude: process.env.FAULTS ? [] : ["test/sequencer/deepRewind.test.ts", "**/node_modules/**"],
     globalSetup: ["test/globalSetup.ts"],
     testTimeout: 60_000,
