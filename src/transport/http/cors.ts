@@ -14,7 +14,7 @@ const CORS: Record<string, string> = Object.freeze({ "access-control-allow-origi
 >;
 
 /**
- * Which origins a route answers: any (the API), or only those listed (POST /portal/keys mints a key from the
+ * Which origins a route answers: every one (the API), or only those listed (POST /portal/keys mints a key from the
  * caller's IP and shows it: with "*" any web page could mint keys from its visitors' addresses and read them).
  */
 export type CorsPolicy = "any" | ReadonlySet<string>;
