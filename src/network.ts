@@ -177,11 +177,13 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       pinned: embedded ? undefined : await deps.store.pinnedGenesis(net.name),
       configured: net.genesis,
       ownChain: embedded !== undefined,
+      continued: embedded?.continued ?? false,
       log,
     });
     const journalNetwork = `${net.name}:${genesisHash.slice(0, 18)}`;
-    // From now on an upstream on another genesis (a node restarted on a fresh chain) is out of service.
-    pool.expectGenesis(genesisHash);
+    // From now on an upstream on another genesis (a node restarted on a fresh chain) is out of service. Not the
+    // gateway's own node: it is this chain whatever block 0 it reports after loading its state (chainGenesis.ts).
+    if (!embedded) pool.expectGenesis(genesisHash);
     sequencer = new Sequencer({
       network: journalNetwork,
       chainId: net.chainId,
@@ -191,7 +193,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       log,
       receiptPollMs: Math.max(50, Math.round((net.blockTimeSeconds * 1000) / 2)),
       confirmations: net.cacheConfirmations,
-      genesisHash,
+      ...(embedded ? {} : { genesisHash }),
       devFunding: embedded !== undefined && net.feeMode === "market",
       creditFeeDust: embedded !== undefined && net.feeMode === "zero",
       stuckAfterMs: gw.stuckTransactionMs,

@@ -2,7 +2,8 @@
 // A start while no node answers journals under the pinned genesis, so the queueIds of earlier writes answer
 // and their unfinished writes go out once a node is back (it once journaled under "unknown": every earlier
 // queueId 404, every unfinished write stranded). A node on another genesis is never taken for this chain. The
-// embedded node is the gateway's own chain and pins nothing; an operator may name the genesis in config.
+// embedded node is the gateway's own chain: its genesis is kept apart from the pin, for as long as its state
+// file goes on. An operator may name the genesis in config.
 import pRetry from "p-retry";
 import type { Logger } from "../log/logger.js";
 import type { SubmissionStore } from "../store/submissionStore.js";
@@ -16,6 +17,8 @@ export interface ChainGenesisDeps {
   pinned: string | undefined;
   /** The gateway started this chain itself (the embedded node): what it reports is the chain, even a new one. */
   ownChain: boolean;
+  /** Its own chain went on from its state file: the same chain as at the last start. */
+  continued?: boolean;
   /** The operator's word (networks.<name>.genesis): pinned in place of what was, e.g. after a chain reset. */
   configured?: string | undefined;
   log: Logger;
@@ -45,9 +48,18 @@ export async function chainGenesis(d: ChainGenesisDeps): Promise<string> {
       );
     return d.pinned;
   }
-  // The gateway's own node is the chain, and is always there at start: nothing to pin (a later start in front
-  // of real nodes is not bound by a dev chain's genesis).
-  if (d.ownChain) return ask();
+  // The gateway's own node is the chain, and is always there at start. Its genesis is kept under a key of its
+  // own (a later start in front of real nodes is not bound by a dev chain's genesis), and a chain that went on
+  // from its state file keeps it: anvil loaded from a dump made after a load of its own can report another
+  // block 0 (the dump holds the genesis it made at that start beside the first), every other restart, and the
+  // journal keyed by that was keyed anew (every earlier queueId 404).
+  if (d.ownChain) {
+    const kept = d.continued ? await d.store.pinnedGenesis(ownChainKey(d.network)) : undefined;
+    if (kept !== undefined) return kept;
+    const seen = await ask();
+    await d.store.pinGenesis(ownChainKey(d.network), seen);
+    return seen;
+  }
   // Nothing pinned: a first start, which waits for a node to say.
   const seen = await pRetry(ask, {
     retries: Number.POSITIVE_INFINITY,
@@ -59,3 +71,6 @@ export async function chainGenesis(d: ChainGenesisDeps): Promise<string> {
   await d.store.pinGenesis(d.network, seen);
   return seen;
 }
+
+/** Where the embedded chain's genesis is kept, apart from the pin real nodes are held to. */
+const ownChainKey = (network: string): string => `embedded:${network}`;

@@ -35,6 +35,8 @@ export interface EmbeddedNodeOptions {
 export interface EmbeddedNode {
   url: string;
   pid: number;
+  /** It went on with a chain kept in its state file (false: a new chain). */
+  continued: boolean;
   stop(): Promise<void>;
 }
 
@@ -87,7 +89,8 @@ export async function startEmbeddedNode(options: EmbeddedNodeOptions): Promise<E
   for (let attempt = 1; ; attempt++) {
     try {
       // A pinned port is checked first: another anvil there (same chain id) would answer for the new one.
-      const node = await launch(options, await freePort(options.port));
+      const continued = options.stateFile !== undefined && existsSync(options.stateFile);
+      const node = { ...(await launch(options, await freePort(options.port))), continued };
       return options.stateFile ? keepingGoodCopy(node, options.stateFile, options) : node;
     } catch (err) {
       // A state file anvil will not load was torn by a crash mid-dump: replaced once, then started again.
@@ -126,7 +129,7 @@ function keepingGoodCopy(node: EmbeddedNode, stateFile: string, options: Embedde
 class PortTaken extends Error {}
 class TornStateFile extends Error {}
 
-async function launch(options: EmbeddedNodeOptions, port: number): Promise<EmbeddedNode> {
+async function launch(options: EmbeddedNodeOptions, port: number): Promise<Omit<EmbeddedNode, "continued">> {
   const args = [
     "--port",
     String(port),

@@ -1,5 +1,5 @@
 // Which chain a network's journal is for (#52): pinned from the first node that says, kept when no node
-// answers, never swapped for another node's, replaced only by the operator's word; the embedded node pins nothing.
+// answers, never swapped for another node's, replaced only by the operator's word; the embedded node's genesis is kept apart while its state file goes on.
 import { describe, expect, it } from "vitest";
 import { chainGenesis } from "../../src/chain/chainGenesis.js";
 import { createLogger } from "../../src/log/logger.js";
@@ -35,9 +35,17 @@ describe("chainGenesis", () => {
     expect(s.pins.get("testnet")).toBe(B);
   });
 
-  it("the embedded node is the chain and pins nothing (a later start in front of real nodes is not bound by it)", async () => {
+  it("the embedded node is the chain and does not pin the network (a later start in front of real nodes is not bound by it)", async () => {
     const s = store();
     expect(await chainGenesis({ pool: node(B), store: s, network: "testnet", pinned: undefined, ownChain: true, log })).toBe(B);
-    expect(s.pins.size).toBe(0);
+    expect(s.pins.has("testnet")).toBe(false);
+  });
+
+  it("the embedded chain that went on from its state file keeps its genesis, whatever block 0 anvil reports after the load", async () => {
+    const s = store();
+    expect(await chainGenesis({ pool: node(A), store: s, network: "testnet", pinned: undefined, ownChain: true, log })).toBe(A);
+    expect(await chainGenesis({ pool: node(B), store: s, network: "testnet", pinned: undefined, ownChain: true, continued: true, log })).toBe(A);
+    // A new chain (no state file to go on from) is keyed by its own genesis.
+    expect(await chainGenesis({ pool: node(B), store: s, network: "testnet", pinned: undefined, ownChain: true, continued: false, log })).toBe(B);
   });
 });
