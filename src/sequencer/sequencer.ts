@@ -104,6 +104,8 @@ export class Sequencer {
   private reconcileOwed = false;
   /** The bound of the owed check (see reconcile). */
   private reconcileSince: Date | undefined;
+  /** When the last check of completed writes against the node succeeded (ms). */
+  private reconciledAt = 0;
   private resuming: Promise<void> | undefined;
   /** Lanes with submissions waiting for the next group commit, which takes them all in one transaction. */
   private readonly lanesWaiting = new Set<NonceLane>();
@@ -167,6 +169,7 @@ export class Sequencer {
       );
       this.reconcileOwed = false;
       this.reconcileSince = undefined;
+      this.reconciledAt = Date.now();
     } catch (err) {
       this.reconcileSince = bound;
       if (!this.reconcileOwed)
@@ -543,6 +546,11 @@ export class Sequencer {
         }
         this.stuckWrites.endPass(stuck);
         this.options.observer?.stuckLanes?.(stuck.size);
+        // A lane that stopped moving may wait behind a write the journal has as completed and the node lost
+        // without this gateway seeing it go back (another replica followed, or the node swapped its state between
+        // two polls): the check of completed writes runs again, at most once a stuck period.
+        const lagging = unfinished.some((r) => r.status === "processing" && r.createdAt < stuckBefore);
+        if (lagging && Date.now() - this.reconciledAt >= this.stuckAfterMs) this.reconcileOwed = true;
       } finally {
         this.resuming = undefined;
       }

@@ -208,6 +208,13 @@ export class SqlSubmissionStore implements SubmissionStore {
     return rows.map(fromRow);
   }
 
+  async laneHeads(network: string): Promise<{ signer: string; next: number }[]> {
+    const rows = await this.db.query<{ signer: string; next_nonce: string | number }>("select signer, next_nonce from nonce_lanes where network = $1", [
+      network,
+    ]);
+    return rows.map((r) => ({ signer: r.signer, next: Number(r.next_nonce) }));
+  }
+
   async listNewest(network: string, status: SubmissionStatus, limit: number, atOrBefore?: Date): Promise<SubmissionRecord[]> {
     const rows = await this.db.query<Row>(
       "select * from submissions where network = $1 and status = $2 and created_at <= $3 order by created_at desc limit $4",

@@ -52,6 +52,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
         `insert into submissions (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)
          values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      laneHeads: statement<[string], { signer: string; next_nonce: number }>("select signer, next_nonce from nonce_lanes where network = ?"),
       lane: statement<[string, string], { next_nonce: number }>("select next_nonce from nonce_lanes where network = ? and signer = ?"),
       setLane: statement<[string, string, number], never>(
         "insert into nonce_lanes (network, signer, next_nonce) values (?, ?, ?) on conflict (network, " +
@@ -193,6 +194,10 @@ export class SqliteSubmissionStore implements SubmissionStore {
 
   async listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]> {
     return this.sql.byStatus.all(network, status, createdBefore?.getTime() ?? NO_CUTOFF, limit).map(fromRow);
+  }
+
+  async laneHeads(network: string): Promise<{ signer: string; next: number }[]> {
+    return this.sql.laneHeads.all(network).map((r) => ({ signer: r.signer, next: Number(r.next_nonce) }));
   }
 
   async listNewest(network: string, status: SubmissionStatus, limit: number, atOrBefore?: Date): Promise<SubmissionRecord[]> {

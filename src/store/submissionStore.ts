@@ -52,6 +52,11 @@ export interface SubmissionStore {
   listByStatus(network: string, status: SubmissionStatus, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
   /** The newest `limit` records in a status, newest first; only those created at or before `atOrBefore` when given (the next page). */
   listNewest(network: string, status: SubmissionStatus, limit: number, atOrBefore?: Date): Promise<SubmissionRecord[]>;
+  /**
+   * Every signer this network's journal handed nonces out for, with the next nonce it would hand out: a signer
+   * whose node has mined fewer is owed writes (forgottenWrites.ts).
+   */
+  laneHeads(network: string): Promise<{ signer: string; next: number }[]>;
   /** Not yet mined nor failed, by signer and nonce: what recovery rebroadcasts (created before `createdBefore`). */
   listUnfinished(network: string, limit: number, createdBefore?: Date): Promise<SubmissionRecord[]>;
   /**

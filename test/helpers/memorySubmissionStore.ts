@@ -79,6 +79,10 @@ export class MemorySubmissionStore implements SubmissionStore {
     return n;
   }
 
+  async laneHeads(network: string): Promise<{ signer: string; next: number }[]> {
+    return [...this.lanes].filter(([k]) => k.startsWith(`${network}/`)).map(([k, next]) => ({ signer: k.slice(network.length + 1), next }));
+  }
+
   async listNewest(network: string, status: SubmissionStatus, limit: number, atOrBefore?: Date): Promise<SubmissionRecord[]> {
     return [...this.records.values()]
       .filter((r) => r.network === network && r.status === status && (!atOrBefore || r.createdAt <= atOrBefore))

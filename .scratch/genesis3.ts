@@ -1,0 +1,18 @@
+import { startAnvil, saveState, kill9, freePort } from "../test/helpers/anvilProcess.js";
+import { rpc } from "../test/helpers/gateway.js";
+const port = await freePort();
+const url = `http://127.0.0.1:${port}`;
+const ts = Number(process.argv[2]);
+let a = await startAnvil(port, undefined, ts);
+const b0 = await rpc<{hash:string,timestamp:string}>(url, "eth_getBlockByNumber", ["0x0", false]);
+console.log("genesis ts", Number(b0.timestamp), "now", Math.floor(Date.now()/1000));
+await new Promise(r=>setTimeout(r,1000));
+let h = Number(await rpc(url,"eth_blockNumber"));
+console.log("block", h, Number((await rpc<{timestamp:string}>(url,"eth_getBlockByNumber",["latest",false])).timestamp));
+await saveState(url, `/tmp/stx.json`);
+await kill9(a);
+a = await startAnvil(port, undefined, ts, `/tmp/stx.json`);
+await new Promise(r=>setTimeout(r,1000));
+h = Number(await rpc(url,"eth_blockNumber"));
+console.log("after reload block", h, Number((await rpc<{timestamp:string}>(url,"eth_getBlockByNumber",["latest",false])).timestamp));
+await kill9(a);
