@@ -23,9 +23,9 @@ export class NonceLane {
   /** Whether the node answered the lane's last broadcast (batch): flow control applies only then. */
   nodeAnswering = true;
   /**
-   * Of `unsent`, how many are recovery's (the journal sent again after a restart or a rewind). Flow control
-   * holds new writes for the lane's own backlog only: thousands of resends held every new write's answer
-   * until they drained (12.8 s through a rewind and a restart).
+   * Of `unsent`, how many are recovery's (the journal sent again after a restart or a rewind). While there are
+   * any, flow control holds no new write: new writes queue behind the resends, and holding their answers until
+   * the lane was through held callers 10 s and more (12.8 s through a rewind and a restart).
    */
   resending = 0;
 

@@ -292,7 +292,8 @@ export class Sequencer {
         let records = 0;
         for (const lane of this.lanesWaiting) {
           if (records >= MAX_COMMIT_RECORDS) break;
-          const room = lane.nodeAnswering ? Math.max(0, MAX_UNSENT - (lane.unsent - lane.resending)) : Infinity;
+          // Not while the lane sends recovery's writes again (NonceLane.resending).
+          const room = lane.nodeAnswering && lane.resending === 0 ? Math.max(0, MAX_UNSENT - lane.unsent) : Infinity;
           const fits = Math.min(MAX_LANE_BATCH, MAX_COMMIT_RECORDS - records);
           const batch = lane.waiting.splice(0, Math.min(fits, room));
           records += batch.length;
@@ -467,6 +468,8 @@ export class Sequencer {
       lane.unsent++;
       lane.resending++;
       this.resent.add(rec.queueId);
+      // Flow control holds nothing while the lane resends: what it held is taken now.
+      if (lane.waiting.length > 0) this.scheduleCommit(lane);
     }
     this.inFlight.add(rec.queueId);
     this.options.observer?.queueDepth(this.inFlight.size);
