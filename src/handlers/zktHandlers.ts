@@ -73,6 +73,7 @@ export function zktHandlers(core: ZktCore, hub: SubscriptionHub): ServiceImpl<ty
       errorMessage: r.errorMessage ?? "",
       createdAt: r.createdAt.toISOString(),
       processedAt: r.processedAt?.toISOString() ?? "",
+      statusReason: r.statusReason ?? "",
     };
   };
   return {

@@ -19,6 +19,17 @@ export interface SubmissionRecord {
   idempotencyKey?: string;
 }
 
+/**
+ * Why an unfinished write is unfinished again, when it is: a write reopened after the node lost the block that
+ * held it keeps the processedAt of that mining (reopening sets only its status back; moving it to a new nonce
+ * clears it), so no column and no extra write is needed to tell it from a first send.
+ */
+export function reopenedReason(rec: Pick<SubmissionRecord, "status" | "processedAt">): string | undefined {
+  if ((rec.status === "pending" || rec.status === "processing") && rec.processedAt !== undefined)
+    return "the node no longer holds the block this write was mined in (it went back, or was restarted on older state); it is being sent again";
+  return undefined;
+}
+
 export type SubmissionUpdate = Partial<Pick<SubmissionRecord, "status" | "errorMessage" | "processedAt" | "hash" | "raw">>;
 
 /** One signer's share of a group commit: `count` consecutive nonces, never below chainPending. */

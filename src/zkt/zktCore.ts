@@ -10,7 +10,7 @@ import { redactPath } from "../log/logger.js";
 import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";
 import type { Sequencer } from "../sequencer/sequencer.js";
 import type { RpcReceipt } from "../sequencer/chainFollower.js";
-import type { SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
+import { reopenedReason, type SubmissionRecord, type SubmissionStore } from "../store/submissionStore.js";
 import { isReadOnly, parseAbi, selectFunction } from "./contractAbi.js";
 import { convertArguments } from "./convertArguments.js";
 import { formatNamed, formatOutputs } from "./formatValues.js";
@@ -152,11 +152,15 @@ export class ZktCore {
     return { ...submitted, receipt };
   }
 
-  async transactionStatus(queueId: string): Promise<SubmissionRecord> {
+  /** A write as its caller sees it: one sent again after the node lost it reads processing, saying why. */
+  async transactionStatus(queueId: string): Promise<SubmissionRecord & { statusReason?: string }> {
     const rec = /^[0-9a-f-]{36}$/.test(queueId) ? await this.deps.store.get(queueId) : undefined;
     if (!rec || rec.network !== this.deps.journalNetwork)
       throw new GatewayError("not_found", `no submission with queueId "${redactPath(queueId)}" on this network`);
-    return rec;
+    const statusReason = reopenedReason(rec);
+    if (statusReason === undefined) return rec;
+    const { processedAt: _minedBefore, ...unmined } = rec;
+    return { ...unmined, status: "processing", statusReason };
   }
 
   private async submit(

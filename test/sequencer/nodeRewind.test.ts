@@ -153,6 +153,31 @@ describe("a node that forgets blocks", () => {
     }
   }, 180_000);
 
+  it("a write the node lost reads processing, saying why, until it is mined again (#52)", async () => {
+    const { url } = await gatewayOnFreshAnvil((c) => {
+      c.networks[0]!.blockTimeSeconds = 0.25;
+    });
+    const base = gw!.network("testnet").url;
+    const snapshot = await rpc<string>(url, "evm_snapshot");
+    const w = (await postJson(`${base}/zkt/try-it-out`, { arguments: "lost once" })).json as { queueId: string };
+    const statusOf = async () =>
+      (await (await fetch(`${base}/zkt/transactions/${w.queueId}`)).json()) as { status: string; statusReason: string | null; processedAt: string | null };
+    await expect.poll(async () => (await statusOf()).status, { timeout: 15_000 }).toBe("completed");
+    expect((await statusOf()).statusReason).toBeNull();
+
+    // The node stops mining and goes back to before the write: the write is sent again and waits in its pool.
+    await rpc(url, "evm_setIntervalMining", [0]);
+    expect(await rpc<boolean>(url, "evm_revert", [snapshot])).toBe(true);
+    await expect.poll(async () => (await statusOf()).status, { timeout: 15_000 }).toBe("processing");
+    const reopened = await statusOf();
+    expect(reopened.statusReason).toMatch(/no longer holds the block/);
+    expect(reopened.processedAt).toBeNull();
+
+    await rpc(url, "evm_setIntervalMining", [1]);
+    await expect.poll(async () => (await statusOf()).status, { timeout: 15_000 }).toBe("completed");
+    expect((await statusOf()).statusReason).toBeNull();
+  }, 60_000);
+
   it("a node that lost blocks but kept their nonces (what anvil's non-atomic dump leaves): those writes are signed again at new nonces", async () => {
     // Made on purpose rather than waited for (the dump race above shows up in about one run of five): the
     // node goes back to a snapshot (blocks and state) and is then set to the nonce it had, as a restart on a

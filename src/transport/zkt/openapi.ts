@@ -228,7 +228,7 @@ export const openApiDocument = {
       ErrorResponse: errorResponse,
       TransactionStatus: {
         type: "object",
-        required: ["queueId", "status", "transactionHash", "errorMessage", "createdAt", "processedAt"],
+        required: ["queueId", "status", "transactionHash", "errorMessage", "createdAt", "processedAt", "statusReason"],
         additionalProperties: false,
         properties: {
           queueId: { type: "string" },
@@ -237,6 +237,11 @@ export const openApiDocument = {
           errorMessage: { type: "string", nullable: true },
           createdAt: { type: "string", format: "date-time" },
           processedAt: { type: "string", format: "date-time", nullable: true },
+          statusReason: {
+            type: "string",
+            nullable: true,
+            description: "Why a write went back to processing (the node lost the block it was mined in); null otherwise.",
+          },
         },
       },
     },

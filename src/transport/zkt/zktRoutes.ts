@@ -195,6 +195,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
               errorMessage: r.errorMessage || null,
               createdAt: r.createdAt,
               processedAt: r.processedAt || null,
+              statusReason: r.statusReason || null,
             },
             call.headers(),
           );
