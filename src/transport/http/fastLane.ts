@@ -88,6 +88,14 @@ function repeatedHead(buf: Buffer, seen: SeenHead): Head | undefined {
  */
 export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOptions, handOff: (unread: Buffer) => void): void {
   let buf = first;
+  /**
+   * A body still arriving: its chunks, gathered once the whole request is there (end: where it ends in buf
+   * plus these; 0 when no body is awaited). Joined chunk by chunk, a 700 KB body in small chunks cost 40 ms of
+   * copying (quadratic), and two such requests held every other caller.
+   */
+  let arriving: Buffer[] = [];
+  let arrivingBytes = 0;
+  let awaitedEnd = 0;
   let busy = false;
   let done = false;
   /** When the first byte of the request being received arrived (0: none pending). */
@@ -107,7 +115,15 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   socket.setTimeout(options.keepAliveTimeoutMs);
 
   const onData = (chunk: Buffer): void => {
-    buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    if (awaitedEnd > 0) {
+      arriving.push(chunk);
+      arrivingBytes += chunk.length;
+      if (buf.length + arrivingBytes < awaitedEnd) return;
+      buf = Buffer.concat([buf, ...arriving]);
+      arriving = [];
+      arrivingBytes = 0;
+      awaitedEnd = 0;
+    } else buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
     if (!busy) pump();
     // One client's pipelined (or junk) bytes wait in the kernel, not in our memory, while it is answered.
     else if (buf.length > READ_AHEAD_BYTES) socket.pause();
@@ -177,6 +193,7 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
           return endAndClose(socket, BODY_BUDGET_EXCEEDED);
         }
         reserved = head.contentLength;
+        awaitedEnd = end;
         return armDeadline(false);
       }
       release();
