@@ -14,6 +14,7 @@ import { portalRoutes } from "./transport/portal/portalRoutes.js";
 import { RateLimits } from "./limits/rateLimits.js";
 import { IdempotencyStore } from "./store/idempotencyStore.js";
 import { Metrics } from "./metrics/metrics.js";
+import { type HeldPorts, holdPorts } from "./transport/holdingServer.js";
 
 export interface Gateway {
   networks: RunningNetwork[];
@@ -40,8 +41,12 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   );
   let stores: Stores | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;
+  let held: HeldPorts | undefined;
+  /** What the start waits for, for the held ports' /readyz. */
+  let startingFor = "opening its store";
   const closeAll = async (): Promise<void> => {
     clearInterval(pruneTimer);
+    await held?.close();
     await Promise.all(networks.map((n) => n.close()));
     await compiler.close();
     await issueLimiter.close();
@@ -49,17 +54,27 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     await stores?.close();
   };
   try {
+    // Alive and not ready while it starts (PostgreSQL or a first node may be waited for): holdingServer.ts.
+    held = await holdPorts(
+      config.host,
+      config.networks.map((n) => n.port),
+      () => startingFor,
+    );
     // Embedded: one SQLite file under DATA_DIR; with DATABASE_URL, PostgreSQL (see openStores.ts).
     stores = await openStores({
       dataDir: config.dataDir,
       ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
       onChange: (what, details) => log.info(what, details),
-      onWait: (what, details) => log.warn(what, details),
+      onWait: (what, details) => {
+        startingFor = `${what}: ${String(details.error ?? "")}`;
+        log.warn(what, details);
+      },
       onAvailability: (available, reason) =>
         available
           ? log.info("the store is available again")
           : log.error("the store is unavailable: writes are refused (503) and readiness is false", { reason }),
     });
+    startingFor = "starting its networks";
     const { journal, health: storeHealth } = stores;
     const keys = new ApiKeys(stores.keys, seed);
     // A claim left by a stopped process is settled from the journal (IdempotencyStore.settleStale).
@@ -105,7 +120,11 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           idempotency,
           metrics,
           walletByAddress: (a) => keys.walletByAddress(a),
-          beforeListen: ready.arrive,
+          // The held ports are let go together, once every network is ready to take its own.
+          beforeListen: async () => {
+            await ready.arrive();
+            await held?.close();
+          },
         }).catch((err: unknown) => {
           ready.abort(err);
           throw err;

@@ -1,13 +1,15 @@
 // A journal database outage (#52): PostgreSQL cut under load (every connection reset, new ones refused, as
 // `pg_ctl stop -m immediate` does) must not end the process; writes meanwhile get 503 "journal unavailable"
 // and readiness is false; once it is back writes succeed again, and every acknowledged write is mined once.
-// A gateway started while PostgreSQL is away waits for it instead of exiting.
+// A gateway started while PostgreSQL is away waits for it instead of exiting, its ports answering meanwhile
+// (alive, not ready), and becomes ready when it comes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 import { freshSchemaUrl, PG_BASE } from "../helpers/postgres.js";
 import { type CuttableLink, startCuttableLink } from "../helpers/cuttableLink.js";
 import { until } from "../helpers/until.js";
+import { freePort } from "../helpers/anvilProcess.js";
 
 const pgTarget = (() => {
   const u = new URL(PG_BASE);
@@ -101,18 +103,41 @@ describe("journal database outage (PostgreSQL)", () => {
     }
   });
 
-  it("a gateway started while PostgreSQL is away waits for it, then serves", { timeout: 60_000 }, async () => {
+  it("a gateway started while PostgreSQL is away answers already (alive, not ready, 503s), then serves", { timeout: 60_000 }, async () => {
     await gw?.close();
     gw = undefined;
     await link.cut();
-    const starting = startTestGateway({ mutate: (c) => (c.databaseUrl = through(schema.url, link)) });
+    const [testnetPort, mainnetPort] = [await freePort(), await freePort()];
+    const starting = startTestGateway({
+      networks: ["testnet", "mainnet"],
+      mutate: (c) => {
+        c.databaseUrl = through(schema.url, link);
+        c.networks[0]!.port = testnetPort;
+        c.networks[1]!.port = mainnetPort;
+      },
+    });
     let started = false;
     void starting.then(() => (started = true)).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 2_000));
     expect(started).toBe(false);
+    // The ports answer meanwhile (they refused connections before): a probe sees a replica starting.
+    const held = `http://127.0.0.1:${testnetPort}`;
+    expect((await fetch(`${held}/healthz`)).status).toBe(200);
+    const readyz = await fetch(`${held}/readyz`);
+    expect(readyz.status).toBe(503);
+    expect(((await readyz.json()) as { starting: string }).starting).toMatch(/waiting for PostgreSQL/);
+    const call = await postJson(held, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
+    expect(call.status).toBe(503);
+    expect(call.headers.get("retry-after")).toBe("2");
+    expect(call.json).toMatchObject({ jsonrpc: "2.0", error: { message: expect.stringMatching(/starting/) } });
+    const zkt = await postJson(`http://127.0.0.1:${mainnetPort}/zkt/try-it-out`, { arguments: "too soon" });
+    expect(zkt.status).toBe(503);
+    expect(zkt.json).toMatchObject({ success: false, errorCode: "UPSTREAM_UNAVAILABLE" });
     await link.mend();
     gw = await starting;
     const url = gw.network("testnet").url;
+    expect(url).toBe(held);
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
     expect((await postJson(url + "/zkt/try-it-out", { arguments: "after the wait" })).status).toBe(200);
   });
 });

@@ -1,0 +1,28 @@
+import { startTestGateway, postJson } from "../test/helpers/gateway.js";
+import { Session } from "node:inspector/promises";
+import { writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+const gw = await startTestGateway();
+const url = gw.network("testnet").url;
+const big = Array.from({ length: 10_000 }, (_, i) => i % 2 ? `function f${i}(uint256 a) view returns (uint256)` : { type: "function", name: `f${i}`, stateMutability: "view", inputs: [{ type: "uint256" }] });
+const text = JSON.stringify({ to: "0x" + "11".repeat(20), abi: big, method: "balanceOf", arguments: ["0x" + "11".repeat(20)] });
+for (let i = 0; i < 3; i++) await Promise.all([postJson(`${url}/zkt/try-it-out`, text), postJson(`${url}/zkt/try-it-out`, text)]);
+const s = new Session(); s.connect();
+await s.post("Profiler.enable"); await s.post("Profiler.setSamplingInterval", { interval: 100 }); await s.post("Profiler.start");
+const loop = monitorEventLoopDelay({ resolution: 1 }); loop.enable();
+const t = performance.now();
+writeFileSync("/tmp/big.json", text);
+const curl = () => promisify(execFile)("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "content-type: application/json", "--data-binary", "@/tmp/big.json", `${url}/zkt/try-it-out`]).then(r => ({ status: r.stdout }));
+const r = await Promise.all([curl(), curl()]);
+console.log("took", performance.now() - t, "loopMax", loop.max / 1e6, r.map(x => x.status));
+const { profile } = await s.post("Profiler.stop");
+writeFileSync("/tmp/abi.cpuprofile", JSON.stringify(profile));
+// top self time
+const self = new Map<string, number>();
+const dt = profile.timeDeltas!; const byId = new Map(profile.nodes.map(n => [n.id, n]));
+profile.samples!.forEach((id, i) => { const n = byId.get(id)!; const k = `${n.callFrame.functionName || "(anon)"} ${n.callFrame.url.split("/").slice(-2).join("/")}:${n.callFrame.lineNumber}`; self.set(k, (self.get(k) ?? 0) + (dt[i] ?? 0) / 1000); });
+console.log([...self].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${v.toFixed(1)}ms ${k}`).join("\n"));
+await gw.close();
+process.exit(0);
