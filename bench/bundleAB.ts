@@ -3,7 +3,8 @@
 // path (uncoalesced reads, so every request reaches the node) and for ZKT message writes. Rounds alternate
 // the bundles, so a machine that slows down mid-run slows each of them alike; the table is the median
 // round per bundle. Each runs with `npm start`'s Node flags; a bundle may add flags after its path, in one
-// argument (`"dist-ab/x.mjs --max-semi-space-size=4"`: the later flag wins), so a flag can be an A/B too.
+// argument (`"dist-ab/x.mjs --max-semi-space-size=4"`: the later flag wins), so a flag can be an A/B too, and
+// so can an environment variable (`"dist-ab/x.mjs MALLOC_MMAP_THRESHOLD_=65536"`).
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { fixedLoad as sendFixed } from "./fixedLoad.js";
@@ -57,10 +58,14 @@ function cpuMs(pid: number): number {
 }
 
 async function startBundle(bundle: string, upstream: string, port: number): Promise<ChildProcess> {
-  const [path, ...flags] = bundle.split(/\s+/);
+  const [path, ...words] = bundle.split(/\s+/);
+  // NAME=value words are the process's environment (an allocator setting, say), the rest Node flags.
+  const env = Object.fromEntries(words.filter((w) => /^[A-Z_][A-Z0-9_]*=/.test(w)).map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]));
+  const flags = words.filter((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w));
   const proc = spawn(process.execPath, [...startNodeFlags(), ...flags, resolve(path!)], {
     env: {
       ...process.env,
+      ...env,
       NETWORKS: "testnet",
       TESTNET_PORT: String(port),
       TESTNET_UPSTREAMS: upstream,

@@ -10,6 +10,7 @@ export type ErrorKind =
   | "invalid_params"
   | "internal"
   | "rate_limited"
+  | "limit_exceeded"
   | "transaction_rejected"
   | "execution_reverted"
   | "unauthorized"
@@ -41,6 +42,9 @@ export const errorKinds: Record<ErrorKind, KindInfo> = {
   invalid_params: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "VALIDATION_ERROR" },
   internal: { jsonRpcCode: -32603, httpStatus: 500, connectCode: Code.Internal, zktCode: "INTERNAL_ERROR" },
   rate_limited: { wholeRequest: true, jsonRpcCode: -32005, httpStatus: 429, connectCode: Code.ResourceExhausted, zktCode: "RATE_LIMITED" },
+  // One call asks for more than a limit allows (eth_getLogs' block range or result count): EIP-1474's "limit
+  // exceeded", that call's own error (the rest of a batch is answered).
+  limit_exceeded: { jsonRpcCode: -32005, httpStatus: 400, connectCode: Code.ResourceExhausted, zktCode: "LIMIT_EXCEEDED" },
   transaction_rejected: { jsonRpcCode: -32003, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },
   // Reverts keep the node's own code (3 for geth/anvil) and data; see GatewayError.jsonRpcCode.
   execution_reverted: { jsonRpcCode: 3, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },

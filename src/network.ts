@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { GatewayConfig, NetworkConfig } from "./config/config.js";
 import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
+import { boundedGetLogs } from "./rpc/boundedLogs.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
 import { InflightReads } from "./rpc/inflightReads.js";
 import { RpcCore } from "./rpc/rpcCore.js";
@@ -227,6 +228,15 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     }
     const sponsorship = new Sponsorship({ pool, sequencer, seed: deps.seed, chainId: net.chainId });
     registerPlatformMethods(core, { validators, tokens, sponsorship });
+    // Bounded before a node is asked (rpc/boundedLogs.ts).
+    const logsPool = pool;
+    core.register(
+      "eth_getLogs",
+      boundedGetLogs(
+        { call: (method, params) => logsPool.call(method, params), head: () => logsPool.head },
+        { maxBlockRange: gw.logsMaxBlockRange, maxResults: gw.logsMaxResults },
+      ),
+    );
     const zkt = new ZktCore({
       network: net,
       journalNetwork,

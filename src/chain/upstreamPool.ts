@@ -77,6 +77,13 @@ export class UpstreamPool {
   readonly routing: RoutingOptions;
   /** The highest block number any answer gave on this network: eth_blockNumber never answers less. */
   private highestBlock = -1;
+
+  /** The newest block any node has reported (a probe, an eth_blockNumber), if one has. */
+  get head(): number | undefined {
+    let best = this.highestBlock;
+    for (const u of this.upstreams) if (u.head > best) best = u.head;
+    return best >= 0 ? best : undefined;
+  }
   /** Transaction hashes sent through this pool, with when (read-your-writes). */
   private readonly sent = new Map<string, number>();
   private readonly batcher: ReadBatcher | undefined;

@@ -161,6 +161,17 @@ export const configSchema = z.strictObject({
     doc: "Largest accepted request body on every endpoint (413 beyond).",
   }),
   maxBatchSize: setting(positiveInt().default(40), { doc: "Most requests in one JSON-RPC batch (-32600 beyond)." }),
+  logsMaxBlockRange: setting(positiveInt().default(10_000), {
+    env: "LOGS_MAX_BLOCK_RANGE",
+    doc:
+      "Most blocks one eth_getLogs may span (a toBlock past the head counts up to the head; a blockHash query is " +
+      "one block): wider is refused with -32005 before it reaches a node. A node refusing a range within it is " +
+      "asked for each half.",
+  }),
+  logsMaxResults: setting(positiveInt().default(10_000), {
+    env: "LOGS_MAX_RESULTS",
+    doc: "Most logs one eth_getLogs answer may carry: more is refused with -32005 (narrow the range or the filter).",
+  }),
   coalesceReads: setting(onOff.default(true), {
     env: "COALESCE_READS",
     doc:

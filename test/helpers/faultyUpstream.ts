@@ -13,6 +13,10 @@ export interface FaultyUpstream {
   slow(ms: number, match: RegExp, fail?: number): void;
   /** Requests calling `method` are answered "method not found" (-32601), as by a node without it. */
   refuse(method: string): void;
+  /** eth_getLogs over more than `blocks` blocks (numeric fromBlock/toBlock) is refused with -32005, as nodes cap it. */
+  capLogRange(blocks: number): void;
+  /** eth_getLogs calls received (each refused or passed on). */
+  readonly logQueries: number;
   /** The next `count` transactions sent (alone or in batches) are answered with their hash and never reach the node. */
   lose(count: number): void;
   /** How many transactions were lost so far. */
@@ -29,7 +33,7 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   let delayMs = 0;
   let rule = /$^/;
   let refused: string | undefined;
-  const state = { matched: 0, toLose: 0, lost: 0, calls: 0 };
+  const state = { matched: 0, toLose: 0, lost: 0, calls: 0, logCap: 0, logQueries: 0 };
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -39,6 +43,25 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
       const calls = JSON.parse(body) as { id: unknown } | { id: unknown }[];
       const error = (c: { id: unknown }) => ({ jsonrpc: "2.0", id: c.id, error: { code: -32601, message: `Method not found: ${refused}` } });
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? calls.map(error) : error(calls)));
+      return;
+    }
+    if (state.logCap > 0 && body.includes('"method":"eth_getLogs"')) {
+      // Each call on its own: a capped eth_getLogs is refused, anything else goes to the node.
+      type Call = { id: unknown; method: string; params: { fromBlock?: string; toBlock?: string }[] };
+      const calls = JSON.parse(body) as Call | Call[];
+      const answers = [];
+      for (const c of Array.isArray(calls) ? calls : [calls]) {
+        const f = c.params[0] ?? {};
+        if (c.method === "eth_getLogs") state.logQueries++;
+        const wide =
+          c.method === "eth_getLogs" &&
+          f.fromBlock?.startsWith("0x") &&
+          f.toBlock?.startsWith("0x") &&
+          Number(f.toBlock) - Number(f.fromBlock) + 1 > state.logCap;
+        if (wide) answers.push({ jsonrpc: "2.0", id: c.id, error: { code: -32005, message: `query exceeds max block range ${state.logCap}` } });
+        else answers.push(await (await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(c) })).json());
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? answers : answers[0]));
       return;
     }
     if (state.toLose > 0 && body.includes('"method":"eth_sendRawTransaction"')) {
@@ -90,6 +113,12 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     },
     lose(count) {
       state.toLose = count;
+    },
+    capLogRange(blocks) {
+      state.logCap = blocks;
+    },
+    get logQueries() {
+      return state.logQueries;
     },
     get lost() {
       return state.lost;
