@@ -5,6 +5,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { GatewayConfig, NetworkConfig } from "./config/config.js";
 import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
 import { boundedGetLogs } from "./rpc/boundedLogs.js";
+import { MethodWeights } from "./limits/methodWeights.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
 import { InflightReads } from "./rpc/inflightReads.js";
 import { RpcCore } from "./rpc/rpcCore.js";
@@ -47,7 +48,7 @@ import { Policy, type Authenticate } from "./policy/policy.js";
 import { admitEach, admissionGate, guard } from "./handlers/guard.js";
 import { rpcHandlers } from "./handlers/rpcHandlers.js";
 import { zktHandlers } from "./handlers/zktHandlers.js";
-import { RpcService, type BatchRequest } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
+import { RpcService, type BatchRequest, type CallRequest } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../gen/chaingateway/zkt/v1/zkt_pb.js";
 import { clientIp, trustedProxies } from "./transport/http/clientIp.js";
 import type { IdempotencyStore } from "./store/idempotencyStore.js";
@@ -264,10 +265,18 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const hub = new SubscriptionHub(feed, hubObserver);
     // One policy for every transport (policy/operations.ts), applied around the handlers by the guard; the
     // REST, JSON-RPC and WebSocket adapters call the same guarded handlers in process.
+    const weights = new MethodWeights(gw.methodWeights);
     const policy = new Policy({ network: net.name, authenticate: deps.authenticate, limits, idempotency: deps.idempotency });
     const handlers = {
+      // A call counts its method's units (METHOD_WEIGHTS; 1 unless weighed), a batch the sum of its calls'.
       rpc: guard(RpcService, rpcHandlers(core, gw.maxBatchSize, sponsorship, hub, embedded ? new TestFaucet(pool) : undefined), policy, (method, req) =>
-        method === "Batch" ? Math.max(1, (req as BatchRequest).calls.length) : 1,
+        method === "Batch"
+          ? weights.uniform
+            ? Math.max(1, (req as BatchRequest).calls.length)
+            : weights.sum((req as BatchRequest).calls.map((c) => c.method))
+          : method === "Call"
+            ? weights.of((req as CallRequest).method)
+            : 1,
       ),
       zkt: guard(ZktService, zktHandlers(zkt, hub), policy),
       admitReflection: admitEach(policy, "ServerReflection.ServerReflectionInfo"),

@@ -161,6 +161,21 @@ export const configSchema = z.strictObject({
     doc: "Largest accepted request body on every endpoint (413 beyond).",
   }),
   maxBatchSize: setting(positiveInt().default(40), { doc: "Most requests in one JSON-RPC batch (-32600 beyond)." }),
+  methodWeights: setting(
+    z
+      .record(
+        z.string().regex(/^[A-Za-z0-9_]+\*?$/, { error: "a method name, or a prefix ending in * (debug_*)" }),
+        z.number().int({ error: "must be a whole number of units" }).min(1, { error: "must be at least 1" }).max(1_000_000),
+      )
+      .default({}),
+    {
+      env: "METHOD_WEIGHTS",
+      doc:
+        "What one call of a method counts against the request limits, in units (method=units, comma list in env: " +
+        "eth_getLogs=20,eth_call=2,debug_*=50; a name ending in * is a prefix). Unnamed methods count 1, which keeps " +
+        "the limit's 1,500 a minute a count of requests; a batch counts the sum of its calls.",
+    },
+  ),
   logsMaxBlockRange: setting(positiveInt().default(10_000), {
     env: "LOGS_MAX_BLOCK_RANGE",
     doc:
@@ -532,6 +547,23 @@ function fromEnv(name: string, text: string, schema: z.ZodType, problems: string
         .split(",")
         .map((s) => s.trim())
         .filter(Boolean);
+    case "record": {
+      // name=number pairs, comma separated (METHOD_WEIGHTS=eth_getLogs=20,debug_*=50).
+      const out: Record<string, number> = {};
+      for (const pair of text
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const at = pair.lastIndexOf("=");
+        const n = Number(pair.slice(at + 1));
+        if (at <= 0 || !Number.isFinite(n)) {
+          problems.push(`${name}: "${pair}" is not name=number`);
+          return undefined;
+        }
+        out[pair.slice(0, at).trim()] = n;
+      }
+      return out;
+    }
     default:
       return text;
   }
