@@ -11,6 +11,7 @@ export type ErrorKind =
   | "internal"
   | "rate_limited"
   | "limit_exceeded"
+  | "quota_exceeded"
   | "transaction_rejected"
   | "execution_reverted"
   | "unauthorized"
@@ -44,6 +45,8 @@ export const errorKinds: Record<ErrorKind, KindInfo> = {
   rate_limited: { wholeRequest: true, jsonRpcCode: -32005, httpStatus: 429, connectCode: Code.ResourceExhausted, zktCode: "RATE_LIMITED" },
   // One call asks for more than a limit allows (eth_getLogs' block range or result count): EIP-1474's "limit
   // exceeded", that call's own error (the rest of a batch is answered).
+  // A key's write quota (per day, per month) is spent: refused before anything is signed or journaled.
+  quota_exceeded: { wholeRequest: true, jsonRpcCode: -32005, httpStatus: 429, connectCode: Code.ResourceExhausted, zktCode: "QUOTA_EXCEEDED" },
   limit_exceeded: { jsonRpcCode: -32005, httpStatus: 400, connectCode: Code.ResourceExhausted, zktCode: "LIMIT_EXCEEDED" },
   transaction_rejected: { jsonRpcCode: -32003, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },
   // Reverts keep the node's own code (3 for geth/anvil) and data; see GatewayError.jsonRpcCode.

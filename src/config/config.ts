@@ -246,6 +246,17 @@ export const configSchema = z.strictObject({
         env: "TRY_IT_OUT_RATE_LIMIT",
         doc: "Stricter limit for POST /zkt/try-it-out, per IP per window.",
       }),
+      writesPerDay: setting(positiveInt().optional(), {
+        env: "KEY_WRITES_PER_DAY",
+        doc:
+          "Writes (ZKT writes and deploys, keyed eth_sendRawTransaction, sponsored transactions) per key per day, " +
+          "across networks; unset: unlimited. A key's own transactions/day (keys CLI --tpd) overrides it. Over it: " +
+          "429 QUOTA_EXCEEDED / -32005 with Retry-After, refused before anything is signed or journaled.",
+      }),
+      writesPerMonth: setting(positiveInt().optional(), {
+        env: "KEY_WRITES_PER_MONTH",
+        doc: "Writes per key per 30 days, across networks (counted as KEY_WRITES_PER_DAY counts); unset: unlimited.",
+      }),
       faucetCreditsPerDay: setting(positiveInt().default(10), {
         env: "FAUCET_CREDITS_PER_DAY",
         doc: "Test-fund credits (10 ETH-equivalent each, embedded dev chain only) per key per day.",

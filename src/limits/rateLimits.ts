@@ -22,6 +22,9 @@ export interface RateLimitConfig {
   tryItOutRequestsPerWindow: number;
   /** Requests per client IP per window across its free keys (twice requestsPerWindow when unset). */
   perIpRequestsPerWindow?: number;
+  /** Writes per key per day and per 30 days, across networks (unlimited when unset; a key's transactionsPerDay wins). */
+  writesPerDay?: number | undefined;
+  writesPerMonth?: number | undefined;
   /** Test-fund credits (POST /zgt/<key>/faucet) per key per day (10 when unset). */
   faucetCreditsPerDay?: number;
   /** When Redis is unreachable: "open" serves unlimited, "closed" refuses with 503. */
@@ -33,7 +36,7 @@ export interface RateLimitConfig {
   keyPrefix?: string;
 }
 
-export type LimitScope = "requests" | "requests-per-ip" | "try-it-out" | "transactions" | "faucet";
+export type LimitScope = "requests" | "requests-per-ip" | "try-it-out" | "transactions" | "writes-month" | "faucet";
 
 export class RateLimits {
   private readonly limiters: CallerLimiter[] = [];
@@ -103,10 +106,16 @@ export class RateLimits {
     await this.take("faucet", "all", `key:${access.keyId}`, this.config.faucetCreditsPerDay ?? 10, 86_400_000, 1, "test-fund credits");
   }
 
-  /** The key's daily transaction quota, when it has one: one quota across networks. */
+  /**
+   * The key's write quotas, when it has any: per day (its own transactionsPerDay, else KEY_WRITES_PER_DAY) and
+   * per 30 days (KEY_WRITES_PER_MONTH), one count across networks and replicas.
+   */
   async checkTransaction(access: LimitedCaller): Promise<void> {
-    if (access.kind !== "key" || !access.transactionsPerDay) return;
-    await this.take("transactions", "all", `key:${access.keyId}`, access.transactionsPerDay, 86_400_000, 1, "transactions (daily quota)");
+    if (access.kind !== "key") return;
+    const perDay = access.transactionsPerDay ?? this.config.writesPerDay;
+    const perMonth = this.config.writesPerMonth;
+    if (perMonth) await this.take("writes-month", "all", `key:${access.keyId}`, perMonth, 30 * 86_400_000, 1, "writes (monthly quota)", "quota_exceeded");
+    if (perDay) await this.take("transactions", "all", `key:${access.keyId}`, perDay, 86_400_000, 1, "writes (daily quota)", "quota_exceeded");
   }
 
   async close(): Promise<void> {
@@ -138,11 +147,13 @@ export class RateLimits {
     windowMs: number,
     weight: number,
     what: string,
+    /** What a refusal is: a rate limit, or a quota spent (QUOTA_EXCEEDED). */
+    kind: "rate_limited" | "quota_exceeded" = "rate_limited",
   ): LimitDecision | undefined | Promise<LimitDecision | undefined> {
     let probing: ((ok: boolean) => void) | undefined;
     if (this.breaker.open) {
       const probe = this.breaker.probe;
-      if (probe) return probe.then((ok) => (ok ? this.take(scope, network, caller, limit, windowMs, weight, what) : this.failPolicy()));
+      if (probe) return probe.then((ok) => (ok ? this.take(scope, network, caller, limit, windowMs, weight, what, kind) : this.failPolicy()));
       const now = Date.now();
       if (now < this.breaker.retryAt) return this.failPolicy();
       // This request is the probe; the ones arriving meanwhile wait for its outcome.
@@ -152,7 +163,7 @@ export class RateLimits {
     const limiter = this.limiterFor(scope, network, limit, windowMs);
     const taken = limiter.take(caller, weight);
     // Only a clustered (Redis) decision can hang or fail; a local one is already made.
-    if (!(taken instanceof Promise)) return this.decide(taken, scope, network, limit, windowMs, weight, what);
+    if (!(taken instanceof Promise)) return this.decide(taken, scope, network, limit, windowMs, weight, what, kind);
     const probed = (ok: boolean): void => {
       if (!probing) return;
       this.breaker.probe = undefined;
@@ -161,7 +172,7 @@ export class RateLimits {
     return withTimeout(taken, this.config.decisionTimeoutMs).then(
       (d) => {
         probed(true);
-        return this.decide(d, scope, network, limit, windowMs, weight, what);
+        return this.decide(d, scope, network, limit, windowMs, weight, what, kind);
       },
       (err: unknown) => {
         // Before the fail policy, which throws when closed.
@@ -173,7 +184,16 @@ export class RateLimits {
   }
 
   /** A decision made: counted (returned) or refused (rate_limited thrown). */
-  private decide(decision: LimitDecision, scope: LimitScope, network: string, limit: number, windowMs: number, weight: number, what: string): LimitDecision {
+  private decide(
+    decision: LimitDecision,
+    scope: LimitScope,
+    network: string,
+    limit: number,
+    windowMs: number,
+    weight: number,
+    what: string,
+    kind: "rate_limited" | "quota_exceeded",
+  ): LimitDecision {
     if (this.degraded) {
       this.degraded = false;
       this.breaker.open = false;
@@ -184,8 +204,8 @@ export class RateLimits {
       this.onReject(network, scope);
       const n = weight > 1 ? ` (this request counts ${weight})` : "";
       throw new GatewayError(
-        "rate_limited",
-        `rate limit exceeded: at most ${limit} ${what} per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`,
+        kind,
+        `${kind === "rate_limited" ? "rate limit" : "quota"} exceeded: at most ${limit} ${what} per ${formatWindow(windowMs)}${n}; retry in ${decision.resetSeconds} s`,
         {
           retryAfterSeconds: decision.resetSeconds,
           details: { limit, windowSeconds: windowMs / 1000, retryAfterSeconds: decision.resetSeconds },
@@ -227,7 +247,7 @@ export function rateLimitHeaders(d: LimitDecision | undefined): Record<string, s
 }
 
 function formatWindow(ms: number): string {
-  return ms === 60_000 ? "minute" : ms === 86_400_000 ? "day" : `${ms / 1000} s`;
+  return ms === 60_000 ? "minute" : ms === 86_400_000 ? "day" : ms === 30 * 86_400_000 ? "30 days" : `${ms / 1000} s`;
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

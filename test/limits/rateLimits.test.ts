@@ -272,7 +272,7 @@ describe("rate limits (in-process)", () => {
     for (let i = 0; i < 2; i++) expect((await postJson(`${base}/zkt/${apiKey}`, { arguments: `q${i}` })).status).toBe(200);
     const third = await postJson(`${base}/zkt/${apiKey}`, { arguments: "q3" });
     expect(third.status).toBe(429);
-    expect((third.json as { error: string }).error).toMatch(/at most 2 transactions \(daily quota\) per day/);
+    expect(third.json).toMatchObject({ errorCode: "QUOTA_EXCEEDED", error: expect.stringMatching(/at most 2 writes \(daily quota\) per day/) });
     // Reads are not transactions.
     const res = await postJson(`${base}/zgt/${apiKey}`, call(1));
     expect(res.headers.get("x-ratelimit-limit")).toBe("500"); // 1000/min over a 30 s window
