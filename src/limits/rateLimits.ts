@@ -96,6 +96,25 @@ export class RateLimits {
     );
   }
 
+  /**
+   * The refusal a request of this caller would get now, without counting it, when its request window is spent:
+   * a request whose body is still arriving is then refused without reading or parsing it. This process's view
+   * (undefined with Redis, where asking would cost a round trip per request).
+   */
+  spentRequests(network: string, access: LimitedCaller, ip: string): GatewayError | undefined {
+    if (this.connection) return undefined;
+    const perKey = access.kind === "key" ? (access.requestsPerMinute ?? undefined) : undefined;
+    const limit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
+    const limiter = this.byScope.get("requests")?.get(network)?.get(limit);
+    const reset = limiter instanceof WindowLimiter ? limiter.spent(callerOf(access, ip)) : undefined;
+    if (reset === undefined) return undefined;
+    this.onReject(network, "requests");
+    return new GatewayError("rate_limited", `rate limit exceeded: at most ${limit} requests per ${formatWindow(this.config.windowMs)}; retry in ${reset} s`, {
+      retryAfterSeconds: reset,
+      details: { limit, windowSeconds: this.config.windowMs / 1000, retryAfterSeconds: reset },
+    });
+  }
+
   async checkTryItOut(network: string, ip: string): Promise<LimitDecision | undefined> {
     return await this.take("try-it-out", network, `ip:${ip}`, this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submissions");
   }

@@ -74,6 +74,20 @@ export class Policy {
     }));
   }
 
+  /**
+   * The refusal the caller's next request would get for its spent request window, counting nothing: asked
+   * before a request's body is read (an over-limit caller's bodies are then neither read nor parsed).
+   */
+  refusedBeforeBody(caller: Caller): MaybePromise<GatewayError | undefined> {
+    const { limits, network } = this.deps;
+    if (caller.apiKey === undefined) return limits.spentRequests(network, PUBLIC, caller.clientIp);
+    return this.deps.authenticate(caller.apiKey).then(
+      (access) => limits.spentRequests(network, access, caller.clientIp),
+      // A key that does not authenticate is refused by the operation itself, as usual.
+      () => undefined,
+    );
+  }
+
   /** Whether run() has work for this call (a quota to charge, an idempotency key to honour); else just call it. */
   hasRunWork(op: OperationName, caller: Caller): boolean {
     const rule = OPERATIONS[op];

@@ -13,7 +13,7 @@ import type { Caller } from "../../policy/policy.js";
 import { RequestTestFundsRequestSchema, RpcService, SignSponsorConsentRequestSchema } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { callInProcess } from "../http/callInProcess.js";
 import { zktErrorAnswer } from "../zkt/errorMap.js";
-import type { MaybePromise } from "../../maybePromise.js";
+import { andThen, type MaybePromise } from "../../maybePromise.js";
 import { jsonRpcViaHandlers, type AdmitMalformed } from "./viaHandlers.js";
 
 export interface JsonRpcRouteOptions {
@@ -22,6 +22,8 @@ export interface JsonRpcRouteOptions {
   rpc: ServiceImpl<typeof RpcService>;
   /** The policy's admission, for requests too malformed to reach a handler (they still count). */
   admitMalformed: AdmitMalformed;
+  /** The policy's refusal of a caller whose request window is spent, asked before a body still arriving is read. */
+  refuseEarly?: (caller: Caller) => MaybePromise<GatewayError | undefined>;
 }
 
 function renderError(err: GatewayError): HttpAnswer {
@@ -45,7 +47,10 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
   const serve = (req: RestRequest, caller: Caller, route: string): MaybePromise<HttpAnswer> => {
     const handlers = jsonRpcViaHandlers(options.rpc, caller, route, options.admitMalformed);
     const run = (text: string): MaybePromise<HttpAnswer> => handleJsonRpc(text, handlers, options.maxBatchSize);
-    return req.text !== undefined ? run(req.text) : req.body().then(run);
+    if (req.text !== undefined) return run(req.text);
+    // A body still to come (node:http, HTTP/2) is not read for a caller already over its limit.
+    const early = options.refuseEarly?.(caller);
+    return andThen(early, (refused) => (refused ? renderError(refused) : req.body().then(run)));
   };
   const keyed = (pattern: RegExp, route: string): RestRoute => ({
     method: "POST",

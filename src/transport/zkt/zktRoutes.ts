@@ -19,6 +19,7 @@ import {
 import { isReadOnlyCall } from "../../zkt/contractAbi.js";
 import type { Logger } from "../../log/logger.js";
 import type { Caller } from "../../policy/policy.js";
+import type { MaybePromise } from "../../maybePromise.js";
 import { json, type HttpAnswer, type RestRequest, type RestRoute } from "../http/restRouter.js";
 import { callInProcess } from "../http/callInProcess.js";
 import { zktErrorAnswer } from "./errorMap.js";
@@ -30,6 +31,8 @@ export interface ZktRouteOptions {
   /** The guarded ZktService handlers. */
   zkt: ServiceImpl<typeof ZktService>;
   log: Logger;
+  /** The policy's refusal of a caller whose request window is spent, asked before a body still arriving is read. */
+  refuseEarly?: (caller: Caller) => MaybePromise<GatewayError | undefined>;
 }
 
 const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
@@ -87,6 +90,11 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
   ) => callInProcess(method, handler, message, caller, req.path);
 
   const submit = async (req: RestRequest, apiKey: string | undefined): Promise<HttpAnswer> => {
+    if (req.text === undefined && options.refuseEarly) {
+      // A body still to come (node:http, HTTP/2) is not read for a caller already over its limit.
+      const refused = await options.refuseEarly({ apiKey, clientIp: req.clientIp });
+      if (refused) return zktErrorAnswer(refused);
+    }
     let body: unknown;
     try {
       body = JSON.parse(await req.body());
