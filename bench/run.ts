@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createServer } from "node:net";
 import { JsonRpcProvider, HDNodeWallet, Mnemonic } from "ethers";
 import { startFaultyUpstream } from "../test/helpers/faultyUpstream.js";
+import { underAttack } from "./underAttack.js";
 import { startEmbeddedNode, anvilBinaryPath, type EmbeddedNode } from "../src/chain/embeddedNode.js";
 import { SolidityCompiler } from "../src/zkt/solc/compileSolidity.js";
 import { build } from "esbuild";
@@ -35,7 +36,7 @@ const TAIL_ROUNDS = Number(process.env.BENCH_TAIL_ROUNDS ?? 5);
  */
 const NOISY_SPREAD = 2;
 const mean = (xs: number[]): number => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
-/** BENCH_ONLY=rpc,p99,cache,zkt,deploy,fanout,keys runs only those sections (rpc includes p99) and prints instead of writing RESULTS.md. */
+/** BENCH_ONLY=rpc,p99,cache,zkt,deploy,fanout,keys,attack runs only those sections (rpc includes p99) and prints instead of writing RESULTS.md. */
 const only = (section: string): boolean => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(",").includes(section);
 const scratch = mkdtempSync(join(tmpdir(), "bench-"));
 const DEV_MNEMONIC = "test test test test test test test test test test test junk";
@@ -1124,6 +1125,18 @@ async function main(): Promise<void> {
           "measured over the next 10 s after a 2 s pause: probes and the block walk); idle calls/s is that idle count.",
         "",
       );
+    }
+    if (only("attack")) {
+      // Its own gateway, with the default per-IP defences (the others raise them: the load generators are one address).
+      const guarded = await startGateway(node.url, mkdtempSync(join(tmpdir(), "bench-gw-attack-")), {
+        HTTP_MAX_CONNECTIONS_PER_IP: "1000",
+        HTTP_BODY_BUDGET_PER_IP_BYTES: String(32 * 1024 * 1024),
+      });
+      try {
+        lines.push(...(await underAttack(guarded.url)));
+      } finally {
+        guarded.proc.kill("SIGTERM");
+      }
     }
     lines.push(
       "## 6. Memory",
