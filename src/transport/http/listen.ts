@@ -97,10 +97,36 @@ export async function listenDual(
         return;
       }
       res.once("close", () => budget.release(ip, declared));
-    }
+    } else if (!(declared >= 0) && req.method !== "GET" && req.method !== "HEAD") budgetAsItArrives(req, res);
     inFlight++;
     res.once("close", () => inFlight--);
     return innerHandler(req, res);
+  };
+  /**
+   * A body of no declared length (gRPC over HTTP/2, a chunked HTTP/1.1 body) is counted as it arrives: each
+   * piece the stream takes in is held against the budget until the answer is done. Past the budget the stream
+   * is reset (the connection, on HTTP/1.1): 100 streams a session of 1 MB bodies never finished were each held
+   * whole, unbudgeted, for as long as the request timeout. Counted where the request takes its bytes in
+   * (push), so whoever reads it, and whenever, reads it unchanged.
+   */
+  const budgetAsItArrives = (req: Parameters<NodeHandlerFn>[0], res: Parameters<NodeHandlerFn>[1]): void => {
+    const ip = normalise(req.socket?.remoteAddress ?? "unknown");
+    let held = 0;
+    const push = req.push;
+    req.push = function budgeted(this: typeof req, chunk: unknown, encoding?: BufferEncoding): boolean {
+      if (chunk !== null && chunk !== undefined) {
+        const n = typeof chunk === "string" ? Buffer.byteLength(chunk, encoding) : (chunk as Uint8Array).length;
+        if (!budget.reserve(ip, n)) {
+          req.push = push;
+          if ("stream" in req) req.stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+          else req.socket.destroy();
+          return false;
+        }
+        held += n;
+      }
+      return push.call(this, chunk, encoding);
+    } as typeof req.push;
+    res.once("close", () => budget.release(ip, held));
   };
   const h1 = http.createServer({ connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs) }, handler as http.RequestListener);
   h1.keepAliveTimeout = limits.keepAliveTimeoutMs;

@@ -103,4 +103,26 @@ describe("per-IP budgets at the edge", () => {
       for (const s of sockets) s.destroy();
     }
   });
+
+  it("bodies of no declared length (chunked, as gRPC's have none) are budgeted as they arrive: past the IP's share, the connection is closed", {
+    timeout: 60_000,
+  }, async () => {
+    // 50 connections each sending 900 KB of a chunked body never finished: 45 MB, past the IP's 32 MB share.
+    const piece = Buffer.alloc(900 * 1024, 0x20);
+    const { sockets } = await openMany(port, 50, (s) => {
+      s.write("POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n");
+      s.write(`${piece.length.toString(16)}\r\n`);
+      s.write(piece);
+      s.write("\r\n");
+    });
+    try {
+      // The share holds ~36 of them; the others are closed rather than held.
+      const closed = () => sockets.filter((s) => s.destroyed).length;
+      await until(() => closed() >= 10, 10_000);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(closed()).toBeLessThanOrEqual(16);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+  });
 });
