@@ -269,14 +269,18 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const policy = new Policy({ network: net.name, authenticate: deps.authenticate, limits, idempotency: deps.idempotency });
     const handlers = {
       // A call counts its method's units (METHOD_WEIGHTS; 1 unless weighed), a batch the sum of its calls'.
-      rpc: guard(RpcService, rpcHandlers(core, gw.maxBatchSize, sponsorship, hub, embedded ? new TestFaucet(pool) : undefined), policy, (method, req) =>
-        method === "Batch"
-          ? weights.uniform
-            ? Math.max(1, (req as BatchRequest).calls.length)
-            : weights.sum((req as BatchRequest).calls.map((c) => c.method))
-          : method === "Call"
-            ? weights.of((req as CallRequest).method)
-            : 1,
+      rpc: guard(
+        RpcService,
+        rpcHandlers(core, gw.maxBatchSize, sponsorship, hub, embedded ? new TestFaucet(pool) : undefined, (access) => limits.usageOf(net.name, access)),
+        policy,
+        (method, req) =>
+          method === "Batch"
+            ? weights.uniform
+              ? Math.max(1, (req as BatchRequest).calls.length)
+              : weights.sum((req as BatchRequest).calls.map((c) => c.method))
+            : method === "Call"
+              ? weights.of((req as CallRequest).method)
+              : 1,
       ),
       zkt: guard(ZktService, zktHandlers(zkt, hub), policy),
       admitReflection: admitEach(policy, "ServerReflection.ServerReflectionInfo"),

@@ -17,6 +17,8 @@ import { TEST_FUNDS_WEI, type TestFaucet } from "../platform/testFaucet.js";
 import type { SubscriptionHub } from "../live/subscriptions.js";
 import { parseLogFilter } from "../live/parseLogFilter.js";
 import { subscriptionStream } from "../live/subscriptionStream.js";
+import type { Access } from "../keys/access.js";
+import type { KeyUsage } from "../limits/rateLimits.js";
 
 /** Notifications a stream may hold for a reader that does not keep up, before it is ended. */
 const MAX_QUEUED = 1_024;
@@ -88,8 +90,23 @@ export function rpcHandlers(
   hub: SubscriptionHub,
   /** Present on an embedded dev chain only. */
   faucet?: TestFaucet,
+  /** A key's use, limits and resets (the rate limits' count). */
+  usageOf?: (access: Extract<Access, { kind: "key" }>) => KeyUsage,
 ): ServiceImpl<typeof RpcService> {
   return {
+    getUsage(_req, ctx) {
+      const { access } = callContext(ctx);
+      if (access.kind !== "key" || !usageOf) throw new GatewayError("unauthorized", "usage is a key's: call with an API key");
+      const u = usageOf(access);
+      const n = (v: number) => BigInt(Math.round(v));
+      return {
+        requests: { minute: n(u.requests.minute), day: n(u.requests.day), month: n(u.requests.month) },
+        writes: { day: n(u.writes.day), month: n(u.writes.month) },
+        limits: u.limits,
+        resets: u.resets,
+        hourly: u.hourly.map((h) => ({ hour: new Date(h.hour).toISOString(), requests: n(h.requests), writes: n(h.writes) })),
+      };
+    },
     async *subscribeNewHeads(_req, ctx) {
       for await (const text of subscriptionStream(hub, "newHeads", {}, ctx.signal, MAX_QUEUED)) {
         const header = JSON.parse(text) as Record<string, JsonValue>;

@@ -9,6 +9,14 @@ import { andThen } from "../maybePromise.js";
 import type { Logger } from "../log/logger.js";
 import { WindowLimiter, type CallerLimiter, type LimitDecision } from "./windowLimiter.js";
 import { ClusteredWindowLimiter } from "./clusteredWindowLimiter.js";
+import { type UsageReport, UsageMeter } from "./usageMeter.js";
+
+/** A key's use, its limits and when they reset (GET /zgt/<key>/usage); 0 for a limit means none. */
+export interface KeyUsage extends UsageReport {
+  limits: { requestsPerMinute: number; writesPerDay: number; writesPerMonth: number };
+  /** Seconds until each window refills, when this process knows (0 otherwise). */
+  resets: { requestsSeconds: number; writesDaySeconds: number; writesMonthSeconds: number };
+}
 
 /**
  * Whom a limit counts: the public (by IP), or an API key, with its own limits when it has them (the keys'
@@ -39,6 +47,8 @@ export interface RateLimitConfig {
 export type LimitScope = "requests" | "requests-per-ip" | "try-it-out" | "transactions" | "writes-month" | "faucet";
 
 export class RateLimits {
+  /** What each key used (usageOf). */
+  private readonly usage = new UsageMeter();
   private readonly limiters: CallerLimiter[] = [];
   /** scope -> network -> limit -> limiter: a per-request key string cost ~4 % of the CPU on eth_chainId (profile). */
   private readonly byScope = new Map<LimitScope, Map<string, Map<number, CallerLimiter>>>();
@@ -84,6 +94,16 @@ export class RateLimits {
    * local limiter (the decision is made at once: no promise per request on the hot path), a promise with Redis.
    */
   checkRequests(network: string, access: LimitedCaller, ip: string, weight: number): LimitDecision | undefined | Promise<LimitDecision | undefined> {
+    const decided = this.takeRequests(network, access, ip, weight);
+    if (access.kind !== "key") return decided;
+    const keyId = access.keyId;
+    return andThen(decided, (d) => {
+      this.usage.requests(keyId, weight);
+      return d;
+    });
+  }
+
+  private takeRequests(network: string, access: LimitedCaller, ip: string, weight: number): LimitDecision | undefined | Promise<LimitDecision | undefined> {
     const perKey = access.kind === "key" ? (access.requestsPerMinute ?? undefined) : undefined;
     const limit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
     const byKey = this.take("requests", network, callerOf(access, ip), limit, this.config.windowMs, weight, "requests");
@@ -135,6 +155,33 @@ export class RateLimits {
     const perMonth = this.config.writesPerMonth;
     if (perMonth) await this.take("writes-month", "all", `key:${access.keyId}`, perMonth, 30 * 86_400_000, 1, "writes (monthly quota)", "quota_exceeded");
     if (perDay) await this.take("transactions", "all", `key:${access.keyId}`, perDay, 86_400_000, 1, "writes (daily quota)", "quota_exceeded");
+    this.usage.write(access.keyId);
+  }
+
+  /** A key's use on `network`'s limits as this process counted it, with its limits and their resets. */
+  usageOf(network: string, access: Extract<LimitedCaller, { kind: "key" }>): KeyUsage {
+    const caller = `key:${access.keyId}`;
+    const perKey = access.requestsPerMinute ?? undefined;
+    const requestLimit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
+    const perDay = access.transactionsPerDay ?? this.config.writesPerDay ?? 0;
+    const perMonth = this.config.writesPerMonth ?? 0;
+    const resetIn = (scope: LimitScope, net: string, limit: number): number => {
+      const l = limit > 0 ? this.byScope.get(scope)?.get(net)?.get(limit) : undefined;
+      return (l instanceof WindowLimiter ? l.resetIn(caller) : undefined) ?? 0;
+    };
+    return {
+      ...this.usage.report(access.keyId),
+      limits: {
+        requestsPerMinute: perKey ?? Math.round((this.config.requestsPerWindow * 60_000) / this.config.windowMs),
+        writesPerDay: perDay,
+        writesPerMonth: perMonth,
+      },
+      resets: {
+        requestsSeconds: resetIn("requests", network, requestLimit),
+        writesDaySeconds: resetIn("transactions", "all", perDay),
+        writesMonthSeconds: resetIn("writes-month", "all", perMonth),
+      },
+    };
   }
 
   async close(): Promise<void> {

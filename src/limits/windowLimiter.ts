@@ -70,6 +70,14 @@ export class WindowLimiter implements CallerLimiter {
     return { allowed, limit, remaining: w.left, resetSeconds: Math.max(1, Math.ceil((windowMs - (now - w.started)) / 1000)) };
   }
 
+  /** Seconds until the caller's window refills, while one is open (undefined when it has none). Counts nothing. */
+  resetIn(caller: string): number | undefined {
+    const w = this.callers.get(caller);
+    if (!w) return undefined;
+    const elapsed = Date.now() - w.started;
+    return elapsed >= this.options.windowMs ? undefined : Math.max(1, Math.ceil((this.options.windowMs - elapsed) / 1000));
+  }
+
   /** Seconds until the caller's window refills, when it is spent now; undefined when a request would pass. Counts nothing. */
   spent(caller: string): number | undefined {
     const w = this.callers.get(caller);

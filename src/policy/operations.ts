@@ -36,6 +36,8 @@ export const OPERATIONS = {
   "RpcService.GetSupportedTokens": read,
   "RpcService.SignSponsorConsent": { ...read, auth: "required" },
   "RpcService.SendSponsoredTransaction": { ...read, idempotent: true },
+  // A key's own use; asking counts as a request, like any other.
+  "RpcService.GetUsage": { ...read, auth: "required" },
   // Embedded dev chains only; each credit spends one of the key's daily credits (300 in 0.3 s minted 280
   // ETH-equivalent on one key) and one transaction of its daily quota.
   "RpcService.RequestTestFunds": { ...read, auth: "required", quota: true, faucet: true },

@@ -90,6 +90,10 @@ describe("the policy table holds the same over every transport", () => {
       connect: (t) => createClient(RpcService, t).requestTestFunds({ address: SOMEWHERE }),
     },
     "RpcService.SendSponsoredTransaction": { connect: (t) => createClient(RpcService, t).sendSponsoredTransaction({ rawTransaction: "0x00" }) },
+    "RpcService.GetUsage": {
+      rest: (c) => restGet(`/zgt/${c.apiKey ?? "none"}/usage`, c),
+      connect: (t) => createClient(RpcService, t).getUsage({}),
+    },
     "ZktService.WriteMessage": {
       rest: (c) => rest(zktPath(c), c, { arguments: "policy walk" }),
       connect: (t) => createClient(ZktService, t).writeMessage({ message: "policy walk" }),
@@ -173,9 +177,9 @@ describe("the policy table holds the same over every transport", () => {
       }
     }
     // Every operation was walked on the three Connect wires, and REST's paths on REST.
-    expect(seen.filter((s) => s.startsWith("rest ")).length).toBe(8);
+    expect(seen.filter((s) => s.startsWith("rest ")).length).toBe(9);
     // Reflection is on gRPC only.
-    expect(seen.length).toBe(8 + 3 * Object.keys(OPERATIONS).length - 2);
+    expect(seen.length).toBe(9 + 3 * Object.keys(OPERATIONS).length - 2);
   });
 
   it("without a key: public ZKT spends the try-it-out limit on every wire, status lookups only the request limit, and a key-only operation is refused", {

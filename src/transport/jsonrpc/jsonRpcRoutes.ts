@@ -10,7 +10,13 @@ import { json, retryAfter } from "../http/restRouter.js";
 import { handleJsonRpc } from "./handleJsonRpc.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
 import type { Caller } from "../../policy/policy.js";
-import { RequestTestFundsRequestSchema, RpcService, SignSponsorConsentRequestSchema } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
+import {
+  GetUsageRequestSchema,
+  type GetUsageResponse,
+  RequestTestFundsRequestSchema,
+  RpcService,
+  SignSponsorConsentRequestSchema,
+} from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { callInProcess } from "../http/callInProcess.js";
 import { zktErrorAnswer } from "../zkt/errorMap.js";
 import { andThen, type MaybePromise } from "../../maybePromise.js";
@@ -80,6 +86,37 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
     keyedRoute("faucet", "address", (address) =>
       keyedCall(RpcService.method.requestTestFunds, options.rpc.requestTestFunds, create(RequestTestFundsRequestSchema, { address })),
     ),
+    // The key's own use, limits and resets (GetUsage), as plain JSON numbers.
+    {
+      method: "GET",
+      pattern: /^\/zgt\/([^/]+)\/usage$/,
+      renderError: (err) => zktErrorAnswer(err),
+      async handle(req) {
+        const caller = { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp };
+        const run = keyedCall(RpcService.method.getUsage, options.rpc.getUsage, create(GetUsageRequestSchema, {}))(caller, "/zgt/{key}/usage");
+        const u = (await run.result) as GetUsageResponse;
+        const num = (v: bigint | undefined) => Number(v ?? 0n);
+        return json(
+          200,
+          {
+            requests: { minute: num(u.requests?.minute), day: num(u.requests?.day), month: num(u.requests?.month) },
+            writes: { day: num(u.writes?.day), month: num(u.writes?.month) },
+            limits: {
+              requestsPerMinute: u.limits?.requestsPerMinute ?? 0,
+              writesPerDay: u.limits?.writesPerDay || null,
+              writesPerMonth: u.limits?.writesPerMonth || null,
+            },
+            resets: {
+              requestsSeconds: u.resets?.requestsSeconds ?? 0,
+              writesDaySeconds: u.resets?.writesDaySeconds ?? 0,
+              writesMonthSeconds: u.resets?.writesMonthSeconds ?? 0,
+            },
+            hourly: u.hourly.map((h) => ({ hour: h.hour, requests: num(h.requests), writes: num(h.writes) })),
+          },
+          run.headers(),
+        );
+      },
+    },
   ];
 }
 

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file chaingateway/rpc/v1/rpc.proto.
  */
 export const file_chaingateway_rpc_v1_rpc: GenFile = /*@__PURE__*/
-  fileDesc("Ch1jaGFpbmdhdGV3YXkvcnBjL3YxL3JwYy5wcm90bxITY2hhaW5nYXRld2F5LnJwYy52MSJeCgtDYWxsUmVxdWVzdBIOCgZtZXRob2QYASABKAkSKgoGcGFyYW1zGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZRITCgtwYXJhbXNfanNvbhgDIAEoCSJLCgxDYWxsUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhMKC3Jlc3VsdF9qc29uGAIgASgJIj8KDEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlcXVlc3QiPgoNQmF0Y2hSZXNwb25zZRItCgVpdGVtcxgBIAMoCzIeLmNoYWluZ2F0ZXdheS5ycGMudjEuQmF0Y2hJdGVtInYKCUJhdGNoSXRlbRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSLAoFZXJyb3IYAiABKAsyHS5jaGFpbmdhdGV3YXkucnBjLnYxLlJwY0Vycm9yEhMKC3Jlc3VsdF9qc29uGAMgASgJIk8KCFJwY0Vycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIkCgRkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIhMKEUdldENoYWluSWRSZXF1ZXN0IkAKEkdldENoYWluSWRSZXNwb25zZRIQCghjaGFpbl9pZBgBIAEoCRIYChBjaGFpbl9pZF9kZWNpbWFsGAIgASgEIhcKFUdldEJsb2NrTnVtYmVyUmVxdWVzdCIuChZHZXRCbG9ja051bWJlclJlc3BvbnNlEhQKDGJsb2NrX251bWJlchgBIAEoCSIzChFHZXRCYWxhbmNlUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJEg0KBWJsb2NrGAIgASgJIiUKEkdldEJhbGFuY2VSZXNwb25zZRIPCgdiYWxhbmNlGAEgASgJIjQKGVNlbmRSYXdUcmFuc2FjdGlvblJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIjYKGlNlbmRSYXdUcmFuc2FjdGlvblJlc3BvbnNlEhgKEHRyYW5zYWN0aW9uX2hhc2gYASABKAkiLQoXR2V0VmFsaWRhdG9yTGlzdFJlcXVlc3QSEgoKYmxvY2tfaGFzaBgBIAEoCSI3ChhHZXRWYWxpZGF0b3JMaXN0UmVzcG9uc2USDAoEY29kZRgBIAEoBRINCgV2YWx1ZRgCIAMoCSIzCh1HZXRBY3RpdmVWYWxpZGF0b3JMaXN0UmVxdWVzdBISCgpibG9ja19oYXNoGAEgASgJIj0KHkdldEFjdGl2ZVZhbGlkYXRvckxpc3RSZXNwb25zZRIMCgRjb2RlGAEgASgFEg0KBXZhbHVlGAIgAygJIi8KGUdldFN1cHBvcnRlZFRva2Vuc1JlcXVlc3QSEgoKYmxvY2tfaGFzaBgBIAEoCSI5ChpHZXRTdXBwb3J0ZWRUb2tlbnNSZXNwb25zZRIMCgRjb2RlGAEgASgFEg0KBXZhbHVlGAIgAygJIjQKGVNpZ25TcG9uc29yQ29uc2VudFJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIlkKGlNpZ25TcG9uc29yQ29uc2VudFJlc3BvbnNlEhcKD3Nwb25zb3JfYWRkcmVzcxgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSIqChdSZXF1ZXN0VGVzdEZ1bmRzUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJIlQKGFJlcXVlc3RUZXN0RnVuZHNSZXNwb25zZRIPCgdhZGRyZXNzGAEgASgJEhIKCmFtb3VudF93ZWkYAiABKAkSEwoLYmFsYW5jZV93ZWkYAyABKAkibgofU2VuZFNwb25zb3JlZFRyYW5zYWN0aW9uUmVxdWVzdBIXCg9yYXdfdHJhbnNhY3Rpb24YASABKAkSFwoPc3BvbnNvcl9hZGRyZXNzGAIgASgJEhkKEXNwb25zb3Jfc2lnbmF0dXJlGAMgASgJIjwKIFNlbmRTcG9uc29yZWRUcmFuc2FjdGlvblJlc3BvbnNlEhgKEHRyYW5zYWN0aW9uX2hhc2gYASABKAkiGgoYU3Vic2NyaWJlTmV3SGVhZHNSZXF1ZXN0IooBChlTdWJzY3JpYmVOZXdIZWFkc1Jlc3BvbnNlEg4KBm51bWJlchgBIAEoBBIMCgRoYXNoGAIgASgJEhMKC3BhcmVudF9oYXNoGAMgASgJEhEKCXRpbWVzdGFtcBgEIAEoBBInCgZoZWFkZXIYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlsKFFN1YnNjcmliZUxvZ3NSZXF1ZXN0EhEKCWFkZHJlc3NlcxgBIAMoCRIwCgZ0b3BpY3MYAiADKAsyIC5jaGFpbmdhdGV3YXkucnBjLnYxLlRvcGljQ2hvaWNlIh0KC1RvcGljQ2hvaWNlEg4KBmFueV9vZhgBIAMoCSKuAQoVU3Vic2NyaWJlTG9nc1Jlc3BvbnNlEg8KB2FkZHJlc3MYASABKAkSDgoGdG9waWNzGAIgAygJEgwKBGRhdGEYAyABKAkSFAoMYmxvY2tfbnVtYmVyGAQgASgEEhIKCmJsb2NrX2hhc2gYBSABKAkSGAoQdHJhbnNhY3Rpb25faGFzaBgGIAEoCRIRCglsb2dfaW5kZXgYByABKA0SDwoHcmVtb3ZlZBgIIAEoCDKMDAoKUnBjU2VydmljZRJLCgRDYWxsEiAuY2hhaW5nYXRld2F5LnJwYy52MS5DYWxsUmVxdWVzdBohLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlc3BvbnNlEk4KBUJhdGNoEiEuY2hhaW5nYXRld2F5LnJwYy52MS5CYXRjaFJlcXVlc3QaIi5jaGFpbmdhdGV3YXkucnBjLnYxLkJhdGNoUmVzcG9uc2USYgoKR2V0Q2hhaW5JZBImLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0Q2hhaW5JZFJlcXVlc3QaJy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldENoYWluSWRSZXNwb25zZSIDkAIBEmkKDkdldEJsb2NrTnVtYmVyEiouY2hhaW5nYXRld2F5LnJwYy52MS5HZXRCbG9ja051bWJlclJlcXVlc3QaKy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEJsb2NrTnVtYmVyUmVzcG9uc2USXQoKR2V0QmFsYW5jZRImLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0QmFsYW5jZVJlcXVlc3QaJy5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEJhbGFuY2VSZXNwb25zZRJ1ChJTZW5kUmF3VHJhbnNhY3Rpb24SLi5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRSYXdUcmFuc2FjdGlvblJlcXVlc3QaLy5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRSYXdUcmFuc2FjdGlvblJlc3BvbnNlEm8KEEdldFZhbGlkYXRvckxpc3QSLC5jaGFpbmdhdGV3YXkucnBjLnYxLkdldFZhbGlkYXRvckxpc3RSZXF1ZXN0Gi0uY2hhaW5nYXRld2F5LnJwYy52MS5HZXRWYWxpZGF0b3JMaXN0UmVzcG9uc2USgQEKFkdldEFjdGl2ZVZhbGlkYXRvckxpc3QSMi5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEFjdGl2ZVZhbGlkYXRvckxpc3RSZXF1ZXN0GjMuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRBY3RpdmVWYWxpZGF0b3JMaXN0UmVzcG9uc2USdQoSR2V0U3VwcG9ydGVkVG9rZW5zEi4uY2hhaW5nYXRld2F5LnJwYy52MS5HZXRTdXBwb3J0ZWRUb2tlbnNSZXF1ZXN0Gi8uY2hhaW5nYXRld2F5LnJwYy52MS5HZXRTdXBwb3J0ZWRUb2tlbnNSZXNwb25zZRJ1ChJTaWduU3BvbnNvckNvbnNlbnQSLi5jaGFpbmdhdGV3YXkucnBjLnYxLlNpZ25TcG9uc29yQ29uc2VudFJlcXVlc3QaLy5jaGFpbmdhdGV3YXkucnBjLnYxLlNpZ25TcG9uc29yQ29uc2VudFJlc3BvbnNlEm8KEFJlcXVlc3RUZXN0RnVuZHMSLC5jaGFpbmdhdGV3YXkucnBjLnYxLlJlcXVlc3RUZXN0RnVuZHNSZXF1ZXN0Gi0uY2hhaW5nYXRld2F5LnJwYy52MS5SZXF1ZXN0VGVzdEZ1bmRzUmVzcG9uc2UShwEKGFNlbmRTcG9uc29yZWRUcmFuc2FjdGlvbhI0LmNoYWluZ2F0ZXdheS5ycGMudjEuU2VuZFNwb25zb3JlZFRyYW5zYWN0aW9uUmVxdWVzdBo1LmNoYWluZ2F0ZXdheS5ycGMudjEuU2VuZFNwb25zb3JlZFRyYW5zYWN0aW9uUmVzcG9uc2USdAoRU3Vic2NyaWJlTmV3SGVhZHMSLS5jaGFpbmdhdGV3YXkucnBjLnYxLlN1YnNjcmliZU5ld0hlYWRzUmVxdWVzdBouLmNoYWluZ2F0ZXdheS5ycGMudjEuU3Vic2NyaWJlTmV3SGVhZHNSZXNwb25zZTABEmgKDVN1YnNjcmliZUxvZ3MSKS5jaGFpbmdhdGV3YXkucnBjLnYxLlN1YnNjcmliZUxvZ3NSZXF1ZXN0GiouY2hhaW5nYXRld2F5LnJwYy52MS5TdWJzY3JpYmVMb2dzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("Ch1jaGFpbmdhdGV3YXkvcnBjL3YxL3JwYy5wcm90bxITY2hhaW5nYXRld2F5LnJwYy52MSJeCgtDYWxsUmVxdWVzdBIOCgZtZXRob2QYASABKAkSKgoGcGFyYW1zGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZRITCgtwYXJhbXNfanNvbhgDIAEoCSJLCgxDYWxsUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhMKC3Jlc3VsdF9qc29uGAIgASgJIj8KDEJhdGNoUmVxdWVzdBIvCgVjYWxscxgBIAMoCzIgLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlcXVlc3QiPgoNQmF0Y2hSZXNwb25zZRItCgVpdGVtcxgBIAMoCzIeLmNoYWluZ2F0ZXdheS5ycGMudjEuQmF0Y2hJdGVtInYKCUJhdGNoSXRlbRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSLAoFZXJyb3IYAiABKAsyHS5jaGFpbmdhdGV3YXkucnBjLnYxLlJwY0Vycm9yEhMKC3Jlc3VsdF9qc29uGAMgASgJIk8KCFJwY0Vycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIkCgRkYXRhGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIhMKEUdldENoYWluSWRSZXF1ZXN0IkAKEkdldENoYWluSWRSZXNwb25zZRIQCghjaGFpbl9pZBgBIAEoCRIYChBjaGFpbl9pZF9kZWNpbWFsGAIgASgEIhcKFUdldEJsb2NrTnVtYmVyUmVxdWVzdCIuChZHZXRCbG9ja051bWJlclJlc3BvbnNlEhQKDGJsb2NrX251bWJlchgBIAEoCSIzChFHZXRCYWxhbmNlUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJEg0KBWJsb2NrGAIgASgJIiUKEkdldEJhbGFuY2VSZXNwb25zZRIPCgdiYWxhbmNlGAEgASgJIjQKGVNlbmRSYXdUcmFuc2FjdGlvblJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIjYKGlNlbmRSYXdUcmFuc2FjdGlvblJlc3BvbnNlEhgKEHRyYW5zYWN0aW9uX2hhc2gYASABKAkiLQoXR2V0VmFsaWRhdG9yTGlzdFJlcXVlc3QSEgoKYmxvY2tfaGFzaBgBIAEoCSI3ChhHZXRWYWxpZGF0b3JMaXN0UmVzcG9uc2USDAoEY29kZRgBIAEoBRINCgV2YWx1ZRgCIAMoCSIzCh1HZXRBY3RpdmVWYWxpZGF0b3JMaXN0UmVxdWVzdBISCgpibG9ja19oYXNoGAEgASgJIj0KHkdldEFjdGl2ZVZhbGlkYXRvckxpc3RSZXNwb25zZRIMCgRjb2RlGAEgASgFEg0KBXZhbHVlGAIgAygJIi8KGUdldFN1cHBvcnRlZFRva2Vuc1JlcXVlc3QSEgoKYmxvY2tfaGFzaBgBIAEoCSI5ChpHZXRTdXBwb3J0ZWRUb2tlbnNSZXNwb25zZRIMCgRjb2RlGAEgASgFEg0KBXZhbHVlGAIgAygJIjQKGVNpZ25TcG9uc29yQ29uc2VudFJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJIlkKGlNpZ25TcG9uc29yQ29uc2VudFJlc3BvbnNlEhcKD3Nwb25zb3JfYWRkcmVzcxgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSIqChdSZXF1ZXN0VGVzdEZ1bmRzUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJIlQKGFJlcXVlc3RUZXN0RnVuZHNSZXNwb25zZRIPCgdhZGRyZXNzGAEgASgJEhIKCmFtb3VudF93ZWkYAiABKAkSEwoLYmFsYW5jZV93ZWkYAyABKAkiEQoPR2V0VXNhZ2VSZXF1ZXN0IpcFChBHZXRVc2FnZVJlc3BvbnNlEkAKCHJlcXVlc3RzGAEgASgLMi4uY2hhaW5nYXRld2F5LnJwYy52MS5HZXRVc2FnZVJlc3BvbnNlLlJlcXVlc3RzEjwKBndyaXRlcxgCIAEoCzIsLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0VXNhZ2VSZXNwb25zZS5Xcml0ZXMSPAoGbGltaXRzGAMgASgLMiwuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRVc2FnZVJlc3BvbnNlLkxpbWl0cxI8CgZyZXNldHMYBCABKAsyLC5jaGFpbmdhdGV3YXkucnBjLnYxLkdldFVzYWdlUmVzcG9uc2UuUmVzZXRzEjoKBmhvdXJseRgFIAMoCzIqLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0VXNhZ2VSZXNwb25zZS5Ib3VyGjYKCFJlcXVlc3RzEg4KBm1pbnV0ZRgBIAEoBBILCgNkYXkYAiABKAQSDQoFbW9udGgYAyABKAQaJAoGV3JpdGVzEgsKA2RheRgBIAEoBBINCgVtb250aBgCIAEoBBpXCgZMaW1pdHMSGwoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDRIWCg53cml0ZXNfcGVyX2RheRgCIAEoDRIYChB3cml0ZXNfcGVyX21vbnRoGAMgASgNGlwKBlJlc2V0cxIYChByZXF1ZXN0c19zZWNvbmRzGAEgASgNEhoKEndyaXRlc19kYXlfc2Vjb25kcxgCIAEoDRIcChR3cml0ZXNfbW9udGhfc2Vjb25kcxgDIAEoDRo2CgRIb3VyEgwKBGhvdXIYASABKAkSEAoIcmVxdWVzdHMYAiABKAQSDgoGd3JpdGVzGAMgASgEIm4KH1NlbmRTcG9uc29yZWRUcmFuc2FjdGlvblJlcXVlc3QSFwoPcmF3X3RyYW5zYWN0aW9uGAEgASgJEhcKD3Nwb25zb3JfYWRkcmVzcxgCIAEoCRIZChFzcG9uc29yX3NpZ25hdHVyZRgDIAEoCSI8CiBTZW5kU3BvbnNvcmVkVHJhbnNhY3Rpb25SZXNwb25zZRIYChB0cmFuc2FjdGlvbl9oYXNoGAEgASgJIhoKGFN1YnNjcmliZU5ld0hlYWRzUmVxdWVzdCKKAQoZU3Vic2NyaWJlTmV3SGVhZHNSZXNwb25zZRIOCgZudW1iZXIYASABKAQSDAoEaGFzaBgCIAEoCRITCgtwYXJlbnRfaGFzaBgDIAEoCRIRCgl0aW1lc3RhbXAYBCABKAQSJwoGaGVhZGVyGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJbChRTdWJzY3JpYmVMb2dzUmVxdWVzdBIRCglhZGRyZXNzZXMYASADKAkSMAoGdG9waWNzGAIgAygLMiAuY2hhaW5nYXRld2F5LnJwYy52MS5Ub3BpY0Nob2ljZSIdCgtUb3BpY0Nob2ljZRIOCgZhbnlfb2YYASADKAkirgEKFVN1YnNjcmliZUxvZ3NSZXNwb25zZRIPCgdhZGRyZXNzGAEgASgJEg4KBnRvcGljcxgCIAMoCRIMCgRkYXRhGAMgASgJEhQKDGJsb2NrX251bWJlchgEIAEoBBISCgpibG9ja19oYXNoGAUgASgJEhgKEHRyYW5zYWN0aW9uX2hhc2gYBiABKAkSEQoJbG9nX2luZGV4GAcgASgNEg8KB3JlbW92ZWQYCCABKAgy6gwKClJwY1NlcnZpY2USSwoEQ2FsbBIgLmNoYWluZ2F0ZXdheS5ycGMudjEuQ2FsbFJlcXVlc3QaIS5jaGFpbmdhdGV3YXkucnBjLnYxLkNhbGxSZXNwb25zZRJOCgVCYXRjaBIhLmNoYWluZ2F0ZXdheS5ycGMudjEuQmF0Y2hSZXF1ZXN0GiIuY2hhaW5nYXRld2F5LnJwYy52MS5CYXRjaFJlc3BvbnNlEmIKCkdldENoYWluSWQSJi5jaGFpbmdhdGV3YXkucnBjLnYxLkdldENoYWluSWRSZXF1ZXN0GicuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRDaGFpbklkUmVzcG9uc2UiA5ACARJpCg5HZXRCbG9ja051bWJlchIqLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0QmxvY2tOdW1iZXJSZXF1ZXN0GisuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRCbG9ja051bWJlclJlc3BvbnNlEl0KCkdldEJhbGFuY2USJi5jaGFpbmdhdGV3YXkucnBjLnYxLkdldEJhbGFuY2VSZXF1ZXN0GicuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRCYWxhbmNlUmVzcG9uc2USdQoSU2VuZFJhd1RyYW5zYWN0aW9uEi4uY2hhaW5nYXRld2F5LnJwYy52MS5TZW5kUmF3VHJhbnNhY3Rpb25SZXF1ZXN0Gi8uY2hhaW5nYXRld2F5LnJwYy52MS5TZW5kUmF3VHJhbnNhY3Rpb25SZXNwb25zZRJvChBHZXRWYWxpZGF0b3JMaXN0EiwuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRWYWxpZGF0b3JMaXN0UmVxdWVzdBotLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0VmFsaWRhdG9yTGlzdFJlc3BvbnNlEoEBChZHZXRBY3RpdmVWYWxpZGF0b3JMaXN0EjIuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRBY3RpdmVWYWxpZGF0b3JMaXN0UmVxdWVzdBozLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0QWN0aXZlVmFsaWRhdG9yTGlzdFJlc3BvbnNlEnUKEkdldFN1cHBvcnRlZFRva2VucxIuLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0U3VwcG9ydGVkVG9rZW5zUmVxdWVzdBovLmNoYWluZ2F0ZXdheS5ycGMudjEuR2V0U3VwcG9ydGVkVG9rZW5zUmVzcG9uc2USdQoSU2lnblNwb25zb3JDb25zZW50Ei4uY2hhaW5nYXRld2F5LnJwYy52MS5TaWduU3BvbnNvckNvbnNlbnRSZXF1ZXN0Gi8uY2hhaW5nYXRld2F5LnJwYy52MS5TaWduU3BvbnNvckNvbnNlbnRSZXNwb25zZRJvChBSZXF1ZXN0VGVzdEZ1bmRzEiwuY2hhaW5nYXRld2F5LnJwYy52MS5SZXF1ZXN0VGVzdEZ1bmRzUmVxdWVzdBotLmNoYWluZ2F0ZXdheS5ycGMudjEuUmVxdWVzdFRlc3RGdW5kc1Jlc3BvbnNlEocBChhTZW5kU3BvbnNvcmVkVHJhbnNhY3Rpb24SNC5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRTcG9uc29yZWRUcmFuc2FjdGlvblJlcXVlc3QaNS5jaGFpbmdhdGV3YXkucnBjLnYxLlNlbmRTcG9uc29yZWRUcmFuc2FjdGlvblJlc3BvbnNlElwKCEdldFVzYWdlEiQuY2hhaW5nYXRld2F5LnJwYy52MS5HZXRVc2FnZVJlcXVlc3QaJS5jaGFpbmdhdGV3YXkucnBjLnYxLkdldFVzYWdlUmVzcG9uc2UiA5ACARJ0ChFTdWJzY3JpYmVOZXdIZWFkcxItLmNoYWluZ2F0ZXdheS5ycGMudjEuU3Vic2NyaWJlTmV3SGVhZHNSZXF1ZXN0Gi4uY2hhaW5nYXRld2F5LnJwYy52MS5TdWJzY3JpYmVOZXdIZWFkc1Jlc3BvbnNlMAESaAoNU3Vic2NyaWJlTG9ncxIpLmNoYWluZ2F0ZXdheS5ycGMudjEuU3Vic2NyaWJlTG9nc1JlcXVlc3QaKi5jaGFpbmdhdGV3YXkucnBjLnYxLlN1YnNjcmliZUxvZ3NSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * @generated from message chaingateway.rpc.v1.CallRequest
@@ -550,6 +550,196 @@ export const RequestTestFundsResponseSchema: GenMessage<RequestTestFundsResponse
   messageDesc(file_chaingateway_rpc_v1_rpc, 23);
 
 /**
+ * @generated from message chaingateway.rpc.v1.GetUsageRequest
+ */
+export type GetUsageRequest = Message<"chaingateway.rpc.v1.GetUsageRequest"> & {
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetUsageRequest.
+ * Use `create(GetUsageRequestSchema)` to create a new message.
+ */
+export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 24);
+
+/**
+ * @generated from message chaingateway.rpc.v1.GetUsageResponse
+ */
+export type GetUsageResponse = Message<"chaingateway.rpc.v1.GetUsageResponse"> & {
+  /**
+   * Day: the last 24 hours; month: the last 30 days. Writes count across networks, as the quotas do.
+   *
+   * @generated from field: chaingateway.rpc.v1.GetUsageResponse.Requests requests = 1;
+   */
+  requests?: GetUsageResponse_Requests | undefined;
+
+  /**
+   * @generated from field: chaingateway.rpc.v1.GetUsageResponse.Writes writes = 2;
+   */
+  writes?: GetUsageResponse_Writes | undefined;
+
+  /**
+   * @generated from field: chaingateway.rpc.v1.GetUsageResponse.Limits limits = 3;
+   */
+  limits?: GetUsageResponse_Limits | undefined;
+
+  /**
+   * @generated from field: chaingateway.rpc.v1.GetUsageResponse.Resets resets = 4;
+   */
+  resets?: GetUsageResponse_Resets | undefined;
+
+  /**
+   * The last 24 hours, oldest first.
+   *
+   * @generated from field: repeated chaingateway.rpc.v1.GetUsageResponse.Hour hourly = 5;
+   */
+  hourly: GetUsageResponse_Hour[];
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetUsageResponse.
+ * Use `create(GetUsageResponseSchema)` to create a new message.
+ */
+export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 25);
+
+/**
+ * @generated from message chaingateway.rpc.v1.GetUsageResponse.Requests
+ */
+export type GetUsageResponse_Requests = Message<"chaingateway.rpc.v1.GetUsageResponse.Requests"> & {
+  /**
+   * @generated from field: uint64 minute = 1;
+   */
+  minute: bigint;
+
+  /**
+   * @generated from field: uint64 day = 2;
+   */
+  day: bigint;
+
+  /**
+   * @generated from field: uint64 month = 3;
+   */
+  month: bigint;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetUsageResponse.Requests.
+ * Use `create(GetUsageResponse_RequestsSchema)` to create a new message.
+ */
+export const GetUsageResponse_RequestsSchema: GenMessage<GetUsageResponse_Requests> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 25, 0);
+
+/**
+ * @generated from message chaingateway.rpc.v1.GetUsageResponse.Writes
+ */
+export type GetUsageResponse_Writes = Message<"chaingateway.rpc.v1.GetUsageResponse.Writes"> & {
+  /**
+   * @generated from field: uint64 day = 1;
+   */
+  day: bigint;
+
+  /**
+   * @generated from field: uint64 month = 2;
+   */
+  month: bigint;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetUsageResponse.Writes.
+ * Use `create(GetUsageResponse_WritesSchema)` to create a new message.
+ */
+export const GetUsageResponse_WritesSchema: GenMessage<GetUsageResponse_Writes> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 25, 1);
+
+/**
+ * 0: no such limit.
+ *
+ * @generated from message chaingateway.rpc.v1.GetUsageResponse.Limits
+ */
+export type GetUsageResponse_Limits = Message<"chaingateway.rpc.v1.GetUsageResponse.Limits"> & {
+  /**
+   * @generated from field: uint32 requests_per_minute = 1;
+   */
+  requestsPerMinute: number;
+
+  /**
+   * @generated from field: uint32 writes_per_day = 2;
+   */
+  writesPerDay: number;
+
+  /**
+   * @generated from field: uint32 writes_per_month = 3;
+   */
+  writesPerMonth: number;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetUsageResponse.Limits.
+ * Use `create(GetUsageResponse_LimitsSchema)` to create a new message.
+ */
+export const GetUsageResponse_LimitsSchema: GenMessage<GetUsageResponse_Limits> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 25, 2);
+
+/**
+ * Seconds until each window refills; 0 when none is open (or this replica does not know).
+ *
+ * @generated from message chaingateway.rpc.v1.GetUsageResponse.Resets
+ */
+export type GetUsageResponse_Resets = Message<"chaingateway.rpc.v1.GetUsageResponse.Resets"> & {
+  /**
+   * @generated from field: uint32 requests_seconds = 1;
+   */
+  requestsSeconds: number;
+
+  /**
+   * @generated from field: uint32 writes_day_seconds = 2;
+   */
+  writesDaySeconds: number;
+
+  /**
+   * @generated from field: uint32 writes_month_seconds = 3;
+   */
+  writesMonthSeconds: number;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetUsageResponse.Resets.
+ * Use `create(GetUsageResponse_ResetsSchema)` to create a new message.
+ */
+export const GetUsageResponse_ResetsSchema: GenMessage<GetUsageResponse_Resets> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 25, 3);
+
+/**
+ * @generated from message chaingateway.rpc.v1.GetUsageResponse.Hour
+ */
+export type GetUsageResponse_Hour = Message<"chaingateway.rpc.v1.GetUsageResponse.Hour"> & {
+  /**
+   * RFC 3339, the hour's start.
+   *
+   * @generated from field: string hour = 1;
+   */
+  hour: string;
+
+  /**
+   * @generated from field: uint64 requests = 2;
+   */
+  requests: bigint;
+
+  /**
+   * @generated from field: uint64 writes = 3;
+   */
+  writes: bigint;
+};
+
+/**
+ * Describes the message chaingateway.rpc.v1.GetUsageResponse.Hour.
+ * Use `create(GetUsageResponse_HourSchema)` to create a new message.
+ */
+export const GetUsageResponse_HourSchema: GenMessage<GetUsageResponse_Hour> = /*@__PURE__*/
+  messageDesc(file_chaingateway_rpc_v1_rpc, 25, 4);
+
+/**
  * @generated from message chaingateway.rpc.v1.SendSponsoredTransactionRequest
  */
 export type SendSponsoredTransactionRequest = Message<"chaingateway.rpc.v1.SendSponsoredTransactionRequest"> & {
@@ -574,7 +764,7 @@ export type SendSponsoredTransactionRequest = Message<"chaingateway.rpc.v1.SendS
  * Use `create(SendSponsoredTransactionRequestSchema)` to create a new message.
  */
 export const SendSponsoredTransactionRequestSchema: GenMessage<SendSponsoredTransactionRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_rpc_v1_rpc, 24);
+  messageDesc(file_chaingateway_rpc_v1_rpc, 26);
 
 /**
  * @generated from message chaingateway.rpc.v1.SendSponsoredTransactionResponse
@@ -591,7 +781,7 @@ export type SendSponsoredTransactionResponse = Message<"chaingateway.rpc.v1.Send
  * Use `create(SendSponsoredTransactionResponseSchema)` to create a new message.
  */
 export const SendSponsoredTransactionResponseSchema: GenMessage<SendSponsoredTransactionResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_rpc_v1_rpc, 25);
+  messageDesc(file_chaingateway_rpc_v1_rpc, 27);
 
 /**
  * @generated from message chaingateway.rpc.v1.SubscribeNewHeadsRequest
@@ -604,7 +794,7 @@ export type SubscribeNewHeadsRequest = Message<"chaingateway.rpc.v1.SubscribeNew
  * Use `create(SubscribeNewHeadsRequestSchema)` to create a new message.
  */
 export const SubscribeNewHeadsRequestSchema: GenMessage<SubscribeNewHeadsRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_rpc_v1_rpc, 26);
+  messageDesc(file_chaingateway_rpc_v1_rpc, 28);
 
 /**
  * @generated from message chaingateway.rpc.v1.SubscribeNewHeadsResponse
@@ -643,7 +833,7 @@ export type SubscribeNewHeadsResponse = Message<"chaingateway.rpc.v1.SubscribeNe
  * Use `create(SubscribeNewHeadsResponseSchema)` to create a new message.
  */
 export const SubscribeNewHeadsResponseSchema: GenMessage<SubscribeNewHeadsResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_rpc_v1_rpc, 27);
+  messageDesc(file_chaingateway_rpc_v1_rpc, 29);
 
 /**
  * @generated from message chaingateway.rpc.v1.SubscribeLogsRequest
@@ -669,7 +859,7 @@ export type SubscribeLogsRequest = Message<"chaingateway.rpc.v1.SubscribeLogsReq
  * Use `create(SubscribeLogsRequestSchema)` to create a new message.
  */
 export const SubscribeLogsRequestSchema: GenMessage<SubscribeLogsRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_rpc_v1_rpc, 28);
+  messageDesc(file_chaingateway_rpc_v1_rpc, 30);
 
 /**
  * One topic position of a logs filter.
@@ -688,7 +878,7 @@ export type TopicChoice = Message<"chaingateway.rpc.v1.TopicChoice"> & {
  * Use `create(TopicChoiceSchema)` to create a new message.
  */
 export const TopicChoiceSchema: GenMessage<TopicChoice> = /*@__PURE__*/
-  messageDesc(file_chaingateway_rpc_v1_rpc, 29);
+  messageDesc(file_chaingateway_rpc_v1_rpc, 31);
 
 /**
  * @generated from message chaingateway.rpc.v1.SubscribeLogsResponse
@@ -742,7 +932,7 @@ export type SubscribeLogsResponse = Message<"chaingateway.rpc.v1.SubscribeLogsRe
  * Use `create(SubscribeLogsResponseSchema)` to create a new message.
  */
 export const SubscribeLogsResponseSchema: GenMessage<SubscribeLogsResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_rpc_v1_rpc, 30);
+  messageDesc(file_chaingateway_rpc_v1_rpc, 32);
 
 /**
  * RpcService is the JSON-RPC half of the gateway for one network. The generic Call and Batch carry any
@@ -876,6 +1066,17 @@ export const RpcService: GenService<{
     methodKind: "unary";
     input: typeof SendSponsoredTransactionRequestSchema;
     output: typeof SendSponsoredTransactionResponseSchema;
+  },
+  /**
+   * GetUsage reports the calling key's use: requests (in the units the limits count) and writes, with its
+   * limits, when they reset, and the last 24 hours by the hour. Needs an API key.
+   *
+   * @generated from rpc chaingateway.rpc.v1.RpcService.GetUsage
+   */
+  getUsage: {
+    methodKind: "unary";
+    input: typeof GetUsageRequestSchema;
+    output: typeof GetUsageResponseSchema;
   },
   /**
    * SubscribeNewHeads streams every new block header of the network, in order, each once (eth_subscribe
