@@ -47,6 +47,30 @@ describe.skipIf(!HAVE_CHROMIUM)("portal in a browser", () => {
     await page.screenshot({ path: "test-artifacts/portal.png", fullPage: true });
   });
 
+  it("your key: pasting it shows its usage and a chart of the last 24 hours (#54)", async () => {
+    const { apiKey } = await gw.keys.create();
+    const url = gw.network("testnet").url;
+    for (let i = 0; i < 3; i++)
+      await fetch(`${url}/zgt/${apiKey}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      });
+    await fetch(`${url}/zkt/${apiKey}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"arguments":"usage chart"}' });
+    const page = await browser.newPage();
+    await page.goto(url + "/portal");
+    await page.fill("#usage-key", apiKey);
+    await page.click("#show-usage");
+    await page.waitForSelector("#usage-out:not([hidden])");
+    // 3 calls and a write (a request too), then the usage call itself: 5 requests, 1 write.
+    expect(await page.textContent("#usage-totals")).toMatch(/Requests: \d this minute, 5 today, 5 in 30 days · Writes: 1 today, 1 in 30 days/);
+    expect(await page.locator("#usage-chart rect.bar-requests").count()).toBe(24);
+    expect(await page.locator("#usage-chart rect.bar-requests").last().getAttribute("data-value")).toBe("5");
+    expect(await page.locator("#usage-chart rect.bar-writes").last().getAttribute("data-value")).toBe("1");
+    expect(Number(await page.locator("#usage-chart rect.bar-requests").last().getAttribute("height"))).toBe(120);
+    await page.screenshot({ path: "test-artifacts/portal-usage.png", fullPage: true });
+  });
+
   it("the ZKT docs page renders the OpenAPI document", async () => {
     const page = await browser.newPage();
     await page.goto(gw.network("testnet").url + "/zkt/docs");

@@ -1,5 +1,5 @@
 // The developer portal page (GET /portal): get a free API key, try the three ZKT operations, look up a
-// submission. Plain HTML and a little vanilla JS: nothing to build, nothing to load from elsewhere.
+// submission, see a key's usage (a chart of its last 24 hours). Plain HTML and a little vanilla JS: nothing to build, nothing to load from elsewhere.
 const TOKEN = `// SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;
 import "@openzeppelin/contracts/token/ERC20/ERC20.sol";
@@ -59,6 +59,15 @@ Examples: <button data-example="message">message</button><button data-example="d
 <div class="row"><input id="queue-id" size="40" placeholder="queueId"><button id="lookup">Look up</button></div>
 <pre id="status-out"></pre>
 
+<h2>4. Your key</h2>
+<div class="row"><input id="usage-key" size="50" placeholder="cgw_… (your API key)"><button id="show-usage">Show usage</button></div>
+<div id="usage-out" hidden>
+<p id="usage-totals"></p>
+<p class="muted">Last 24 hours, by the hour: <span style="color:#3b6fd6">■ requests</span> <span style="color:#d6803b">■ writes</span></p>
+<svg id="usage-chart" width="720" height="140" role="img" aria-label="requests and writes per hour"></svg>
+<pre id="usage-limits"></pre>
+</div>
+
 <script>
 const EXAMPLES = ${JSON.stringify(EXAMPLES)};
 const $ = (id) => document.getElementById(id);
@@ -104,6 +113,30 @@ $("send").addEventListener("click", async () => {
   $("response").textContent = JSON.stringify(out, null, 2);
   if (out.contractAddress) lastContract = out.contractAddress;
   if (out.queueId) $("queue-id").value = out.queueId;
+});
+$("show-usage").addEventListener("click", async () => {
+  const key = $("usage-key").value.trim();
+  const res = await fetch("/zgt/" + encodeURIComponent(key) + "/usage");
+  const u = await res.json();
+  $("usage-out").hidden = false;
+  if (!res.ok) { $("usage-totals").textContent = u.error || "HTTP " + res.status; $("usage-chart").replaceChildren(); return; }
+  $("usage-totals").textContent = "Requests: " + u.requests.minute + " this minute, " + u.requests.day + " today, " + u.requests.month +
+    " in 30 days · Writes: " + u.writes.day + " today, " + u.writes.month + " in 30 days";
+  $("usage-limits").textContent = JSON.stringify({ limits: u.limits, resets: u.resets }, null, 2);
+  // One pair of bars an hour, scaled to the busiest hour.
+  const svg = $("usage-chart"), ns = "http://www.w3.org/2000/svg", w = 30, h = 120;
+  const top = Math.max(1, ...u.hourly.map((x) => Math.max(x.requests, x.writes)));
+  svg.replaceChildren();
+  u.hourly.forEach((x, i) => {
+    [["requests", "#3b6fd6", 0], ["writes", "#d6803b", 13]].forEach(([k, color, dx]) => {
+      const r = document.createElementNS(ns, "rect"), bh = Math.round((x[k] / top) * h);
+      r.setAttribute("x", String(i * w + dx)); r.setAttribute("y", String(h - bh)); r.setAttribute("width", "12");
+      r.setAttribute("height", String(bh)); r.setAttribute("fill", color); r.setAttribute("class", "bar-" + k);
+      r.dataset.value = String(x[k]);
+      const t = document.createElementNS(ns, "title"); t.textContent = x.hour + ": " + x[k] + " " + k; r.append(t);
+      svg.append(r);
+    });
+  });
 });
 $("lookup").addEventListener("click", async () => {
   const res = await fetch("/zkt/transactions/" + encodeURIComponent($("queue-id").value));
