@@ -371,3 +371,19 @@ describe("rate limits shared through Redis by two gateway processes", () => {
     }
   });
 });
+
+describe("malformed keyed REST requests count too (#54)", () => {
+  it("POST /zgt/<key>/sponsor-consent with an invalid body counts against the key's limit", async () => {
+    const gw = await startTestGateway({ mutate: (c) => (c.rateLimit.requestsPerWindow = 3) });
+    try {
+      const url = gw.network("testnet").url;
+      const { apiKey } = await gw.keys.create();
+      for (const body of ["not json", "{}", '{"rawTransaction": 7}']) expect((await postJson(`${url}/zgt/${apiKey}/sponsor-consent`, body)).status).toBe(400);
+      // Three counted: the key's fourth request is over its limit.
+      const next = await postJson(`${url}/zgt/${apiKey}`, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
+      expect(next.status).toBe(429);
+    } finally {
+      await gw.close();
+    }
+  });
+});

@@ -79,11 +79,11 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
     // same keyed endpoint. Only our key shape, so any other path stays a 404.
     keyed(/^\/(cgw_[A-Za-z0-9_-]+)\/?$/, "/{key}"),
     // Experimental: the key's wallet signs the sponsor consent for a raw transaction.
-    keyedRoute("sponsor-consent", "rawTransaction", (raw) =>
+    keyedRoute("sponsor-consent", "rawTransaction", options.admitMalformed, (raw) =>
       keyedCall(RpcService.method.signSponsorConsent, options.rpc.signSponsorConsent, create(SignSponsorConsentRequestSchema, { rawTransaction: raw })),
     ),
     // Embedded dev chains: test funds for an address (404 in front of real nodes).
-    keyedRoute("faucet", "address", (address) =>
+    keyedRoute("faucet", "address", options.admitMalformed, (address) =>
       keyedCall(RpcService.method.requestTestFunds, options.rpc.requestTestFunds, create(RequestTestFundsRequestSchema, { address })),
     ),
     // The key's own use, limits and resets (GetUsage), as plain JSON numbers.
@@ -135,23 +135,28 @@ function keyedCall<I extends DescMessage, O extends DescMessage>(
  * POST /zgt/<key>/<suffix> with a JSON body holding one string field: a keyed RpcService method, answered
  * ZKT-style ({"success": true, ...the answer's fields}; errors as ZKT bodies).
  */
-function keyedRoute(suffix: string, field: string, call: (value: string) => KeyedCall): RestRoute {
+function keyedRoute(suffix: string, field: string, admitMalformed: AdmitMalformed, call: (value: string) => KeyedCall): RestRoute {
   const usage = `{"${field}": "0x…"}`;
   return {
     method: "POST",
     pattern: new RegExp(`^/zgt/([^/]+)/${suffix}$`),
     renderError: (err) => zktErrorAnswer(err),
     async handle(req) {
+      const caller = { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp };
+      // A body too malformed to reach the handler still counts against the caller's limits (#54).
+      const malformed = async (message: string): Promise<never> => {
+        await admitMalformed(caller, 1);
+        throw new GatewayError("validation", message);
+      };
       let body: unknown;
       try {
         body = JSON.parse(await req.body());
       } catch (err) {
         if (err instanceof GatewayError) throw err;
-        throw new GatewayError("validation", `the body must be JSON: ${usage}`);
+        return malformed(`the body must be JSON: ${usage}`);
       }
       const value = (body as Record<string, unknown> | null)?.[field];
-      if (typeof value !== "string") throw new GatewayError("validation", `${field} is required: ${usage}`);
-      const caller = { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp };
+      if (typeof value !== "string") return malformed(`${field} is required: ${usage}`);
       const run = call(value)(caller, `/zgt/{key}/${suffix}`);
       const { $typeName: _, ...fields } = (await run.result) as Record<string, unknown>;
       return json(200, { success: true, ...fields }, run.headers());
