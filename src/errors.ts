@@ -12,6 +12,7 @@ export type ErrorKind =
   | "rate_limited"
   | "limit_exceeded"
   | "quota_exceeded"
+  | "forbidden_target"
   | "transaction_rejected"
   | "execution_reverted"
   | "unauthorized"
@@ -47,6 +48,8 @@ export const errorKinds: Record<ErrorKind, KindInfo> = {
   // exceeded", that call's own error (the rest of a batch is answered).
   // A key's write quota (per day, per month) is spent: refused before anything is signed or journaled.
   quota_exceeded: { wholeRequest: true, jsonRpcCode: -32005, httpStatus: 429, connectCode: Code.ResourceExhausted, zktCode: "QUOTA_EXCEEDED" },
+  // A key limited to some receivers writes to another: refused before anything is signed or journaled.
+  forbidden_target: { jsonRpcCode: -32003, httpStatus: 403, connectCode: Code.PermissionDenied, zktCode: "FORBIDDEN_TARGET" },
   limit_exceeded: { jsonRpcCode: -32005, httpStatus: 400, connectCode: Code.ResourceExhausted, zktCode: "LIMIT_EXCEEDED" },
   transaction_rejected: { jsonRpcCode: -32003, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },
   // Reverts keep the node's own code (3 for geth/anvil) and data; see GatewayError.jsonRpcCode.

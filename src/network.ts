@@ -6,6 +6,7 @@ import type { GatewayConfig, NetworkConfig } from "./config/config.js";
 import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
 import { boundedGetLogs } from "./rpc/boundedLogs.js";
 import { MethodWeights } from "./limits/methodWeights.js";
+import { requireAllowedRawTarget } from "./keys/allowedTargets.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
 import { InflightReads } from "./rpc/inflightReads.js";
 import { RpcCore } from "./rpc/rpcCore.js";
@@ -212,10 +213,11 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     followHead = (head) => seq.follower.observeHead(head);
     m.followSequencer(net.name, () => seq.stats());
     // Keyed raw transactions go through the journal too: accepted once, never lost, never sent twice.
-    core.register("eth_sendRawTransaction", async (_ctx, params) => {
+    core.register("eth_sendRawTransaction", async (ctx, params) => {
       if (params.length !== 1 || typeof params[0] !== "string" || !/^0x([0-9a-fA-F]{2})+$/.test(params[0])) {
         throw new GatewayError("invalid_params", "Invalid params: eth_sendRawTransaction takes one 0x-hex signed transaction");
       }
+      requireAllowedRawTarget(ctx.access, params[0]);
       return seq.submitRaw(params[0]);
     });
     await sequencer.start();

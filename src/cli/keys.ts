@@ -1,4 +1,4 @@
-// Operator CLI for API keys: `npm run keys -- create [--label L] [--rpm N] [--tpd N] | list [PREFIX] | revoke ID|PREFIX`.
+// Operator CLI for API keys: `npm run keys -- create [--label L] [--rpm N] [--tpd N] [--allow 0x…,0x…] | list [PREFIX] | revoke ID|PREFIX`.
 // Uses the same config as the gateway (DATA_DIR / DATABASE_URL), and works while the gateway runs: on the
 // embedded SQLite file as on PostgreSQL (a revocation reaches a running gateway within LOOKUP_CACHE_MS).
 import { existsSync } from "node:fs";
@@ -10,13 +10,17 @@ import { MasterSeed } from "../keys/masterSeed.js";
 import { openStores } from "../store/openStores.js";
 import { GatewayError } from "../errors.js";
 
-const USAGE = `usage: keys create [--label LABEL] [--rpm REQUESTS_PER_MINUTE] [--tpd TRANSACTIONS_PER_DAY]
+const USAGE = `usage: keys create [--label LABEL] [--rpm REQUESTS_PER_MINUTE] [--tpd TRANSACTIONS_PER_DAY] [--allow ADDRESS,ADDRESS…]
        keys list [PREFIX]
        keys revoke ID|PREFIX
        keys usage ID|PREFIX`;
 
 function show(k: ApiKeyInfo): string {
-  const limits = [k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "", k.transactionsPerDay ? `${k.transactionsPerDay} tx/day` : ""]
+  const limits = [
+    k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "",
+    k.transactionsPerDay ? `${k.transactionsPerDay} tx/day` : "",
+    k.allowedTargets ? `writes only to ${k.allowedTargets.join(",")}` : "",
+  ]
     .filter(Boolean)
     .join(", ");
   return [k.prefix + "…", k.id, k.walletAddress, k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active", JSON.stringify(k.label), limits]
@@ -28,7 +32,7 @@ async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { label: { type: "string" }, rpm: { type: "string" }, tpd: { type: "string" } },
+    options: { label: { type: "string" }, rpm: { type: "string" }, tpd: { type: "string" }, allow: { type: "string" } },
   });
   const [command, arg] = positionals;
   if (!command || !["create", "list", "revoke", "usage"].includes(command) || ((command === "revoke" || command === "usage") && !arg)) {
@@ -57,6 +61,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values.label !== undefined ? { label: values.label } : {}),
         ...(values.rpm !== undefined ? { requestsPerMinute: Number(values.rpm) } : {}),
         ...(values.tpd !== undefined ? { transactionsPerDay: Number(values.tpd) } : {}),
+        ...(values.allow !== undefined ? { allowedTargets: values.allow.split(",").filter(Boolean) } : {}),
       });
       process.stdout.write(`api key (shown once): ${apiKey}\nid: ${info.id}\nwallet: ${info.walletAddress}\n`);
     } else if (command === "list") {

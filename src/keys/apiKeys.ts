@@ -15,6 +15,8 @@ export interface NewKeyOptions {
   label?: string;
   requestsPerMinute?: number;
   transactionsPerDay?: number;
+  /** The only addresses the key's writes may go to (a receiver allowlist); any when absent. */
+  allowedTargets?: string[];
 }
 
 const KEY_PREFIX = "cgw_";
@@ -50,6 +52,8 @@ export class ApiKeys {
     ] as const) {
       if (v !== undefined && (!Number.isInteger(v) || v <= 0)) throw new GatewayError("validation", `${name} must be a positive integer`);
     }
+    const targets = options.allowedTargets?.map((t) => t.trim().toLowerCase());
+    if (targets?.some((t) => !/^0x[0-9a-f]{40}$/.test(t))) throw new GatewayError("validation", "allowedTargets must be 0x-prefixed 20-byte addresses");
     const apiKey = KEY_PREFIX + randomBytes(32).toString("base64url");
     const row = await this.table.insert({
       id: randomUUID(),
@@ -58,6 +62,7 @@ export class ApiKeys {
       label,
       requestsPerMinute: options.requestsPerMinute ?? null,
       transactionsPerDay: options.transactionsPerDay ?? null,
+      allowedTargets: targets && targets.length > 0 ? targets : null,
     });
     return { apiKey, info: this.info(row) };
   }
@@ -81,7 +86,14 @@ export class ApiKeys {
     }
     const row = hit.row;
     if (row.revokedAt !== null) throw new GatewayError("unauthorized", "this API key has been revoked");
-    return { kind: "key", keyId: row.id, walletIndex: row.walletIndex, requestsPerMinute: row.requestsPerMinute, transactionsPerDay: row.transactionsPerDay };
+    return {
+      kind: "key",
+      keyId: row.id,
+      walletIndex: row.walletIndex,
+      requestsPerMinute: row.requestsPerMinute,
+      transactionsPerDay: row.transactionsPerDay,
+      allowedTargets: row.allowedTargets,
+    };
   }
 
   async get(id: string): Promise<ApiKeyInfo | undefined> {

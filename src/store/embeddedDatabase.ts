@@ -57,6 +57,8 @@ const SCHEMA = [
    create index idempotency_created on idempotency (created_at);`,
   // What the first request carried, so a reuse of its key with another payload is refused (422), not replayed.
   `alter table idempotency add column fingerprint text;`,
+  // The only addresses a key's writes may go to (comma-separated, lowercase); null: any (#54).
+  `alter table api_keys add column allowed_targets text;`,
 ];
 
 /** How long a statement waits for another process's write (the keys CLI's: a few milliseconds) before failing. */

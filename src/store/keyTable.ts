@@ -13,6 +13,8 @@ export interface KeyRow {
   revokedAt: Date | null;
   requestsPerMinute: number | null;
   transactionsPerDay: number | null;
+  /** The only addresses the key's writes may go to (lowercase), or null for any. */
+  allowedTargets: string[] | null;
 }
 
 export interface NewKeyRow {
@@ -22,6 +24,7 @@ export interface NewKeyRow {
   label: string;
   requestsPerMinute: number | null;
   transactionsPerDay: number | null;
+  allowedTargets: string[] | null;
 }
 
 export interface KeyTable {
@@ -47,6 +50,8 @@ interface Row {
   revoked_at: Date | number | null;
   requests_per_minute: number | null;
   transactions_per_day: number | null;
+  /** Comma-separated lowercase addresses, or null. */
+  allowed_targets: string | null;
 }
 
 const fromRow = (r: Row): KeyRow => ({
@@ -58,7 +63,9 @@ const fromRow = (r: Row): KeyRow => ({
   revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
   requestsPerMinute: r.requests_per_minute,
   transactionsPerDay: r.transactions_per_day,
+  allowedTargets: r.allowed_targets === null || r.allowed_targets === undefined ? null : r.allowed_targets.split(",").filter(Boolean),
 });
+const targetsText = (t: string[] | null): string | null => (t === null ? null : t.join(","));
 
 /** `like` matches the prefix's pattern characters literally once escaped (`\` is PostgreSQL's escape). */
 const likePrefix = (prefix: string): string => prefix.replace(/[%_\\]/g, "\\$&") + "%";
@@ -72,9 +79,9 @@ export function sqlKeyTable(db: Pick<SqlClient, "query">): KeyTable {
     async insert(k) {
       // A sequence, so replicas inserting at once never take the same index.
       const row = await one(
-        `insert into api_keys (id, prefix, key_hash, label, wallet_index, requests_per_minute, transactions_per_day)
-         values ($1, $2, $3, $4, nextval('api_key_wallet_index'), $5, $6) returning *`,
-        [k.id, k.prefix, k.keyHash, k.label, k.requestsPerMinute, k.transactionsPerDay],
+        `insert into api_keys (id, prefix, key_hash, label, wallet_index, requests_per_minute, transactions_per_day, allowed_targets)
+         values ($1, $2, $3, $4, nextval('api_key_wallet_index'), $5, $6, $7) returning *`,
+        [k.id, k.prefix, k.keyHash, k.label, k.requestsPerMinute, k.transactionsPerDay, targetsText(k.allowedTargets)],
       );
       return row!;
     },
@@ -92,10 +99,10 @@ export function sqliteKeyTable(db: SqliteDatabase): KeyTable {
     // One statement, so one write transaction: SQLite runs those one at a time across processes (the gateway,
     // the keys CLI), and the next index is simply one past the highest. Keys are revoked, never deleted, so no
     // index is handed out twice.
-    insert: statement<[string, string, string, string, number, number | null, number | null], Row>(
+    insert: statement<[string, string, string, string, number, number | null, number | null, string | null], Row>(
       db,
-      `insert into api_keys (id, prefix, key_hash, label, wallet_index, created_at, requests_per_minute, transactions_per_day)
-       values (?, ?, ?, ?, (select coalesce(max(wallet_index), 0) + 1 from api_keys), ?, ?, ?) returning *`,
+      `insert into api_keys (id, prefix, key_hash, label, wallet_index, created_at, requests_per_minute, transactions_per_day, allowed_targets)
+       values (?, ?, ?, ?, (select coalesce(max(wallet_index), 0) + 1 from api_keys), ?, ?, ?, ?) returning *`,
     ),
     byHash: statement<[string], Row>(db, "select * from api_keys where key_hash = ?"),
     byId: statement<[string], Row>(db, "select * from api_keys where id = ?"),
@@ -106,7 +113,8 @@ export function sqliteKeyTable(db: SqliteDatabase): KeyTable {
   };
   const maybe = (r: Row | undefined): KeyRow | undefined => (r ? fromRow(r) : undefined);
   return {
-    insert: async (k) => fromRow(sql.insert.get(k.id, k.prefix, k.keyHash, k.label, Date.now(), k.requestsPerMinute, k.transactionsPerDay)!),
+    insert: async (k) =>
+      fromRow(sql.insert.get(k.id, k.prefix, k.keyHash, k.label, Date.now(), k.requestsPerMinute, k.transactionsPerDay, targetsText(k.allowedTargets))!),
     byHash: async (keyHash) => maybe(sql.byHash.get(keyHash)),
     byId: async (id) => maybe(sql.byId.get(id)),
     walletIndexes: async () => sql.walletIndexes.all().map((r) => r.wallet_index),

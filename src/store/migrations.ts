@@ -97,6 +97,12 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     // under a placeholder), and a node on another genesis is never taken for this chain.
     sql: `create table journal_meta (key text primary key, value text not null)`,
   },
+  {
+    version: 8,
+    name: "a key's allowed write targets",
+    // The only addresses a key's writes may go to (comma-separated, lowercase); null: any (#54).
+    sql: `alter table api_keys add column allowed_targets text`,
+  },
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {

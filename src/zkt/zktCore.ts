@@ -10,6 +10,7 @@ import { redactPath } from "../log/logger.js";
 import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";
 import type { Sequencer } from "../sequencer/sequencer.js";
 import type { RpcReceipt } from "../sequencer/chainFollower.js";
+import { requireAllowedTarget } from "../keys/allowedTargets.js";
 import { reopenedReason, type SubmissionRecord, type SubmissionStore } from "../store/submissionStore.js";
 import { isReadOnly, parseAbi, selectFunction } from "./contractAbi.js";
 import { convertArguments } from "./convertArguments.js";
@@ -134,6 +135,8 @@ export class ZktCore {
     options: WriteHooks & { contractName?: string; wait?: boolean; caller?: string } = {},
   ): Promise<Submitted & { contractAddress: string; abi: JsonValue[]; receipt?: Receipt }> {
     if (code.trim() === "") throw new GatewayError("validation", "code must be non-empty Solidity source");
+    // A key limited to some receivers cannot create contracts: refused before the compile.
+    requireAllowedTarget(access, null, "a deploy");
     const compiled = await this.deps.compiler.compile(code, {
       evmVersion: this.deps.network.evmVersion,
       ...(options.contractName ? { contractName: options.contractName } : {}),
@@ -171,6 +174,7 @@ export class ZktCore {
     what: string,
     hooks: WriteHooks,
   ): Promise<SubmissionRecord> {
+    requireAllowedTarget(access, tx.to, what);
     let rec: SubmissionRecord;
     try {
       rec = await this.deps.sequencer.submit({

@@ -15,6 +15,7 @@ const key = (n: number, prefix: string): NewKeyRow => ({
   label: `key ${n}`,
   requestsPerMinute: n === 1 ? 600 : null,
   transactionsPerDay: null,
+  allowedTargets: n === 1 ? ["0x000000000000000000000000000000000000beef", "0x000000000000000000000000000000000000dead"] : null,
 });
 
 describe.each(["embedded", "postgres"] as const)("key table (%s)", (kind) => {
