@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { defaultConfig, type GatewayConfig, type NetworkName } from "../../src/config/config.js";
 import { startGateway, type Gateway } from "../../src/gateway.js";
 import { createLogger } from "../../src/log/logger.js";
+import type { SqliteSubmissionStore } from "../../src/store/sqliteSubmissionStore.js";
 
 export const LOG_FILE = "test-artifacts/server.log";
 /** Master-seed phrases of every gateway the suite ran; the suite-wide teardown greps the log for them. */
@@ -80,4 +81,9 @@ export async function rpc<T = unknown>(url: string, method: string, params: unkn
   const body = (await res.json()) as { result?: unknown; error?: unknown };
   if (body.error) throw new Error(JSON.stringify(body.error));
   return body.result as T;
+}
+
+/** A test gateway's journal of a network (the sequencer's store), for what the HTTP surface does not show. */
+export function journalOf(gw: Gateway, network: NetworkName = "testnet"): SqliteSubmissionStore {
+  return (gw.network(network).sequencer as unknown as { options: { store: SqliteSubmissionStore } }).options.store;
 }

@@ -4,11 +4,8 @@
 import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
-import type { SqliteSubmissionStore } from "../../src/store/sqliteSubmissionStore.js";
 import { TOKEN_ABI, TOKEN_SOURCE } from "../fixtures/contracts.js";
-import { postJson, startTestGateway } from "../helpers/gateway.js";
-
-const storeOf = (gw: Gateway) => (gw.network("testnet").sequencer as unknown as { options: { store: SqliteSubmissionStore } }).options.store;
+import { postJson, startTestGateway, journalOf } from "../helpers/gateway.js";
 
 describe("a key's allowed write targets", () => {
   let gw: Gateway;
@@ -41,7 +38,7 @@ describe("a key's allowed write targets", () => {
     const deploy = await postJson(`${url}/zkt/${apiKey}`, { code: "pragma solidity ^0.8.0; contract X {}" });
     expect(deploy.json).toMatchObject({ errorCode: "FORBIDDEN_TARGET", error: expect.stringMatching(/creates a contract/) });
     // Only the allowed write was journaled for the key's wallet.
-    expect(await storeOf(gw).countBySignerSince(info.walletAddress, since)).toBe(1);
+    expect(await journalOf(gw).countBySignerSince(info.walletAddress, since)).toBe(1);
 
     // A caller-signed transaction to another address: -32003, not sent.
     const signer = Wallet.createRandom();

@@ -4,11 +4,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
-import type { SqliteSubmissionStore } from "../../src/store/sqliteSubmissionStore.js";
-import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { postJson, startTestGateway, journalOf } from "../helpers/gateway.js";
 import { freshSchemaUrl } from "../helpers/postgres.js";
-
-const storeOf = (gw: Gateway) => (gw.network("testnet").sequencer as unknown as { options: { store: SqliteSubmissionStore } }).options.store;
 
 describe("write quotas", () => {
   const gateways: Gateway[] = [];
@@ -34,7 +31,7 @@ describe("write quotas", () => {
       error: expect.stringMatching(/at most 3 writes \(daily quota\) per day/),
     });
     expect(Number(fourth.headers.get("retry-after"))).toBeGreaterThan(86_000);
-    expect(await storeOf(gw).countBySignerSince(a.info.walletAddress, since)).toBe(3);
+    expect(await journalOf(gw).countBySignerSince(a.info.walletAddress, since)).toBe(3);
     // Keyed JSON-RPC writes share the quota, refused before the transaction is even decoded.
     const raw = await postJson(`${url}/zgt/${a.apiKey}`, { jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: ["0x00"] });
     expect(raw.status).toBe(429);

@@ -10,11 +10,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { GatewayConfig } from "../../src/config/config.js";
 import type { Gateway } from "../../src/gateway.js";
-import type { SubmissionStore } from "../../src/store/submissionStore.js";
 import { batchRpc, freePort, kill9, saveState, startAnvil, unminedAfter, whyUnmined } from "../helpers/anvilProcess.js";
-import { postJson, rpc, startTestGateway, testConfig } from "../helpers/gateway.js";
-
-const storeOf = (gw: Gateway) => (gw.network("testnet").sequencer as unknown as { options: { store: SubmissionStore } }).options.store;
+import { postJson, rpc, startTestGateway, testConfig, journalOf } from "../helpers/gateway.js";
 
 describe("a node that goes back any distance", () => {
   const children: ChildProcess[] = [];
@@ -101,7 +98,7 @@ describe("a node that goes back any distance", () => {
     expect(acknowledged.size).toBeGreaterThan(300);
 
     // Every acknowledged write (by queueId) completed, its journaled hash mined on the chain the node has now.
-    const store = storeOf(gw);
+    const store = journalOf(gw);
     const ids = [...acknowledged.keys()];
     const unmined = await unminedAfter(store, node, ids);
     const why = unmined.length > 0 ? await whyUnmined(node, unmined, await Promise.all(ids.map((id) => store.get(id)))).catch((e: unknown) => String(e)) : "";
