@@ -38,7 +38,8 @@ describe("HTTP/2 rapid reset", () => {
     await gw?.close();
   });
 
-  it("one IP's reset storm: it is cut off and refused for a while; others keep their latency", { timeout: 60_000 }, async () => {
+  // Latency ratios on a machine the suite's other files share: a run that loses to them is run again (twice at most).
+  it("one IP's reset storm: it is cut off and refused for a while; others keep their latency", { timeout: 60_000, retry: 2 }, async () => {
     await others(url, agent, 1_000); // warm
     const baseline = await others(url, agent, 3_000);
     const storm = spawn(process.execPath, ["test/helpers/h2ResetStorm.mjs", url, "8"], { stdio: ["ignore", "pipe", "inherit"] });
