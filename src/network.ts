@@ -4,14 +4,14 @@ import { join } from "node:path";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { GatewayConfig, NetworkConfig } from "./config/config.js";
 import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
-import { boundedGetLogs } from "./rpc/boundedLogs.js";
+import { boundedGetLogs, boundedNewFilter } from "./rpc/boundedLogs.js";
 import { MethodWeights } from "./limits/methodWeights.js";
 import { requireAllowedRawTarget } from "./keys/allowedTargets.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
 import { InflightReads } from "./rpc/inflightReads.js";
 import { RpcCore } from "./rpc/rpcCore.js";
 import { ImmutableCache } from "./rpc/immutableCache.js";
-import { GatewayError } from "./errors.js";
+import { GatewayError, type JsonValue } from "./errors.js";
 import { Validators } from "./platform/validators.js";
 import { SupportedTokens } from "./platform/supportedTokens.js";
 import { Sponsorship } from "./platform/sponsorship.js";
@@ -233,13 +233,10 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     registerPlatformMethods(core, { validators, tokens, sponsorship });
     // Bounded before a node is asked (rpc/boundedLogs.ts).
     const logsPool = pool;
-    core.register(
-      "eth_getLogs",
-      boundedGetLogs(
-        { call: (method, params) => logsPool.call(method, params), head: () => logsPool.head },
-        { maxBlockRange: gw.logsMaxBlockRange, maxResults: gw.logsMaxResults },
-      ),
-    );
+    const logsNode = { call: (method: string, params: JsonValue[]) => logsPool.call(method, params), head: () => logsPool.head };
+    const logBounds = { maxBlockRange: gw.logsMaxBlockRange, maxResults: gw.logsMaxResults };
+    core.register("eth_getLogs", boundedGetLogs(logsNode, logBounds));
+    core.register("eth_newFilter", boundedNewFilter(logsNode, logBounds));
     const zkt = new ZktCore({
       network: net,
       journalNetwork,

@@ -3,7 +3,8 @@
 // reaches a node (a toBlock past the head counts up to the head; a blockHash query is one block), and an answer
 // of more than LOGS_MAX_RESULTS logs is not passed on: both are -32005 naming the limit, with
 // `data: {limit, requested}`. A node that refuses a range the gateway allows (nodes have caps of their own) is
-// asked again for each half, and the halves' logs are joined in order (what eRPC does).
+// asked again for each half, and the halves' logs are joined in order (what eRPC does). A log filter
+// (eth_newFilter) is held to the same range.
 import { GatewayError, type JsonValue } from "../errors.js";
 import type { CustomMethod } from "./rpcCore.js";
 
@@ -24,28 +25,8 @@ const NODE_REFUSES_RANGE =
 
 export function boundedGetLogs(node: LogsNode, bounds: LogBounds): CustomMethod {
   return async (ctx, params) => {
-    const filter = params[0];
-    if (params.length !== 1 || filter === null || typeof filter !== "object" || Array.isArray(filter))
-      throw new GatewayError("invalid_params", "Invalid params: eth_getLogs takes one filter object");
-    let range: { from: number; to: number } | undefined;
-    if (filter.blockHash === undefined) {
-      const head = await headOf(node, filter, ctx.signal);
-      const from = blockOf(filter.fromBlock ?? "latest", head);
-      const to = blockOf(filter.toBlock ?? "latest", head);
-      // What the node will not read is not counted (a toBlock past the head), and a number the gateway cannot
-      // read is the node's to refuse.
-      if (from !== undefined && to !== undefined) {
-        const upTo = head === undefined ? to : Math.min(to, head);
-        const width = upTo - from + 1;
-        if (width > bounds.maxBlockRange)
-          throw new GatewayError(
-            "limit_exceeded",
-            `eth_getLogs over ${width} blocks exceeds this gateway's limit of ${bounds.maxBlockRange} blocks a query (LOGS_MAX_BLOCK_RANGE); ask for smaller ranges`,
-            { details: { limit: bounds.maxBlockRange, requested: width } },
-          );
-        if (width > 0) range = { from, to: upTo };
-      }
-    }
+    const filter = filterOf(params, "eth_getLogs");
+    const range = await rangeWithin(node, bounds, filter, ctx.signal, "eth_getLogs");
     const logs = await logsOf(node, filter, range, ctx.signal);
     if (Array.isArray(logs) && logs.length > bounds.maxResults)
       throw new GatewayError(
@@ -55,6 +36,51 @@ export function boundedGetLogs(node: LogsNode, bounds: LogBounds): CustomMethod 
       );
     return logs;
   };
+}
+
+/**
+ * eth_newFilter within the same block range: a filter from block 0 makes its eth_getFilterLogs the node's
+ * whole-chain scan that eth_getLogs is refused.
+ */
+export function boundedNewFilter(node: LogsNode, bounds: LogBounds): CustomMethod {
+  return async (ctx, params) => {
+    const filter = filterOf(params, "eth_newFilter");
+    await rangeWithin(node, bounds, filter, ctx.signal, "a log filter");
+    return node.call("eth_newFilter", [filter], ctx.signal);
+  };
+}
+
+function filterOf(params: JsonValue[], method: string): { [key: string]: JsonValue } {
+  const filter = params[0];
+  if (params.length !== 1 || filter === null || typeof filter !== "object" || Array.isArray(filter))
+    throw new GatewayError("invalid_params", `Invalid params: ${method} takes one filter object`);
+  return filter;
+}
+
+/** The filter's block range when the gateway can read it (undefined otherwise); refused past the limit. */
+async function rangeWithin(
+  node: LogsNode,
+  bounds: LogBounds,
+  filter: { [key: string]: JsonValue },
+  signal: AbortSignal | undefined,
+  what: string,
+): Promise<{ from: number; to: number } | undefined> {
+  if (filter.blockHash !== undefined) return undefined;
+  const head = await headOf(node, filter, signal);
+  const from = blockOf(filter.fromBlock ?? "latest", head);
+  const to = blockOf(filter.toBlock ?? "latest", head);
+  // What the node will not read is not counted (a toBlock past the head), and a number the gateway cannot
+  // read is the node's to refuse.
+  if (from === undefined || to === undefined) return undefined;
+  const upTo = head === undefined ? to : Math.min(to, head);
+  const width = upTo - from + 1;
+  if (width > bounds.maxBlockRange)
+    throw new GatewayError(
+      "limit_exceeded",
+      `${what} over ${width} blocks exceeds this gateway's limit of ${bounds.maxBlockRange} blocks a query (LOGS_MAX_BLOCK_RANGE); ask for smaller ranges`,
+      { details: { limit: bounds.maxBlockRange, requested: width } },
+    );
+  return width > 0 ? { from, to: upTo } : undefined;
 }
 
 /** The node's answer for the filter; where the node refuses the range, each half's, joined in block order. */

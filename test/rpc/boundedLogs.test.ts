@@ -1,4 +1,4 @@
-// eth_getLogs within bounds (#54): with LOGS_MAX_BLOCK_RANGE=5 a query over 20 blocks is refused with -32005
+// eth_getLogs within bounds (#54): with LOGS_MAX_BLOCK_RANGE=5 a query (or a log filter) over 20 blocks is refused with -32005
 // naming the limit, over HTTP, WebSocket and Connect, before any node is asked; one over 5 blocks is answered,
 // complete and in order, even by a node that caps ranges at 3 blocks (the gateway asks it for the halves); an
 // answer of more logs than LOGS_MAX_RESULTS is refused the same way.
@@ -101,6 +101,20 @@ describe("bounded eth_getLogs", () => {
     expect((res.json as { result: unknown[] }).result).toEqual(direct);
     // Refused whole (5 > 3), then asked in halves of 3 and 2.
     expect(capped.logQueries - before).toBe(3);
+  });
+
+  it("a log filter (eth_newFilter) is held to the same range: over 20 blocks -32005, over 5 a filter id", async () => {
+    const wideFilter = await postJson(url, { jsonrpc: "2.0", id: 6, method: "eth_newFilter", params: [wide] });
+    expect(wideFilter.json).toMatchObject({
+      error: { code: -32005, message: expect.stringMatching(/a log filter over 20 blocks/), data: { limit: 5, requested: 20 } },
+    });
+    const narrow = await postJson(url, {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "eth_newFilter",
+      params: [{ fromBlock: hex(logBlocks[0]!), toBlock: hex(logBlocks[0]! + 4) }],
+    });
+    expect((narrow.json as { result: string }).result).toMatch(/^0x[0-9a-f]+$/);
   });
 
   it("more logs than LOGS_MAX_RESULTS: -32005 naming that limit", async () => {
