@@ -103,7 +103,19 @@ export class RateLimits {
     });
   }
 
+  /** A caller's request limit per window: its key's own per-minute one scaled to the window, else the default. */
+  private requestLimit(perKey: number | undefined): number {
+    return perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
+  }
+
+  /** The local limiter of a scope, network and limit when one was made (counts nothing). */
+  private localLimiter(scope: LimitScope, network: string, limit: number): WindowLimiter | undefined {
+    const l = this.byScope.get(scope)?.get(network)?.get(limit);
+    return l instanceof WindowLimiter ? l : undefined;
+  }
+
   private takeRequests(network: string, access: LimitedCaller, ip: string, weight: number): LimitDecision | undefined | Promise<LimitDecision | undefined> {
+    // requestLimit(ownPerMinute(access)), written out: this runs per request, and the calls measured +60 ns.
     const perKey = access.kind === "key" ? (access.requestsPerMinute ?? undefined) : undefined;
     const limit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
     const byKey = this.take("requests", network, callerOf(access, ip), limit, this.config.windowMs, weight, "requests");
@@ -123,10 +135,8 @@ export class RateLimits {
    */
   spentRequests(network: string, access: LimitedCaller, ip: string): GatewayError | undefined {
     if (this.connection) return undefined;
-    const perKey = access.kind === "key" ? (access.requestsPerMinute ?? undefined) : undefined;
-    const limit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
-    const limiter = this.byScope.get("requests")?.get(network)?.get(limit);
-    const reset = limiter instanceof WindowLimiter ? limiter.spent(callerOf(access, ip)) : undefined;
+    const limit = this.requestLimit(ownPerMinute(access));
+    const reset = this.localLimiter("requests", network, limit)?.spent(callerOf(access, ip));
     if (reset === undefined) return undefined;
     this.onReject(network, "requests");
     return new GatewayError("rate_limited", `rate limit exceeded: at most ${limit} requests per ${formatWindow(this.config.windowMs)}; retry in ${reset} s`, {
@@ -161,14 +171,12 @@ export class RateLimits {
   /** A key's use on `network`'s limits as this process counted it, with its limits and their resets. */
   usageOf(network: string, access: Extract<LimitedCaller, { kind: "key" }>): KeyUsage {
     const caller = `key:${access.keyId}`;
-    const perKey = access.requestsPerMinute ?? undefined;
-    const requestLimit = perKey ? Math.max(1, Math.round((perKey * this.config.windowMs) / 60_000)) : this.config.requestsPerWindow;
+    const perKey = ownPerMinute(access);
+    const requestLimit = this.requestLimit(perKey);
     const perDay = access.transactionsPerDay ?? this.config.writesPerDay ?? 0;
     const perMonth = this.config.writesPerMonth ?? 0;
-    const resetIn = (scope: LimitScope, net: string, limit: number): number => {
-      const l = limit > 0 ? this.byScope.get(scope)?.get(net)?.get(limit) : undefined;
-      return (l instanceof WindowLimiter ? l.resetIn(caller) : undefined) ?? 0;
-    };
+    const resetIn = (scope: LimitScope, net: string, limit: number): number =>
+      (limit > 0 ? this.localLimiter(scope, net, limit)?.resetIn(caller) : undefined) ?? 0;
     return {
       ...this.usage.report(access.keyId),
       limits: {
@@ -302,6 +310,11 @@ export class RateLimits {
 
 /** The longest a down store goes unprobed: limits hold again within about this of Redis answering. */
 const MAX_PROBE_BACKOFF_MS = 1_000;
+
+/** A key's own requests per minute, when the operator gave it one. */
+function ownPerMinute(access: LimitedCaller): number | undefined {
+  return access.kind === "key" ? (access.requestsPerMinute ?? undefined) : undefined;
+}
 
 export function callerOf(access: LimitedCaller, ip: string): string {
   return access.kind === "key" ? `key:${access.keyId}` : `ip:${ip}`;
