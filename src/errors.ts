@@ -21,6 +21,7 @@ export type ErrorKind =
   | "compilation"
   | "upstream_unavailable"
   | "not_found"
+  | "conflict"
   | "idempotency_mismatch"
   | "idempotency_in_progress"
   | "client_gone";
@@ -60,6 +61,8 @@ export const errorKinds: Record<ErrorKind, KindInfo> = {
   compilation: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "COMPILATION_ERROR" },
   upstream_unavailable: { wholeRequest: true, jsonRpcCode: -32603, httpStatus: 503, connectCode: Code.Unavailable, zktCode: "UPSTREAM_UNAVAILABLE" },
   not_found: { jsonRpcCode: -32601, httpStatus: 404, connectCode: Code.NotFound, zktCode: "NOT_FOUND" },
+  // What was asked cannot be done in the thing's present state (cancel a mined write, cordon the last node).
+  conflict: { jsonRpcCode: -32000, httpStatus: 409, connectCode: Code.FailedPrecondition, zktCode: "CONFLICT" },
   idempotency_mismatch: { wholeRequest: true, jsonRpcCode: -32602, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "VALIDATION_ERROR" },
   idempotency_in_progress: { wholeRequest: true, jsonRpcCode: -32603, httpStatus: 409, connectCode: Code.Aborted, zktCode: "VALIDATION_ERROR" },
   // The client went away mid-request (its body cut short): nobody reads the answer; 499 as nginx logs it.

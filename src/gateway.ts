@@ -6,6 +6,7 @@ import { startNetwork, type RunningNetwork } from "./network.js";
 import { barrier } from "./barrier.js";
 import { MasterSeed } from "./keys/masterSeed.js";
 import { ApiKeys } from "./keys/apiKeys.js";
+import { AdminTokens } from "./keys/adminTokens.js";
 import { openStores, type Stores } from "./store/openStores.js";
 import { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { WindowLimiter } from "./limits/windowLimiter.js";
@@ -102,6 +103,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       keyOrigins: new Set(config.portalKeyOrigins),
     });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
+    const adminTokens = new AdminTokens(config.adminTokens);
+    if (adminTokens.enabled) log.info("admin API served (ADMIN_TOKEN)", { tokens: config.adminTokens.length });
     // Together, and every port opens only once all networks are ready: one after the other, one network
     // answered while another's port still refused. A network that fails before that stops the others' starts;
     // every one that started is closed again (closeAll).
@@ -117,6 +120,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           compiler,
           sharedRoutes,
           limits,
+          keys,
+          adminTokens,
           idempotency,
           metrics,
           walletByAddress: (a) => keys.walletByAddress(a),

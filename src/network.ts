@@ -51,6 +51,10 @@ import { rpcHandlers } from "./handlers/rpcHandlers.js";
 import { zktHandlers } from "./handlers/zktHandlers.js";
 import { RpcService, type BatchRequest, type CallRequest } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../gen/chaingateway/zkt/v1/zkt_pb.js";
+import { AdminService } from "../gen/chaingateway/admin/v1/admin_pb.js";
+import { adminHandlers } from "./handlers/adminHandlers.js";
+import type { ApiKeys } from "./keys/apiKeys.js";
+import type { AdminTokens } from "./keys/adminTokens.js";
 import { clientIp, trustedProxies } from "./transport/http/clientIp.js";
 import type { IdempotencyStore } from "./store/idempotencyStore.js";
 import type { Metrics } from "./metrics/metrics.js";
@@ -90,6 +94,10 @@ export interface NetworkDeps {
   /** Gateway-wide routes served on every network's port (the portal). */
   sharedRoutes: RestRoute[];
   limits: RateLimits;
+  /** The API keys (the admin API lists, issues, revokes and limits them). */
+  keys: ApiKeys;
+  /** ADMIN_TOKEN's tokens: the admin API is served when there are any. */
+  adminTokens: AdminTokens;
   idempotency: IdempotencyStore;
   metrics: Metrics;
   /** Finds a gateway-held wallet by address (refills and fee bumps after a restart). */
@@ -265,7 +273,13 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     // One policy for every transport (policy/operations.ts), applied around the handlers by the guard; the
     // REST, JSON-RPC and WebSocket adapters call the same guarded handlers in process.
     const weights = new MethodWeights(gw.methodWeights);
-    const policy = new Policy({ network: net.name, authenticate: deps.authenticate, limits, idempotency: deps.idempotency });
+    const policy = new Policy({
+      network: net.name,
+      authenticate: deps.authenticate,
+      adminTokens: deps.adminTokens,
+      limits,
+      idempotency: deps.idempotency,
+    });
     const handlers = {
       // A call counts its method's units (METHOD_WEIGHTS; 1 unless weighed), a batch the sum of its calls'.
       rpc: guard(
@@ -282,6 +296,21 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
               : 1,
       ),
       zkt: guard(ZktService, zktHandlers(zkt, hub), policy),
+      admin: deps.adminTokens.enabled
+        ? guard(
+            AdminService,
+            adminHandlers({
+              network: net.name,
+              keys: deps.keys,
+              pool,
+              sequencer,
+              usageOf: (access) => limits.usageOf(net.name, access),
+              stuckAfterMs: gw.stuckTransactionMs,
+              log,
+            }),
+            policy,
+          )
+        : undefined,
       admitReflection: admitEach(policy, "ServerReflection.ServerReflectionInfo"),
     };
     const socketLimits = { ...gw.websocket, maxPayloadBytes: gw.bodyLimitBytes };

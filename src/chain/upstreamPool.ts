@@ -48,6 +48,20 @@ const READ_BATCH_MAX = 40;
 /** A call the node's answer left out (a batch answered with one error object): gathered reads go again alone. */
 const MISSING_REPLY = "upstream answer was missing a response";
 
+export interface UpstreamState {
+  url: string;
+  healthy: boolean;
+  cordoned: boolean;
+  wrongChain: boolean;
+  syncing: boolean;
+  head: number;
+  lag: number;
+  score: number;
+  breakerOpen: boolean;
+  failures: number;
+  lastError: string;
+}
+
 export interface UpstreamObserver {
   latency(upstream: string, seconds: number): void;
   health(upstream: string, healthy: boolean): void;
@@ -129,6 +143,41 @@ export class UpstreamPool {
   /** Every upstream is on another chain than the one the gateway journals for: nothing may be sent. */
   get onlyOtherChains(): boolean {
     return this.upstreams.every((u) => u.wrongChain);
+  }
+
+  /** Each node as the router sees it (the admin API's ListUpstreams). */
+  states(): UpstreamState[] {
+    const best = Math.max(...this.upstreams.map((u) => u.head));
+    const now = Date.now();
+    return this.upstreams.map((u) => ({
+      url: u.label,
+      healthy: u.healthy,
+      cordoned: u.cordoned,
+      wrongChain: u.wrongChain,
+      syncing: u.syncing,
+      head: u.head,
+      lag: u.head < 0 ? 0 : best - u.head,
+      score: score(u),
+      breakerOpen: u.openUntil > now,
+      failures: u.failures,
+      lastError: u.lastError ?? "",
+    }));
+  }
+
+  /**
+   * Takes a node out of service (or puts it back): nothing is sent to it, probes go on. `url` as states() names
+   * it. The last node in service is not cordoned: every request would fail.
+   */
+  cordon(url: string, cordoned: boolean): UpstreamState {
+    const matching = this.upstreams.filter((u) => u.label === url || u.url === url);
+    if (matching.length === 0) throw new GatewayError("not_found", `no upstream of this network is ${url}`);
+    if (matching.length > 1) throw new GatewayError("validation", `${url} names ${matching.length} upstreams; give the full URL`);
+    const u = matching[0]!;
+    if (cordoned && !u.cordoned && this.upstreams.every((o) => o === u || o.cordoned || o.wrongChain))
+      throw new GatewayError("conflict", `${u.label} is the last upstream in service: cordoning it would leave none`);
+    if (u.cordoned !== cordoned) this.options.log.warn(cordoned ? "upstream cordoned: nothing is sent to it" : "upstream uncordoned", { upstream: u.label });
+    u.cordoned = cordoned;
+    return this.states()[this.upstreams.indexOf(u)]!;
   }
 
   health(): { url: string; healthy: boolean; lastError?: string }[] {

@@ -1,44 +1,37 @@
-// Operator CLI for API keys: `npm run keys -- create [--label L] [--rpm N] [--tpd N] [--allow 0x…,0x…] | list [PREFIX] | revoke ID|PREFIX`.
-// Uses the same config as the gateway (DATA_DIR / DATABASE_URL), and works while the gateway runs: on the
-// embedded SQLite file as on PostgreSQL (a revocation reaches a running gateway within LOOKUP_CACHE_MS).
+// Operator CLI for API keys: `npm run keys -- create [--label L] [--rpm N] [--tpd N] [--tpm N] [--allow 0x…,0x…] |
+// list [PREFIX] | revoke ID|PREFIX | limits ID|PREFIX [--rpm N] [--tpd N] [--tpm N] [--allow …] | usage ID|PREFIX`.
+// On the store itself, with the gateway's config (DATA_DIR / DATABASE_URL), while the gateway runs or not (a
+// running gateway sees a change within LOOKUP_CACHE_MS); or, with --admin-url, through a running gateway's admin
+// API (the token in ADMIN_TOKEN), where a change applies at once and usage is the gateway's live count.
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config/config.js";
-import { ApiKeys, type ApiKeyInfo } from "../keys/apiKeys.js";
 import { MasterSeed } from "../keys/masterSeed.js";
 import { openStores } from "../store/openStores.js";
 import { GatewayError } from "../errors.js";
+import { type KeyCommands, type KeyLimitsView, showKey } from "./keyCommands.js";
+import { localKeys } from "./localKeys.js";
+import { remoteKeys } from "./remoteKeys.js";
 
-const USAGE = `usage: keys create [--label LABEL] [--rpm REQUESTS_PER_MINUTE] [--tpd TRANSACTIONS_PER_DAY] [--allow ADDRESS,ADDRESS…]
-       keys list [PREFIX]
-       keys revoke ID|PREFIX
-       keys usage ID|PREFIX`;
+const LIMIT_FLAGS = "[--rpm REQUESTS_PER_MINUTE] [--tpd WRITES_PER_DAY] [--tpm WRITES_PER_30_DAYS] [--allow ADDRESS,ADDRESS…]";
+const USAGE = `usage: keys [--admin-url URL] create [--label LABEL] ${LIMIT_FLAGS}
+       keys [--admin-url URL] list [PREFIX]
+       keys [--admin-url URL] revoke ID|PREFIX
+       keys [--admin-url URL] limits ID|PREFIX ${LIMIT_FLAGS}   (replaces all of the key's own limits)
+       keys [--admin-url URL] usage ID|PREFIX
+--admin-url: a running gateway's address (its admin API; the token in ADMIN_TOKEN)`;
 
-function show(k: ApiKeyInfo): string {
-  const limits = [
-    k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "",
-    k.transactionsPerDay ? `${k.transactionsPerDay} tx/day` : "",
-    k.allowedTargets ? `writes only to ${k.allowedTargets.join(",")}` : "",
-  ]
-    .filter(Boolean)
-    .join(", ");
-  return [k.prefix + "…", k.id, k.walletAddress, k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active", JSON.stringify(k.label), limits]
-    .filter(Boolean)
-    .join("  ");
+/** A positive integer flag, or undefined when absent. */
+function count(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0) throw new GatewayError("validation", `--${name} must be a positive integer`);
+  return n;
 }
 
-async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { label: { type: "string" }, rpm: { type: "string" }, tpd: { type: "string" }, allow: { type: "string" } },
-  });
-  const [command, arg] = positionals;
-  if (!command || !["create", "list", "revoke", "usage"].includes(command) || ((command === "revoke" || command === "usage") && !arg)) {
-    process.stderr.write(USAGE + "\n");
-    return 2;
-  }
+/** The store-backed commands, saying what is opened (and warning when it is new). */
+async function onStore(): Promise<KeyCommands> {
   const config = loadConfig();
   // Keys are wallets of the gateway's master seed: a CLI run beside another DATA_DIR makes a second store and
   // seed whose keys the gateway refuses. Say what is opened, and warn when it is new.
@@ -54,33 +47,53 @@ async function main(argv: string[]): Promise<number> {
       `seed ${process.env.MASTER_MNEMONIC ? "MASTER_MNEMONIC" : seedFile}\n`,
   );
   const stores = await openStores({ dataDir: config.dataDir, role: "tool", ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
+  return localKeys(stores, MasterSeed.load(config.dataDir));
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      label: { type: "string" },
+      rpm: { type: "string" },
+      tpd: { type: "string" },
+      tpm: { type: "string" },
+      allow: { type: "string" },
+      "admin-url": { type: "string" },
+    },
+  });
+  const [command, arg] = positionals;
+  const needsArg = command === "revoke" || command === "usage" || command === "limits";
+  if (!command || !["create", "list", "revoke", "usage", "limits"].includes(command) || (needsArg && !arg)) {
+    process.stderr.write(USAGE + "\n");
+    return 2;
+  }
+  const limits: KeyLimitsView = {
+    requestsPerMinute: count("rpm", values.rpm),
+    writesPerDay: count("tpd", values.tpd),
+    writesPerMonth: count("tpm", values.tpm),
+    allowedTargets: values.allow?.split(",").filter(Boolean),
+  };
+  const adminUrl = values["admin-url"];
+  if (adminUrl !== undefined && !process.env.ADMIN_TOKEN) throw new GatewayError("validation", "--admin-url needs the admin token in ADMIN_TOKEN");
+  const keys = adminUrl !== undefined ? remoteKeys(adminUrl, process.env.ADMIN_TOKEN!) : await onStore();
   try {
-    const keys = new ApiKeys(stores.keys, MasterSeed.load(config.dataDir));
     if (command === "create") {
-      const { apiKey, info } = await keys.create({
-        ...(values.label !== undefined ? { label: values.label } : {}),
-        ...(values.rpm !== undefined ? { requestsPerMinute: Number(values.rpm) } : {}),
-        ...(values.tpd !== undefined ? { transactionsPerDay: Number(values.tpd) } : {}),
-        ...(values.allow !== undefined ? { allowedTargets: values.allow.split(",").filter(Boolean) } : {}),
-      });
-      process.stdout.write(`api key (shown once): ${apiKey}\nid: ${info.id}\nwallet: ${info.walletAddress}\n`);
+      const { apiKey, key } = await keys.create(values.label, limits);
+      process.stdout.write(`api key (shown once): ${apiKey}\nid: ${key.id}\nwallet: ${key.wallet}\n`);
     } else if (command === "list") {
-      for (const k of await keys.list(arg ?? "")) process.stdout.write(show(k) + "\n");
+      for (const k of await keys.list(arg ?? "")) process.stdout.write(showKey(k) + "\n");
     } else if (command === "usage") {
-      const matches = (await keys.get(arg!)) ? [(await keys.get(arg!))!] : await keys.list(arg!);
-      if (matches.length !== 1) throw new GatewayError("validation", `"${arg}" matches ${matches.length} keys; give the id or a longer prefix`);
-      const k = matches[0]!;
-      const used = await stores.journal.countBySignerSince(k.walletAddress, new Date(Date.now() - 86_400_000));
-      process.stdout.write(
-        `${show(k)}\ntransactions in the last 24 h: ${used}${k.transactionsPerDay ? ` of ${k.transactionsPerDay}` : " (no daily quota)"}\n` +
-          `requests: ${k.requestsPerMinute ? `${k.requestsPerMinute}/min` : "the network default"} (live counts: X-RateLimit-* response headers)\n`,
-      );
+      process.stdout.write(await keys.usage(arg!));
+    } else if (command === "limits") {
+      process.stdout.write("limits set: " + showKey(await keys.setLimits(arg!, limits)) + "\n");
     } else {
-      process.stdout.write("revoked: " + show(await keys.revoke(arg!)) + "\n");
+      process.stdout.write("revoked: " + showKey(await keys.revoke(arg!)) + "\n");
     }
     return 0;
   } finally {
-    await stores.close();
+    await keys.close();
   }
 }
 

@@ -411,6 +411,21 @@ export const configSchema = z.strictObject({
         "per-IP connection and body shares (a load balancer carries everyone's); the overall caps still hold.",
     },
   ),
+  adminTokens: setting(
+    z
+      .array(z.string(), { error: "must be a list of admin tokens" })
+      .refine((l) => l.every((e) => /^([A-Za-z0-9_.-]{1,64}:)?[^\s,:]{24,}$/.test(e.trim())), {
+        error: 'must be tokens of at least 24 characters, each optionally named ("ops:<token>")',
+      })
+      .default([]),
+    {
+      env: "ADMIN_TOKEN",
+      doc:
+        "Serves the admin API (chaingateway.admin.v1.AdminService) to `authorization: Bearer <token>`; 404 while unset. " +
+        'A comma list of tokens, each optionally named ("alice:<token>"; unnamed: "admin"); the name is what the audit ' +
+        "log records. At least 24 characters: `openssl rand -base64 32`.",
+    },
+  ),
   stuckTransactionMs: setting(positiveInt().default(30_000), {
     env: "STUCK_TRANSACTION_MS",
     doc: "A broadcast transaction unmined this long is sent again; on fee networks it is first replaced with +12.5 % fees (at most 3 times).",

@@ -9,6 +9,8 @@ import type { CallRequest } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 
 export const callerKey = createContextKey<Caller>({ clientIp: "unknown" }, { description: "who called, as the transport saw it" });
 export const accessKey = createContextKey<Access>({ kind: "public" }, { description: "the caller's access, once admitted" });
+/** An admin operation's caller: the name of the admin token it presented (for the audit log). */
+export const adminKey = createContextKey<string | undefined>(undefined, { description: "the admin token's name, once admitted" });
 /** One request of the call already admitted by the Connect gate (admissionGate), before its body was read. */
 export const prepaidKey = createContextKey<Admission | undefined>(undefined, { description: "one request admitted before the body was read" });
 export const claimHooksKey = createContextKey<Partial<ClaimHooks>>({}, { description: "the idempotency claim a write runs under" });

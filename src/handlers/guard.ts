@@ -7,7 +7,7 @@ import { GatewayError } from "../errors.js";
 import type { Admission, Caller, Policy } from "../policy/policy.js";
 import { andThen, type MaybePromise } from "../maybePromise.js";
 import { OPERATIONS, operationOf, type OperationName } from "../policy/operations.js";
-import { accessKey, callerKey, claimHooksKey, prepaidKey } from "./context.js";
+import { accessKey, adminKey, callerKey, claimHooksKey, prepaidKey } from "./context.js";
 import { inSpan, SpanKind, tracingOn } from "../trace/tracing.js";
 
 type Unary = (req: MessageShape<DescMessage>, ctx: HandlerContext) => MaybePromise<unknown>;
@@ -101,6 +101,7 @@ function admit(policy: Policy, op: OperationName, caller: Caller, weight: number
 /** What the policy decided, where the handler reads it (access) and the answer carries it (X-RateLimit-*). */
 function admitted(ctx: HandlerContext, admission: Admission): void {
   ctx.values.set(accessKey, admission.access);
+  if (admission.admin !== undefined) ctx.values.set(adminKey, admission.admin);
   for (const k in admission.headers) ctx.responseHeader.set(k, admission.headers[k]!);
 }
 

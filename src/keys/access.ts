@@ -8,6 +8,8 @@ export type Access =
       walletIndex: number;
       requestsPerMinute?: number | null;
       transactionsPerDay?: number | null;
+      /** Its own 30-day write quota (the operator's SetKeyLimits); null: KEY_WRITES_PER_MONTH. */
+      writesPerMonth?: number | null;
       /** The only addresses its writes may go to (lowercase), when the operator limited it; null: any. */
       allowedTargets?: string[] | null;
     };

@@ -4,19 +4,42 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { Access } from "./access.js";
-import type { KeyRow, KeyTable } from "../store/keyTable.js";
+import type { KeyLimitsRow, KeyRow, KeyTable } from "../store/keyTable.js";
 import type { MasterSeed } from "./masterSeed.js";
 
 export interface ApiKeyInfo extends KeyRow {
   walletAddress: string;
 }
 
-export interface NewKeyOptions {
+/** A key's own limits; an absent one is the gateway's setting. */
+export interface KeyLimits {
+  requestsPerMinute?: number | undefined;
+  transactionsPerDay?: number | undefined;
+  writesPerMonth?: number | undefined;
+  /** The only addresses the key's writes may go to (a receiver allowlist); any when absent or empty. */
+  allowedTargets?: string[] | undefined;
+}
+
+export interface NewKeyOptions extends KeyLimits {
   label?: string;
-  requestsPerMinute?: number;
-  transactionsPerDay?: number;
-  /** The only addresses the key's writes may go to (a receiver allowlist); any when absent. */
-  allowedTargets?: string[];
+}
+
+function validLimits(options: KeyLimits): KeyLimitsRow {
+  for (const [name, v] of [
+    ["requestsPerMinute", options.requestsPerMinute],
+    ["transactionsPerDay", options.transactionsPerDay],
+    ["writesPerMonth", options.writesPerMonth],
+  ] as const) {
+    if (v !== undefined && (!Number.isInteger(v) || v <= 0)) throw new GatewayError("validation", `${name} must be a positive integer`);
+  }
+  const targets = options.allowedTargets?.map((t) => t.trim().toLowerCase());
+  if (targets?.some((t) => !/^0x[0-9a-f]{40}$/.test(t))) throw new GatewayError("validation", "allowedTargets must be 0x-prefixed 20-byte addresses");
+  return {
+    requestsPerMinute: options.requestsPerMinute ?? null,
+    transactionsPerDay: options.transactionsPerDay ?? null,
+    writesPerMonth: options.writesPerMonth ?? null,
+    allowedTargets: targets && targets.length > 0 ? [...new Set(targets)] : null,
+  };
 }
 
 const KEY_PREFIX = "cgw_";
@@ -46,25 +69,18 @@ export class ApiKeys {
   async create(options: NewKeyOptions = {}): Promise<{ apiKey: string; info: ApiKeyInfo }> {
     const label = (options.label ?? "").trim();
     if (label.length > 100) throw new GatewayError("validation", "label must be at most 100 characters");
-    for (const [name, v] of [
-      ["requestsPerMinute", options.requestsPerMinute],
-      ["transactionsPerDay", options.transactionsPerDay],
-    ] as const) {
-      if (v !== undefined && (!Number.isInteger(v) || v <= 0)) throw new GatewayError("validation", `${name} must be a positive integer`);
-    }
-    const targets = options.allowedTargets?.map((t) => t.trim().toLowerCase());
-    if (targets?.some((t) => !/^0x[0-9a-f]{40}$/.test(t))) throw new GatewayError("validation", "allowedTargets must be 0x-prefixed 20-byte addresses");
+    const limits = validLimits(options);
     const apiKey = KEY_PREFIX + randomBytes(32).toString("base64url");
-    const row = await this.table.insert({
-      id: randomUUID(),
-      prefix: apiKey.slice(0, SHOWN_PREFIX_LENGTH),
-      keyHash: hashKey(apiKey),
-      label,
-      requestsPerMinute: options.requestsPerMinute ?? null,
-      transactionsPerDay: options.transactionsPerDay ?? null,
-      allowedTargets: targets && targets.length > 0 ? targets : null,
-    });
+    const row = await this.table.insert({ id: randomUUID(), prefix: apiKey.slice(0, SHOWN_PREFIX_LENGTH), keyHash: hashKey(apiKey), label, ...limits });
     return { apiKey, info: this.info(row) };
+  }
+
+  /** Replaces a key's own limits; this gateway applies them at once (another process within LOOKUP_CACHE_MS). */
+  async setLimits(id: string, options: KeyLimits): Promise<ApiKeyInfo> {
+    const row = await this.table.setLimits(id, validLimits(options));
+    if (!row) throw new GatewayError("not_found", `no API key has the id "${id}"`);
+    this.recent.clear();
+    return this.info(row);
   }
 
   /**
@@ -92,6 +108,7 @@ export class ApiKeys {
       walletIndex: row.walletIndex,
       requestsPerMinute: row.requestsPerMinute,
       transactionsPerDay: row.transactionsPerDay,
+      writesPerMonth: row.writesPerMonth,
       allowedTargets: row.allowedTargets,
     };
   }

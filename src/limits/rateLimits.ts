@@ -22,7 +22,9 @@ export interface KeyUsage extends UsageReport {
  * Whom a limit counts: the public (by IP), or an API key, with its own limits when it has them (the keys'
  * Access has this shape; the limits need no more of it).
  */
-export type LimitedCaller = { kind: "public" } | { kind: "key"; keyId: string; requestsPerMinute?: number | null; transactionsPerDay?: number | null };
+export type LimitedCaller =
+  | { kind: "public" }
+  | { kind: "key"; keyId: string; requestsPerMinute?: number | null; transactionsPerDay?: number | null; writesPerMonth?: number | null };
 
 export interface RateLimitConfig {
   requestsPerWindow: number;
@@ -157,12 +159,12 @@ export class RateLimits {
 
   /**
    * The key's write quotas, when it has any: per day (its own transactionsPerDay, else KEY_WRITES_PER_DAY) and
-   * per 30 days (KEY_WRITES_PER_MONTH), one count across networks and replicas.
+   * per 30 days (its own writesPerMonth, else KEY_WRITES_PER_MONTH), one count across networks and replicas.
    */
   async checkTransaction(access: LimitedCaller): Promise<void> {
     if (access.kind !== "key") return;
     const perDay = access.transactionsPerDay ?? this.config.writesPerDay;
-    const perMonth = this.config.writesPerMonth;
+    const perMonth = access.writesPerMonth ?? this.config.writesPerMonth;
     if (perMonth) await this.take("writes-month", "all", `key:${access.keyId}`, perMonth, 30 * 86_400_000, 1, "writes (monthly quota)", "quota_exceeded");
     if (perDay) await this.take("transactions", "all", `key:${access.keyId}`, perDay, 86_400_000, 1, "writes (daily quota)", "quota_exceeded");
     this.usage.write(access.keyId);
@@ -174,7 +176,7 @@ export class RateLimits {
     const perKey = ownPerMinute(access);
     const requestLimit = this.requestLimit(perKey);
     const perDay = access.transactionsPerDay ?? this.config.writesPerDay ?? 0;
-    const perMonth = this.config.writesPerMonth ?? 0;
+    const perMonth = access.writesPerMonth ?? this.config.writesPerMonth ?? 0;
     const resetIn = (scope: LimitScope, net: string, limit: number): number =>
       (limit > 0 ? this.localLimiter(scope, net, limit)?.resetIn(caller) : undefined) ?? 0;
     return {

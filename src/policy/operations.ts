@@ -5,8 +5,11 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 
 export interface OperationPolicy {
-  /** "optional": a key gives its rights, none means public access; "required": no key, no call. */
-  auth: "optional" | "required";
+  /**
+   * "optional": a key gives its rights, none means public access; "required": no key, no call; "admin": an admin
+   * token (ADMIN_TOKEN), not a key, and the caller's IP counts the requests (a guessing caller is limited too).
+   */
+  auth: "optional" | "required" | "admin";
   /** "requests": the per-caller request limit; "requests+tryItOut": public callers also spend try-it-out. */
   limit: "requests" | "requests+tryItOut";
   /** A caller's idempotency key makes a retry replay the first outcome instead of running again. */
@@ -19,6 +22,7 @@ export interface OperationPolicy {
 
 const read: OperationPolicy = { auth: "optional", limit: "requests", idempotent: false, quota: false };
 const zktRead: OperationPolicy = { auth: "optional", limit: "requests+tryItOut", idempotent: false, quota: false };
+const admin: OperationPolicy = { auth: "admin", limit: "requests", idempotent: false, quota: false };
 const zktWrite: OperationPolicy = { auth: "optional", limit: "requests+tryItOut", idempotent: true, quota: true };
 
 /** Keyed "<Service>.<Method>" as in the proto contracts (the service's short name). */
@@ -50,6 +54,17 @@ export const OPERATIONS = {
   "RpcService.SubscribeNewHeads": read,
   "RpcService.SubscribeLogs": read,
   "ZktService.WatchTransaction": read,
+  // The operator's (admin.proto): an admin token, counted per IP like a public caller.
+  "AdminService.ListKeys": admin,
+  "AdminService.CreateKey": admin,
+  "AdminService.RevokeKey": admin,
+  "AdminService.SetKeyLimits": admin,
+  "AdminService.ListUpstreams": admin,
+  "AdminService.CordonUpstream": admin,
+  "AdminService.UncordonUpstream": admin,
+  "AdminService.ListStuckWrites": admin,
+  "AdminService.ResendWrite": admin,
+  "AdminService.CancelWrite": admin,
   // gRPC server reflection (a bidirectional stream): each message asked counts one request.
   "ServerReflection.ServerReflectionInfo": read,
 } as const satisfies Record<string, OperationPolicy>;

@@ -7,6 +7,7 @@ import { rateLimitHeaders, type RateLimits } from "../limits/rateLimits.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, type ClaimHooks, type IdempotencyStore } from "../store/idempotencyStore.js";
 import { andThen, type MaybePromise } from "../maybePromise.js";
 import { OPERATIONS, type OperationName } from "./operations.js";
+import type { AdminTokens } from "../keys/adminTokens.js";
 
 export type { Authenticate } from "../keys/access.js";
 
@@ -21,6 +22,8 @@ export interface Caller {
 
 export interface Admission {
   access: Access;
+  /** An admin operation's caller: the name of the admin token presented. */
+  admin?: string;
   /** X-RateLimit-* headers for the answer. */
   headers: Record<string, string>;
 }
@@ -34,6 +37,8 @@ export interface Codec<T> {
 export interface PolicyDeps {
   network: string;
   authenticate: Authenticate;
+  /** Admin operations' tokens (none configured: every admin call is refused). */
+  adminTokens?: AdminTokens;
   limits: RateLimits;
   idempotency: IdempotencyStore;
 }
@@ -50,11 +55,22 @@ export class Policy {
    */
   admit(op: OperationName, caller: Caller, weight = 1): MaybePromise<Admission> {
     const rule = OPERATIONS[op];
+    if (rule.auth === "admin") return this.admitAdmin(op, caller, weight);
     if (caller.apiKey === undefined) {
       if (rule.auth === "required") throw new GatewayError("unauthorized", "this operation needs an API key");
       return this.limit(op, PUBLIC, caller.clientIp, weight);
     }
     return this.deps.authenticate(caller.apiKey).then((access) => this.limit(op, access, caller.clientIp, weight));
+  }
+
+  /** Counted against the caller's IP first, so guessing tokens is rate limited like anything else. */
+  private admitAdmin(op: OperationName, caller: Caller, weight: number): MaybePromise<Admission> {
+    return andThen(this.limit(op, PUBLIC, caller.clientIp, weight), (a) => {
+      const admin = this.deps.adminTokens?.nameOf(caller.apiKey);
+      if (admin === undefined)
+        throw new GatewayError("unauthorized", caller.apiKey === undefined ? "the admin API needs authorization: Bearer <ADMIN_TOKEN>" : "not an admin token");
+      return { ...a, admin };
+    });
   }
 
   /**

@@ -143,6 +143,17 @@ export class ChainFollower {
     this.ensureTimer();
   }
 
+  /** Stops following a write's hashes (an operator cancelled it: another transaction takes its nonce). */
+  untrack(queueId: string): void {
+    for (const hash of this.hashesOf.get(queueId) ?? []) {
+      const w = this.watched.get(hash);
+      if (!w) continue;
+      this.watched.delete(hash);
+      this.finished(w);
+    }
+    this.hashesOf.delete(queueId);
+  }
+
   /** Resolves with the receipt once mined (not waiting for depth); rejects after timeoutMs. */
   wait(hash: string, timeoutMs: number): Promise<RpcReceipt> {
     this.track(hash);

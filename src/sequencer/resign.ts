@@ -19,12 +19,25 @@ export function resignAtNonce(wallet: SigningWallet, chainId: number, oldRaw: st
 /** The same transaction at the same nonce, with fees raised to at least +12.5 % (nodes require ≥ 10 %) and at least `current`. */
 export function resignWithHigherFees(wallet: SigningWallet, chainId: number, oldRaw: string, current: FeeFields): string {
   const old = Transaction.from(oldRaw);
+  return signTransaction(wallet, { ...fieldsOf(chainId, old, old.nonce), ...feesToReplace(old, current) });
+}
+
+/**
+ * A no-op self-transfer taking the place of a journaled transaction at its nonce (an operator's cancel): on a
+ * fee network its fees are the replacement's (above the old one's); on a zero-fee network, the current ones.
+ */
+export function noopInPlaceOf(wallet: SigningWallet, chainId: number, oldRaw: string, current: FeeFields, zeroFees: boolean): string {
+  const old = Transaction.from(oldRaw);
+  const fees = zeroFees ? current : feesToReplace(old, current);
+  return signTransaction(wallet, { chainId, nonce: old.nonce, to: wallet.address, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });
+}
+
+/** Fees at least +12.5 % over `old`'s (nodes require ≥ 10 % to replace) and at least `current`. */
+function feesToReplace(old: Transaction, current: FeeFields): FeeFields {
   const bump = (x: bigint): bigint => (x * 1125n) / 1000n + 1n;
-  const base = fieldsOf(chainId, old, old.nonce);
-  if (current.type === 0) return signTransaction(wallet, { ...base, type: 0, gasPrice: highest(bump(old.gasPrice ?? 0n), current.gasPrice) });
+  if (current.type === 0) return { type: 0, gasPrice: highest(bump(old.gasPrice ?? 0n), current.gasPrice) };
   const maxPriorityFeePerGas = highest(bump(old.maxPriorityFeePerGas ?? 0n), current.maxPriorityFeePerGas);
-  const maxFeePerGas = highest(bump(old.maxFeePerGas ?? 0n), current.maxFeePerGas, maxPriorityFeePerGas);
-  return signTransaction(wallet, { ...base, type: 2, maxFeePerGas, maxPriorityFeePerGas });
+  return { type: 2, maxFeePerGas: highest(bump(old.maxFeePerGas ?? 0n), current.maxFeePerGas, maxPriorityFeePerGas), maxPriorityFeePerGas };
 }
 
 function highest(...xs: bigint[]): bigint {

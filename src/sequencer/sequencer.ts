@@ -3,7 +3,7 @@
 // retries on transient upstream failures, and follows it until mined. The journal makes it durable: what
 // was accepted is rebroadcast after an upstream outage or a restart until it is mined or rejected for good.
 // What to do with a write the node will not take as it is, or has not mined, is stuckWrites.ts's.
-import { Transaction } from "ethers";
+import { keccak256, Transaction } from "ethers";
 import pRetry from "p-retry";
 import { GatewayError } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
@@ -18,6 +18,7 @@ import { newQueueId } from "./queueId.js";
 import { creditFeeDust, toQuantity, topUpSigner } from "./devChainFunds.js";
 import { type LaneTally, StuckWrites } from "./stuckWrites.js";
 import { reopenForgottenWrites } from "./forgottenWrites.js";
+import { noopInPlaceOf } from "./resign.js";
 import { inSpan, SpanKind, tracingOn } from "../trace/tracing.js";
 import type { FeeMode } from "../config/config.js";
 
@@ -417,6 +418,68 @@ export class Sequencer {
   }
 
   /** Waits until the transaction is mined. */
+  /** Unfinished writes of this network created over `olderThanMs` ago, by signer and nonce (the admin API's). */
+  listStuck(olderThanMs: number, limit: number): Promise<SubmissionRecord[]> {
+    return this.options.store.listUnfinished(this.options.network, limit, new Date(Date.now() - olderThanMs));
+  }
+
+  /** Sends an unfinished write to the node again now (an operator's ResendWrite); the broadcast runs as usual. */
+  async resend(queueId: string): Promise<SubmissionRecord> {
+    const rec = await this.unfinished(queueId);
+    this.enqueue(rec);
+    return rec;
+  }
+
+  /**
+   * Ends an unfinished gateway-signed write as "error" (an operator's CancelWrite): a no-op self-transfer takes its
+   * nonce (fee networks: with the fees a replacement needs), so the signer's later writes can mine. The no-op is
+   * sent first: a node that refuses it leaves the write as it was. It is then journaled (a "refill") and
+   * followed; the write is no longer followed. Should the write itself mine first after all, the no-op fails
+   * "nonce too low" and the write's record says error although it ran: cancel what the node does not mine.
+   */
+  async cancel(queueId: string, reason: string): Promise<{ write: SubmissionRecord; filler: SubmissionRecord }> {
+    const rec = await this.unfinished(queueId);
+    if (rec.kind === "raw") throw new GatewayError("conflict", "a caller-signed transaction cannot be cancelled by the gateway: it holds no key for it");
+    if (rec.kind === "refill") throw new GatewayError("conflict", "this is the gateway's own no-op filling a nonce: resend it instead");
+    if (this.inFlight.has(queueId)) throw new GatewayError("conflict", "the write is being sent right now: try again in a moment");
+    const wallet = await this.stuckWrites.walletOf(rec.signer);
+    if (!wallet) throw new GatewayError("conflict", `the gateway holds no wallet for ${rec.signer}`);
+    const { pool, store, chainId, feeMode, log } = this.options;
+    const raw = noopInPlaceOf(wallet, chainId, rec.raw, await this.fees.current(), feeMode === "zero");
+    try {
+      await pool.call("eth_sendRawTransaction", [raw]);
+    } catch (err) {
+      if (!(err instanceof GatewayError && ALREADY_KNOWN.test(err.message)))
+        throw new GatewayError("conflict", `the node refused the no-op at nonce ${rec.nonce}: ${(err as Error).message}`, { cause: err });
+    }
+    const processedAt = new Date();
+    await store.update(rec.queueId, { status: "error", errorMessage: reason, processedAt }, { urgent: true });
+    const filler: SubmissionRecord = {
+      queueId: newQueueId(),
+      network: rec.network,
+      signer: rec.signer,
+      nonce: rec.nonce,
+      hash: keccak256(raw),
+      raw,
+      kind: "refill",
+      status: "processing",
+      createdAt: processedAt,
+    };
+    await store.insert(filler);
+    this.follower.untrack(rec.queueId);
+    this.follower.track(filler.hash, filler.queueId, { signer: filler.signer, runsCode: false });
+    log.warn("write cancelled: a no-op took its nonce", { queueId: rec.queueId, nonce: rec.nonce, filler: filler.queueId });
+    return { write: { ...rec, status: "error", errorMessage: reason, processedAt }, filler };
+  }
+
+  /** This network's unfinished write with that queueId, or a not_found / conflict error. */
+  private async unfinished(queueId: string): Promise<SubmissionRecord> {
+    const rec = await this.options.store.get(queueId);
+    if (!rec || rec.network !== this.options.network) throw new GatewayError("not_found", `no write of this network has the queueId "${queueId}"`);
+    if (rec.status === "completed" || rec.status === "error") throw new GatewayError("conflict", `the write is already ${rec.status}`);
+    return rec;
+  }
+
   waitForReceipt(hash: string, timeoutMs = 60_000): Promise<RpcReceipt> {
     return this.follower.wait(hash, timeoutMs);
   }

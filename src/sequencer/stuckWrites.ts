@@ -48,6 +48,11 @@ export class StuckWrites {
 
   constructor(private readonly options: StuckWritesOptions) {}
 
+  /** The gateway's wallet of a signer, if it holds one. */
+  walletOf(signer: string): Promise<SigningWallet | undefined> {
+    return this.options.walletOf(signer);
+  }
+
   /** Re-signs a fee-refused write at the same nonce with the current fees, at most maxFeeBumps times. */
   async reprice(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
     const seen = this.seen(rec);

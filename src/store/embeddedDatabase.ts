@@ -59,6 +59,8 @@ const SCHEMA = [
   `alter table idempotency add column fingerprint text;`,
   // The only addresses a key's writes may go to (comma-separated, lowercase); null: any (#54).
   `alter table api_keys add column allowed_targets text;`,
+  // A key's own 30-day write quota (AdminService.SetKeyLimits); null: KEY_WRITES_PER_MONTH (#54).
+  `alter table api_keys add column writes_per_month integer;`,
 ];
 
 /** How long a statement waits for another process's write (the keys CLI's: a few milliseconds) before failing. */

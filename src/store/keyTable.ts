@@ -13,9 +13,14 @@ export interface KeyRow {
   revokedAt: Date | null;
   requestsPerMinute: number | null;
   transactionsPerDay: number | null;
+  /** Its own 30-day write quota, or null for the gateway's. */
+  writesPerMonth: number | null;
   /** The only addresses the key's writes may go to (lowercase), or null for any. */
   allowedTargets: string[] | null;
 }
+
+/** A key's own limits, as an operator sets them (null: the gateway's setting; allowedTargets null: any). */
+export type KeyLimitsRow = Pick<KeyRow, "requestsPerMinute" | "transactionsPerDay" | "writesPerMonth" | "allowedTargets">;
 
 export interface NewKeyRow {
   id: string;
@@ -24,6 +29,7 @@ export interface NewKeyRow {
   label: string;
   requestsPerMinute: number | null;
   transactionsPerDay: number | null;
+  writesPerMonth: number | null;
   allowedTargets: string[] | null;
 }
 
@@ -38,6 +44,8 @@ export interface KeyTable {
   byPrefix(prefix: string): Promise<KeyRow[]>;
   /** Marks the key revoked (the first revocation's time stays). */
   revoke(id: string): Promise<KeyRow | undefined>;
+  /** Replaces the key's own limits. */
+  setLimits(id: string, limits: KeyLimitsRow): Promise<KeyRow | undefined>;
 }
 
 /** A row as either database hands it back: PostgreSQL's timestamptz as a Date, SQLite's as milliseconds. */
@@ -50,6 +58,7 @@ interface Row {
   revoked_at: Date | number | null;
   requests_per_minute: number | null;
   transactions_per_day: number | null;
+  writes_per_month: number | null;
   /** Comma-separated lowercase addresses, or null. */
   allowed_targets: string | null;
 }
@@ -63,6 +72,7 @@ const fromRow = (r: Row): KeyRow => ({
   revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
   requestsPerMinute: r.requests_per_minute,
   transactionsPerDay: r.transactions_per_day,
+  writesPerMonth: r.writes_per_month ?? null,
   allowedTargets: r.allowed_targets === null || r.allowed_targets === undefined ? null : r.allowed_targets.split(",").filter(Boolean),
 });
 const targetsText = (t: string[] | null): string | null => (t === null ? null : t.join(","));
@@ -79,9 +89,9 @@ export function sqlKeyTable(db: Pick<SqlClient, "query">): KeyTable {
     async insert(k) {
       // A sequence, so replicas inserting at once never take the same index.
       const row = await one(
-        `insert into api_keys (id, prefix, key_hash, label, wallet_index, requests_per_minute, transactions_per_day, allowed_targets)
-         values ($1, $2, $3, $4, nextval('api_key_wallet_index'), $5, $6, $7) returning *`,
-        [k.id, k.prefix, k.keyHash, k.label, k.requestsPerMinute, k.transactionsPerDay, targetsText(k.allowedTargets)],
+        `insert into api_keys (id, prefix, key_hash, label, wallet_index, requests_per_minute, transactions_per_day, writes_per_month, allowed_targets)
+         values ($1, $2, $3, $4, nextval('api_key_wallet_index'), $5, $6, $7, $8) returning *`,
+        [k.id, k.prefix, k.keyHash, k.label, k.requestsPerMinute, k.transactionsPerDay, k.writesPerMonth, targetsText(k.allowedTargets)],
       );
       return row!;
     },
@@ -91,6 +101,14 @@ export function sqlKeyTable(db: Pick<SqlClient, "query">): KeyTable {
     byPrefix: async (prefix) =>
       (await db.query<Row>("select * from api_keys where prefix like $1 order by created_at desc", [likePrefix(prefix)])).map(fromRow),
     revoke: (id) => one("update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning *", [id]),
+    setLimits: (id, l) =>
+      one("update api_keys set requests_per_minute = $2, transactions_per_day = $3, writes_per_month = $4, allowed_targets = $5 where id = $1 returning *", [
+        id,
+        l.requestsPerMinute,
+        l.transactionsPerDay,
+        l.writesPerMonth,
+        targetsText(l.allowedTargets),
+      ]),
   };
 }
 
@@ -99,10 +117,10 @@ export function sqliteKeyTable(db: SqliteDatabase): KeyTable {
     // One statement, so one write transaction: SQLite runs those one at a time across processes (the gateway,
     // the keys CLI), and the next index is simply one past the highest. Keys are revoked, never deleted, so no
     // index is handed out twice.
-    insert: statement<[string, string, string, string, number, number | null, number | null, string | null], Row>(
+    insert: statement<[string, string, string, string, number, number | null, number | null, number | null, string | null], Row>(
       db,
-      `insert into api_keys (id, prefix, key_hash, label, wallet_index, created_at, requests_per_minute, transactions_per_day, allowed_targets)
-       values (?, ?, ?, ?, (select coalesce(max(wallet_index), 0) + 1 from api_keys), ?, ?, ?, ?) returning *`,
+      `insert into api_keys (id, prefix, key_hash, label, wallet_index, created_at, requests_per_minute, transactions_per_day, writes_per_month, allowed_targets)
+       values (?, ?, ?, ?, (select coalesce(max(wallet_index), 0) + 1 from api_keys), ?, ?, ?, ?, ?) returning *`,
     ),
     byHash: statement<[string], Row>(db, "select * from api_keys where key_hash = ?"),
     byId: statement<[string], Row>(db, "select * from api_keys where id = ?"),
@@ -110,15 +128,32 @@ export function sqliteKeyTable(db: SqliteDatabase): KeyTable {
     // Not like: SQLite's ignores case, and a key's prefix is case-sensitive base64url.
     byPrefix: statement<[number, string], Row>(db, "select * from api_keys where substr(prefix, 1, ?) = ? order by created_at desc, rowid desc"),
     revoke: statement<[number, string], Row>(db, "update api_keys set revoked_at = coalesce(revoked_at, ?) where id = ? returning *"),
+    setLimits: statement<[number | null, number | null, number | null, string | null, string], Row>(
+      db,
+      "update api_keys set requests_per_minute = ?, transactions_per_day = ?, writes_per_month = ?, allowed_targets = ? where id = ? returning *",
+    ),
   };
   const maybe = (r: Row | undefined): KeyRow | undefined => (r ? fromRow(r) : undefined);
   return {
     insert: async (k) =>
-      fromRow(sql.insert.get(k.id, k.prefix, k.keyHash, k.label, Date.now(), k.requestsPerMinute, k.transactionsPerDay, targetsText(k.allowedTargets))!),
+      fromRow(
+        sql.insert.get(
+          k.id,
+          k.prefix,
+          k.keyHash,
+          k.label,
+          Date.now(),
+          k.requestsPerMinute,
+          k.transactionsPerDay,
+          k.writesPerMonth,
+          targetsText(k.allowedTargets),
+        )!,
+      ),
     byHash: async (keyHash) => maybe(sql.byHash.get(keyHash)),
     byId: async (id) => maybe(sql.byId.get(id)),
     walletIndexes: async () => sql.walletIndexes.all().map((r) => r.wallet_index),
     byPrefix: async (prefix) => sql.byPrefix.all(prefix.length, prefix).map(fromRow),
     revoke: async (id) => maybe(sql.revoke.get(Date.now(), id)),
+    setLimits: async (id, l) => maybe(sql.setLimits.get(l.requestsPerMinute, l.transactionsPerDay, l.writesPerMonth, targetsText(l.allowedTargets), id)),
   };
 }

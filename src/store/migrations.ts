@@ -103,6 +103,12 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     // The only addresses a key's writes may go to (comma-separated, lowercase); null: any (#54).
     sql: `alter table api_keys add column allowed_targets text`,
   },
+  {
+    version: 9,
+    name: "a key's own monthly write quota",
+    // Set by an operator (AdminService.SetKeyLimits); null: KEY_WRITES_PER_MONTH (#54).
+    sql: `alter table api_keys add column writes_per_month integer`,
+  },
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {

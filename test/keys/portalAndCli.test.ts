@@ -61,6 +61,40 @@ describe("keys CLI", () => {
     }
   }, 60_000);
 
+  it("with --admin-url: the same commands through a running gateway's admin API; a revoke applies at once", async () => {
+    const token = "cli-admin-token-0123456789abcdef";
+    // No DATA_DIR of the gateway's: the CLI reaches it only over the admin API.
+    const gw = await startTestGateway({ mutate: (c) => void (c.adminTokens = [`cli:${token}`]) });
+    try {
+      const base = gw.network("testnet").url;
+      const env = { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), "cli-remote-")), ADMIN_TOKEN: `cli:${token}` } as Record<string, string>;
+      const cli = (...args: string[]) => run("npm", ["run", "--silent", "keys", "--", "--admin-url", base, ...args], { env });
+      const created = await cli("create", "--label", "remote", "--tpd", "5");
+      expect(created.stderr).not.toMatch(/store/); // the store is not opened
+      const key = /api key \(shown once\): (cgw_\S+)/.exec(created.stdout)![1]!;
+      expect((await gw.keys.authenticate(key)).kind).toBe("key");
+      const listed = (await cli("list", key.slice(0, 12))).stdout;
+      expect(listed).toContain('"remote"');
+      expect(listed).toContain("5 tx/day");
+      expect(listed).not.toContain(key);
+      expect((await cli("limits", key.slice(0, 12), "--tpm", "50", "--rpm", "100")).stdout).toMatch(/limits set: .*100\/min, 50 tx\/30 days/);
+      const keyed = base + `/zgt/${key}`;
+      const chainId = { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] };
+      expect((await postJson(keyed, chainId)).status).toBe(200);
+      expect((await cli("usage", key.slice(0, 12))).stdout).toMatch(/requests: 1 this minute/);
+      await cli("revoke", key.slice(0, 12));
+      expect((await postJson(keyed, chainId)).status).toBe(401);
+      // A wrong token: the CLI says so and fails.
+      const refused = await run("npm", ["run", "--silent", "keys", "--", "--admin-url", base, "list"], {
+        env: { ...env, ADMIN_TOKEN: "wrong-admin-token-0123456789abcdef" },
+      }).catch((e: { code: number; stderr: string }) => e);
+      expect((refused as { code: number }).code).toBe(1);
+      expect((refused as { stderr: string }).stderr).toMatch(/not an admin token/);
+    } finally {
+      await gw.close();
+    }
+  }, 60_000);
+
   for (const kind of ["embedded", "postgres"] as const) {
     it(`create, list, revoke (${kind})`, async () => {
       const env: Record<string, string> = { ...process.env, DATA_DIR: mkdtempSync(join(tmpdir(), "cli-")) } as Record<string, string>;
@@ -90,6 +124,9 @@ describe("keys CLI", () => {
       const usage0 = (await cli("usage", key.slice(0, 12))).stdout;
       expect(usage0).toMatch(/transactions in the last 24 h: 0 \(no daily quota\)/);
       expect(usage0).toMatch(/requests: 600\/min/);
+      expect((await cli("limits", key.slice(0, 12), "--tpm", "30", "--allow", "0x000000000000000000000000000000000000bEEF")).stdout).toMatch(
+        /limits set: .*30 tx\/30 days, writes only to 0x000000000000000000000000000000000000beef/,
+      );
       expect((await cli("revoke", key.slice(0, 12))).stdout).toMatch(/revoked: .*revoked \d{4}-/);
       const usage = await cli("frobnicate").catch((e: { code: number; stderr: string }) => e);
       expect((usage as { code: number }).code).toBe(2);

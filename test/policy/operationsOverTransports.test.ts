@@ -10,6 +10,7 @@ import type { Gateway } from "../../src/gateway.js";
 import { OPERATIONS, operationOf, type OperationName } from "../../src/policy/operations.js";
 import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
+import { AdminService } from "../../gen/chaingateway/admin/v1/admin_pb.js";
 import { ServerReflection, ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 
@@ -42,6 +43,7 @@ describe("the policy table holds the same over every transport", () => {
         c.rateLimit.tryItOutRequestsPerWindow = TRY_IT_OUT;
         c.portalKeysPerHour = 100_000;
         c.trustedProxies = ["127.0.0.1", "::1", "::ffff:127.0.0.1"];
+        c.adminTokens = ["walk-admin-token-0123456789abcdef"];
       },
     });
     url = gw.network("testnet").url;
@@ -122,6 +124,17 @@ describe("the policy table holds the same over every transport", () => {
       rest: (c) => restGet(`/zkt/transactions/${QUEUE_ID}`, c),
       connect: (t) => createClient(ZktService, t).getTransactionStatus({ queueId: QUEUE_ID }),
     },
+    // The admin API: an admin token, never a key; counted per IP (a guessing caller is limited like any other).
+    "AdminService.ListKeys": { connect: (t) => createClient(AdminService, t).listKeys({}) },
+    "AdminService.CreateKey": { connect: (t) => createClient(AdminService, t).createKey({}) },
+    "AdminService.RevokeKey": { connect: (t) => createClient(AdminService, t).revokeKey({ id: "x" }) },
+    "AdminService.SetKeyLimits": { connect: (t) => createClient(AdminService, t).setKeyLimits({ id: "x" }) },
+    "AdminService.ListUpstreams": { connect: (t) => createClient(AdminService, t).listUpstreams({}) },
+    "AdminService.CordonUpstream": { connect: (t) => createClient(AdminService, t).cordonUpstream({ url: "x" }) },
+    "AdminService.UncordonUpstream": { connect: (t) => createClient(AdminService, t).uncordonUpstream({ url: "x" }) },
+    "AdminService.ListStuckWrites": { connect: (t) => createClient(AdminService, t).listStuckWrites({}) },
+    "AdminService.ResendWrite": { connect: (t) => createClient(AdminService, t).resendWrite({ queueId: "x" }) },
+    "AdminService.CancelWrite": { connect: (t) => createClient(AdminService, t).cancelWrite({ queueId: "x" }) },
   };
   async function* listServices() {
     yield create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } });
@@ -155,7 +168,7 @@ describe("the policy table holds the same over every transport", () => {
   }
 
   it("has an entry for every method of the contracts, and no other", () => {
-    const methods = [...RpcService.methods, ...ZktService.methods, ...ServerReflection.methods].map((m) => operationOf(m));
+    const methods = [...RpcService.methods, ...ZktService.methods, ...AdminService.methods, ...ServerReflection.methods].map((m) => operationOf(m));
     expect(methods.every((m) => m !== undefined)).toBe(true);
     expect(new Set(methods)).toEqual(new Set(Object.keys(OPERATIONS)));
   });

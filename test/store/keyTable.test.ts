@@ -15,6 +15,7 @@ const key = (n: number, prefix: string): NewKeyRow => ({
   label: `key ${n}`,
   requestsPerMinute: n === 1 ? 600 : null,
   transactionsPerDay: null,
+  writesPerMonth: null,
   allowedTargets: n === 1 ? ["0x000000000000000000000000000000000000beef", "0x000000000000000000000000000000000000dead"] : null,
 });
 

@@ -381,7 +381,16 @@ describe("SQLite journal (embedded)", () => {
     await expect(openStores({ dataDir })).rejects.toThrow(/data directory .* is in use by another gateway: one gateway per DATA_DIR/);
     const tool = await openStores({ dataDir, role: "tool" });
     // Both write the same file: a key the tool adds is there for the gateway at once.
-    await tool.keys.insert({ id: "k1", prefix: "cgw_k1", keyHash: "h1", label: "", requestsPerMinute: null, transactionsPerDay: null, allowedTargets: null });
+    await tool.keys.insert({
+      id: "k1",
+      prefix: "cgw_k1",
+      keyHash: "h1",
+      label: "",
+      requestsPerMinute: null,
+      transactionsPerDay: null,
+      writesPerMonth: null,
+      allowedTargets: null,
+    });
     expect((await gateway.keys.byHash("h1"))?.walletIndex).toBe(1);
     await tool.close();
     await gateway.close();

@@ -7,10 +7,13 @@ import { ZktService } from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import { ServerReflection as ReflectionV1 } from "../../../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1alpha } from "../../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { reflectionHandlers } from "../../handlers/reflection.js";
+import { AdminService } from "../../../gen/chaingateway/admin/v1/admin_pb.js";
 
 export interface Handlers {
   rpc: ServiceImpl<typeof RpcService>;
   zkt: ServiceImpl<typeof ZktService>;
+  /** The admin API, when ADMIN_TOKEN is set (otherwise its paths are no endpoint: 404). */
+  admin?: ServiceImpl<typeof AdminService> | undefined;
   /** Admits one gRPC reflection message (the policy's ServerReflection entry). */
   admitReflection: (ctx: HandlerContext) => MaybePromise<unknown>;
 }
@@ -19,7 +22,8 @@ export function connectRoutes(handlers: Handlers): (router: ConnectRouter) => vo
   return (router) => {
     router.service(RpcService, handlers.rpc);
     router.service(ZktService, handlers.zkt);
-    const reflection = reflectionHandlers([RpcService, ZktService], handlers.admitReflection);
+    if (handlers.admin) router.service(AdminService, handlers.admin);
+    const reflection = reflectionHandlers(handlers.admin ? [RpcService, ZktService, AdminService] : [RpcService, ZktService], handlers.admitReflection);
     router.service(ReflectionV1, reflection.v1);
     router.service(ReflectionV1alpha, reflection.v1alpha);
   };
