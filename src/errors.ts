@@ -17,6 +17,7 @@ export type ErrorKind =
   | "execution_reverted"
   | "unauthorized"
   | "payload_too_large"
+  | "unsupported_encoding"
   | "validation"
   | "compilation"
   | "upstream_unavailable"
@@ -57,6 +58,8 @@ export const errorKinds: Record<ErrorKind, KindInfo> = {
   execution_reverted: { jsonRpcCode: 3, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },
   unauthorized: { wholeRequest: true, jsonRpcCode: -32001, httpStatus: 401, connectCode: Code.Unauthenticated, zktCode: "UNAUTHORIZED" },
   payload_too_large: { wholeRequest: true, jsonRpcCode: -32600, httpStatus: 413, connectCode: Code.ResourceExhausted, zktCode: "PAYLOAD_TOO_LARGE" },
+  // A compressed body (Content-Encoding gzip, deflate, br): refused unread rather than taken for bad JSON.
+  unsupported_encoding: { wholeRequest: true, jsonRpcCode: -32600, httpStatus: 415, connectCode: Code.InvalidArgument, zktCode: "UNSUPPORTED_MEDIA_TYPE" },
   validation: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "VALIDATION_ERROR" },
   compilation: { jsonRpcCode: -32602, httpStatus: 400, connectCode: Code.InvalidArgument, zktCode: "COMPILATION_ERROR" },
   upstream_unavailable: { wholeRequest: true, jsonRpcCode: -32603, httpStatus: 503, connectCode: Code.Unavailable, zktCode: "UPSTREAM_UNAVAILABLE" },
@@ -144,6 +147,13 @@ export function fromUpstreamError(code: number, message: string, data: JsonValue
           ? "invalid_request"
           : code === 3 || /revert/i.test(message)
             ? "execution_reverted"
-            : "transaction_rejected";
-  return new GatewayError(kind, message, { jsonRpcCode: code, details: data });
+            : code === -32001 || (code === -32000 && NODE_NOT_FOUND.test(message))
+              ? "not_found"
+              : "transaction_rejected";
+  // A node's -32001 ("Resource not found", EIP-1474) would read as ours, "unknown or revoked API key": it is
+  // answered as -32000, geth's code for the same ("filter not found", "header not found").
+  return new GatewayError(kind, message, { jsonRpcCode: code === -32001 ? -32000 : code, details: data });
 }
+
+/** A node's -32000 that says what was asked for does not exist (a filter, a block): Connect's not_found. */
+const NODE_NOT_FOUND = /\bnot found\b|unknown block|no such/i;

@@ -328,7 +328,7 @@ export class UpstreamPool {
     for (const reply of replies) if (isReply(reply) && typeof reply.id === "number") byId.set(reply.id, reply);
     return calls.map((_, i) => {
       const reply = byId.get(firstId + i);
-      if (!reply) return { ok: false, error: new GatewayError("internal", MISSING_REPLY) };
+      if (!reply) return { ok: false, error: unreadRequest(calls.length, replies) ?? new GatewayError("internal", MISSING_REPLY) };
       if (reply.error) return { ok: false, error: fromUpstreamError(reply.error.code, reply.error.message, reply.error.data) };
       return { ok: true, result: reply.result ?? null };
     });
@@ -515,6 +515,19 @@ export class UpstreamPool {
     for (const u of this.upstreams)
       this.options.observer?.routing?.(u.label, { lag: u.head < 0 ? 0 : best - u.head, score: score(u), open: u.openUntil > Date.now() });
   }
+}
+
+/**
+ * A single call answered with one error of id null: the node could not read the request. Its envelope is
+ * ours, so a parse error or invalid request is about the caller's params (a lone surrogate, nesting past the
+ * node's parser): the caller's -32602, not a missing answer (#55). Another code is the node's own error.
+ */
+function unreadRequest(calls: number, replies: unknown[]): GatewayError | undefined {
+  const only = replies.length === 1 ? replies[0] : undefined;
+  if (calls !== 1 || !isReply(only) || only.id !== null || !only.error) return undefined;
+  const { code, message } = only.error;
+  if (code === -32700 || code === -32600) return new GatewayError("invalid_params", `Invalid params: the node could not read them (${message})`);
+  return fromUpstreamError(code, message, only.error.data);
 }
 
 /** A signed transaction's hash (what a node answers eth_sendRawTransaction with). */

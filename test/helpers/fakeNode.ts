@@ -95,10 +95,13 @@ export async function startFakeNode(options: FakeNodeOptions): Promise<FakeNode>
       return;
     }
     // An address ending in dead has no balance to give: a per-call error, beside others' results in a batch.
+    // One ending in 0404 is "not found" as EIP-1474 codes it (-32001), as some nodes answer.
     const answer = (c: Call) =>
       c.method === "eth_getBalance" && String(c.params?.[0]).endsWith("dead")
         ? { jsonrpc: "2.0", id: c.id, error: { code: -32000, message: "no balance for dead" } }
-        : { jsonrpc: "2.0", id: c.id, result: result(c.method) };
+        : c.method === "eth_getBalance" && String(c.params?.[0]).endsWith("0404")
+          ? { jsonrpc: "2.0", id: c.id, error: { code: -32001, message: "Resource not found" } }
+          : { jsonrpc: "2.0", id: c.id, result: result(c.method) };
     const isRead = !Array.isArray(body) && body.method === "eth_getBalance";
     const reply = () => {
       if (res.destroyed) return;

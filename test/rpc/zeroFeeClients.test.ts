@@ -70,14 +70,18 @@ describe("Multicall3 on the embedded chain", () => {
     await gw?.close();
   });
 
-  it("viem's multicall works unchanged (Multicall3 at its canonical address)", async () => {
+  // Stability's SDK and viem tutorial use Stability's own address (@stabilityprotocol/config) (#55 item 9).
+  it.each([
+    ["its canonical address", "0xcA11bde05977b3631167028862bE2a173976CA11"],
+    ["Stability's test network address", "0x3ed62137c5DB927cb137c26455969116BF0c23Cb"],
+  ] as const)("viem's multicall works unchanged (Multicall3 at %s)", async (_, multicall3) => {
     const url = gw.network("testnet").url;
     const chain = defineChain({
       id: 20180427,
       name: "testnet",
       nativeCurrency: { name: "Free", symbol: "FREE", decimals: 18 },
       rpcUrls: { default: { http: [url] } },
-      contracts: { multicall3: { address: "0xcA11bde05977b3631167028862bE2a173976CA11" } },
+      contracts: { multicall3: { address: multicall3 } },
     });
     const client = createPublicClient({ chain, transport: http(url) });
     const tokens = ((await postJson(url, { jsonrpc: "2.0", id: 1, method: "platform_getSupportedTokens", params: [] })).json as { result: { value: string[] } })

@@ -2,6 +2,7 @@
 // server keeps serving.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
+import { gzipSync } from "node:zlib";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 
 const req = (method: string, params: unknown[] = [], id: unknown = 1) => ({ jsonrpc: "2.0", id, method, params });
@@ -57,18 +58,23 @@ describe("JSON-RPC bad input", () => {
       /needs an API key.*POST \/portal\/keys.*\/zgt\/<API_KEY>/,
     ],
     ["invalid params passed through from the node", req("eth_getBalance", ["0x12", "latest"]), 200, -32602, /./],
+    // #55: an invalid request is 400, as the docs say, wherever it is found (it was 200).
+    ["an empty method", req(""), 400, -32600, /"method" must not be empty/],
+    // #55: params the node cannot even read are the caller's (they were -32603 "upstream answer was missing a response").
+    ["a lone surrogate in params", '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["\\ud800","latest"]}', 200, -32602, /the node could not read them/],
+    ["params nested 2,000 deep", `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":${"[".repeat(2_000)}${"]".repeat(2_000)}}`, 200, -32602, /the node could not read them/],
     // The caller's request, not a fault of ours (#51): it was -32603 "internal error".
     [
       "params nested 100,000 deep",
       `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":${"[".repeat(100_000)}${"]".repeat(100_000)}}`,
-      200,
+      400,
       -32600,
       /nested too deeply/,
     ],
     [
       "an object nested 50,000 deep",
       `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[${'{"a":'.repeat(50_000)}1${"}".repeat(50_000)}]}`,
-      200,
+      400,
       -32600,
       /nested too deeply/,
     ],
@@ -117,9 +123,47 @@ describe("JSON-RPC bad input", () => {
     expect((res.json as { code: string }).code).toBe("resource_exhausted");
   });
 
-  it("unknown paths are 404 and wrong verbs 405", async () => {
+  it("unknown paths are 404 and wrong verbs 405 saying what is allowed (Allow); OPTIONS asks that (#55)", async () => {
     expect((await fetch(url + "nope")).status).toBe(404);
-    expect((await fetch(url, { method: "GET" })).status).toBe(405);
+    const get = await fetch(url, { method: "GET" });
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST, OPTIONS");
+    const put = await fetch(url + "zkt/try-it-out", { method: "PUT", body: "{}" });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("allow")).toBe("POST, OPTIONS");
+    const options = await fetch(url, { method: "OPTIONS" });
+    expect(options.status).toBe(204);
+    expect(options.headers.get("allow")).toBe("POST, OPTIONS");
+    expect((await fetch(url + "zkt/transactions/x", { method: "OPTIONS" })).headers.get("allow")).toBe("GET, OPTIONS");
+  });
+
+  it("a compressed body is refused with 415 saying so, not taken for bad JSON (#55)", async () => {
+    for (const encoding of ["gzip", "deflate", "br"]) {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-encoding": encoding },
+        body: gzipSync(JSON.stringify(req("eth_chainId"))),
+      });
+      expect(res.status).toBe(415);
+      expect(await res.json()).toMatchObject({ error: { code: -32600, message: `Content-Encoding ${encoding} is not supported: send the body uncompressed` } });
+    }
+    const zkt = await fetch(url + "zkt/try-it-out", { method: "POST", headers: { "content-encoding": "gzip" }, body: gzipSync("{}") });
+    expect(zkt.status).toBe(415);
+    expect(await zkt.json()).toMatchObject({ success: false, errorCode: "UNSUPPORTED_MEDIA_TYPE" });
+  });
+
+  it("an id is echoed as sent when params hold an \"id\" of their own (#55)", async () => {
+    const res = await postJson(url, '{"jsonrpc":"2.0","method":"eth_chainId","params":[{"id":7}],"id":7.0}');
+    expect(res.text).toBe('{"jsonrpc":"2.0","id":7.0,"result":"0x133edcb"}');
+  });
+
+  it("POST /<a key of another shape> is 401 unknown API key, not 404 (#55)", async () => {
+    for (const key of ["abcdefghijklmnopqrstuvwxyz012345", "0123456789abcdef0123456789abcdef"]) {
+      const res = await postJson(url + key, req("eth_chainId"));
+      expect(res.status).toBe(401);
+      expect(res.json).toMatchObject({ error: { code: -32001, message: expect.stringMatching(/unknown API key/) } });
+    }
+    expect((await postJson(url + "short", req("eth_chainId"))).status).toBe(404);
   });
 
   it("/zgt/<unknown key> is 401 with a JSON-RPC error for the request (its id) that does not echo the key", async () => {

@@ -5,7 +5,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { NodeHandlerFn, NodeServerRequest, NodeServerResponse } from "./nodeTypes.js";
 import { randomBytes } from "node:crypto";
-import { type GatewayError, toGatewayError } from "../../errors.js";
+import { GatewayError, toGatewayError } from "../../errors.js";
 import { redactPath, type Logger } from "../../log/logger.js";
 import { readBody } from "./readBody.js";
 import { clientIp, type ProxyMatcher } from "./clientIp.js";
@@ -196,14 +196,13 @@ export function createRestRouter(
       return { status: answer.status, body: answer.body, contentType: headers["content-type"], headers };
     };
     if (!matched) {
-      const unmatched = (headers?: Record<string, string>): HttpAnswer =>
-        finish(
-          json(
-            pathKnown ? 405 : 404,
-            { error: pathKnown ? `${method} is not allowed on ${redactPath(path)}` : `no such endpoint: ${method} ${redactPath(path)}` },
-            headers,
-          ),
-        );
+      const unmatched = (headers?: Record<string, string>): HttpAnswer => {
+        if (!pathKnown) return finish(json(404, { error: `no such endpoint: ${method} ${redactPath(path)}` }, headers));
+        // RFC 9110: a 405 says what is allowed, and OPTIONS asks just that.
+        const allow = allowedOn(routes, path);
+        if (method === "OPTIONS") return finish({ status: 204, headers: { ...headers, allow } });
+        return finish(json(405, { error: `${method} is not allowed on ${redactPath(path)}` }, { ...headers, allow }));
+      };
       if (!admitUnmatched) return unmatched();
       const refused = (err: unknown): HttpAnswer => {
         const gw = toGatewayError(err);
@@ -218,6 +217,9 @@ export function createRestRouter(
       else if (gw.kind === "client_gone") clientsGone.note("client closed its request", { requestId, path: redactPath(path) });
       return finish(route.renderError(gw));
     };
+    // A compressed body is refused unread (415), not parsed as text and taken for bad JSON.
+    const encoding = input.headers["content-encoding"];
+    if (encoding !== undefined && encoding !== "identity") return failed(unsupportedEncoding(encoding));
     let answer: MaybePromise<HttpAnswer>;
     try {
       answer = route.handle({
@@ -264,6 +266,19 @@ function write(req: NodeServerRequest, res: NodeServerResponse, answer: HttpAnsw
   (res as import("node:http").ServerResponse).writeHead(answer.status, headers);
   if (answer.body === undefined) res.end();
   else res.end(answer.body);
+}
+
+/** The methods some route answers on `path`, and OPTIONS, as an Allow header. */
+function allowedOn(routes: RestRoute[], path: string): string {
+  const methods = new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method));
+  return [...methods, "OPTIONS"].join(", ");
+}
+
+function unsupportedEncoding(encoding: string): GatewayError {
+  return new GatewayError(
+    "unsupported_encoding",
+    `Content-Encoding ${encoding.slice(0, 32)} is not supported: send the body uncompressed`,
+  );
 }
 
 function once(read: () => Promise<string>): () => Promise<string> {

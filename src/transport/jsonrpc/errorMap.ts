@@ -11,7 +11,11 @@ export function toJsonRpcError(err: GatewayError): JsonRpcErrorObject {
   return err.details === undefined ? { code: err.jsonRpcCode, message: err.message } : { code: err.jsonRpcCode, message: err.message, data: err.details };
 }
 
-/** Conditions of the whole request set the HTTP status of a JSON-RPC answer; method-level errors stay 200. */
+/**
+ * Conditions of the whole request set the HTTP status of a JSON-RPC answer, and so does an invalid request
+ * (400, as the docs say: `"method": ""`, params nested too deep); method-level errors stay 200. (A batch's
+ * items are answered inside its 200.)
+ */
 export function httpStatusForJsonRpc(err: GatewayError): number {
-  return failsWholeRequest(err) ? err.httpStatus : 200;
+  return failsWholeRequest(err) || err.kind === "invalid_request" ? err.httpStatus : 200;
 }

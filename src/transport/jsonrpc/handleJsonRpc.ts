@@ -107,16 +107,22 @@ function charged(
   );
 }
 
-/** The id's text of a single request whose id is a number: found at once in compact JSON, else scanned for. */
+/** The id's text of a single request whose id is a number: found at once in compact JSON, else scanned for (#55 item 7). */
 function singleIdText(text: string, body: unknown): string | undefined {
   const id = (body as { id: number }).id;
   const at = text.indexOf('"id":');
   if (at >= 0 && Number.isSafeInteger(id)) {
     const canonical = String(id);
     const after = at + 5 + canonical.length;
-    // The first "id" key holds exactly the canonical digits: the usual client's body, no scan needed.
+    // The only "id" key holds exactly the canonical digits: the usual client's body, no scan needed. (Another
+    // "id" key may be inside params, and the first one found its: `"params":[{"id":7}],"id":7.0`.)
     const next = text.charCodeAt(after);
-    if (text.startsWith(canonical, at + 5) && !((next >= 0x30 && next <= 0x39) || next === 0x2e || next === 0x65 || next === 0x45)) return canonical;
+    if (
+      text.startsWith(canonical, at + 5) &&
+      !((next >= 0x30 && next <= 0x39) || next === 0x2e || next === 0x65 || next === 0x45) &&
+      text.indexOf('"id":', after) < 0
+    )
+      return canonical;
   }
   return numericIdTexts(text, false)[0];
 }

@@ -75,9 +75,10 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
     { method: "POST", pattern: /^\/zgt\/?$/, renderError, handle: (req) => serve(req, { clientIp: req.clientIp }, "/zgt") },
     // A trailing slash after the key is the same keyed endpoint.
     keyed(/^\/zgt\/([^/]+)\/?$/, "/zgt/{key}"),
-    // Stability's SDK appends the key to the base URL itself (`<base>/<API_KEY>`): one of our keys there is the
-    // same keyed endpoint. Only our key shape, so any other path stays a 404.
-    keyed(/^\/(cgw_[A-Za-z0-9_-]+)\/?$/, "/{key}"),
+    // Stability's SDK appends the key to the base URL itself (`<base>/<API_KEY>`): a key there is the same keyed
+    // endpoint. Any segment shaped like a key (16 to 128 key characters: ours, or one pasted from a hosted
+    // service) is taken for one, so a wrong key is told "unknown API key" (401), not "no such endpoint".
+    keyed(/^\/([A-Za-z0-9_-]{16,128})\/?$/, "/{key}"),
     // Experimental: the key's wallet signs the sponsor consent for a raw transaction.
     keyedRoute("sponsor-consent", "rawTransaction", options.admitMalformed, (raw) =>
       keyedCall(RpcService.method.signSponsorConsent, options.rpc.signSponsorConsent, create(SignSponsorConsentRequestSchema, { rawTransaction: raw })),
