@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { GatewayConfig, NetworkConfig } from "./config/config.js";
 import { startEmbeddedNode, type EmbeddedNode } from "./chain/embeddedNode.js";
-import { boundedGetLogs, boundedNewFilter } from "./rpc/boundedLogs.js";
+import { boundedGetLogs } from "./rpc/boundedLogs.js";
+import { registerFilterMethods } from "./rpc/filterMethods.js";
+import { GatewayFilters } from "./live/gatewayFilters.js";
 import { MethodWeights } from "./limits/methodWeights.js";
 import { requireAllowedRawTarget } from "./keys/allowedTargets.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
@@ -243,8 +245,8 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const logsPool = pool;
     const logsNode = { call: (method: string, params: JsonValue[]) => logsPool.call(method, params), head: () => logsPool.head };
     const logBounds = { maxBlockRange: gw.logsMaxBlockRange, maxResults: gw.logsMaxResults };
-    core.register("eth_getLogs", boundedGetLogs(logsNode, logBounds));
-    core.register("eth_newFilter", boundedNewFilter(logsNode, logBounds));
+    const getLogs = boundedGetLogs(logsNode, logBounds);
+    core.register("eth_getLogs", getLogs);
     const zkt = new ZktCore({
       network: net,
       journalNetwork,
@@ -270,6 +272,13 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       notified: (kind, n) => n > 0 && m.notifications.inc({ network: net.name, kind }, n),
     };
     const hub = new SubscriptionHub(feed, hubObserver);
+    // Filters are the gateway's, on the same feed, so they work whichever node answers (live/gatewayFilters.ts).
+    const filters = new GatewayFilters(hub, (filter, signal) => getLogs({ access: { kind: "public" }, ...(signal ? { signal } : {}) }, [filter]), {
+      idleMs: gw.filterIdleMs,
+      perCaller: gw.filtersPerCaller,
+      maxBacklog: 10_000,
+    });
+    registerFilterMethods(core, filters, logsNode, logBounds);
     // One policy for every transport (policy/operations.ts), applied around the handlers by the guard; the
     // REST, JSON-RPC and WebSocket adapters call the same guarded handlers in process.
     const weights = new MethodWeights(gw.methodWeights);
@@ -407,6 +416,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         draining = true;
         await s.drain();
         await sockets.close();
+        filters.close();
         feed.stop();
         await srv.close();
         s.stop();

@@ -183,6 +183,14 @@ export const configSchema = z.strictObject({
       "one block): wider is refused with -32005 before it reaches a node. A node refusing a range within it is " +
       "asked for each half.",
   }),
+  filterIdleMs: setting(positiveInt().default(300_000), {
+    env: "FILTER_IDLE_MS",
+    doc: "A filter (eth_newFilter, eth_newBlockFilter, eth_newPendingTransactionFilter) not polled this long is dropped, as geth drops them after 5 minutes.",
+  }),
+  filtersPerCaller: setting(positiveInt().default(100), {
+    env: "FILTERS_PER_CALLER",
+    doc: "Filters one caller (an API key, or a client address without one) may hold at once on a network; more is -32005.",
+  }),
   logsMaxResults: setting(positiveInt().default(10_000), {
     env: "LOGS_MAX_RESULTS",
     doc: "Most logs one eth_getLogs answer may carry: more is refused with -32005 (narrow the range or the filter).",

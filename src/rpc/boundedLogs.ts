@@ -39,15 +39,13 @@ export function boundedGetLogs(node: LogsNode, bounds: LogBounds): CustomMethod 
 }
 
 /**
- * eth_newFilter within the same block range: a filter from block 0 makes its eth_getFilterLogs the node's
- * whole-chain scan that eth_getLogs is refused.
+ * A log filter (eth_newFilter) within the same block range, checked when it is made: a filter from block 0 makes
+ * its eth_getFilterLogs the whole-chain scan that eth_getLogs is refused. Returns the filter object.
  */
-export function boundedNewFilter(node: LogsNode, bounds: LogBounds): CustomMethod {
-  return async (ctx, params) => {
-    const filter = filterOf(params, "eth_newFilter");
-    await rangeWithin(node, bounds, filter, ctx.signal, "a log filter");
-    return node.call("eth_newFilter", [filter], ctx.signal);
-  };
+export async function boundedFilter(node: LogsNode, bounds: LogBounds, params: JsonValue[], signal?: AbortSignal): Promise<{ [key: string]: JsonValue }> {
+  const filter = filterOf(params, "eth_newFilter");
+  await rangeWithin(node, bounds, filter, signal, "a log filter");
+  return filter;
 }
 
 function filterOf(params: JsonValue[], method: string): { [key: string]: JsonValue } {

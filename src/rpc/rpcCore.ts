@@ -13,6 +13,8 @@ export interface CallContext {
   access: Access;
   /** Aborted when the caller gives up (a Connect deadline, a disconnect): no failover starts after it. */
   signal?: AbortSignal;
+  /** The caller's address, for what is held per caller without a key (filters). */
+  clientIp?: string;
 }
 
 export type Params = JsonValue[] | { [key: string]: JsonValue };

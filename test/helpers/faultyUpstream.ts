@@ -25,6 +25,13 @@ export interface FaultyUpstream {
   readonly calls: number;
   /** How many requests matched a fault rule (failed or not). */
   matched: number;
+  /** While true, every connection is reset at once: a stopped node. */
+  down: boolean;
+  /**
+   * Keeps a filter table of its own, as a second node would: a filter id made through another proxy (of the same
+   * node) is answered "filter not found".
+   */
+  ownFilters(): void;
   close(): void;
 }
 
@@ -33,12 +40,34 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   let delayMs = 0;
   let rule = /$^/;
   let refused: string | undefined;
-  const state = { matched: 0, toLose: 0, lost: 0, calls: 0, logCap: 0, logQueries: 0 };
+  const state = { matched: 0, toLose: 0, lost: 0, calls: 0, logCap: 0, logQueries: 0, down: false };
+  /** Filter ids this proxy made, when it keeps its own table (undefined: it does not). */
+  let filters: Set<string> | undefined;
   const server = http.createServer(async (req, res) => {
+    if (state.down) return void req.socket.destroy();
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
     state.calls += (body.match(/"method"\s*:/g) ?? []).length;
+    if (filters && /"method":"eth_(?:newFilter|newBlockFilter|newPendingTransactionFilter|getFilterChanges|getFilterLogs|uninstallFilter)"/.test(body)) {
+      type Call = { id: unknown; method: string; params: unknown[] };
+      const calls = JSON.parse(body) as Call | Call[];
+      const answers = [];
+      for (const c of Array.isArray(calls) ? calls : [calls]) {
+        const id = typeof c.params[0] === "string" ? c.params[0].toLowerCase() : "";
+        if (/^eth_(getFilter|uninstall)/.test(c.method) && !filters.has(id)) {
+          answers.push({ jsonrpc: "2.0", id: c.id, error: { code: -32000, message: "filter not found" } });
+          continue;
+        }
+        const answer = (await (await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(c) })).json()) as {
+          result?: unknown;
+        };
+        if (c.method.startsWith("eth_new") && typeof answer.result === "string") filters.add(answer.result.toLowerCase());
+        answers.push(answer);
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? answers : answers[0]));
+      return;
+    }
     if (refused !== undefined && body.includes(`"method":"${refused}"`)) {
       const calls = JSON.parse(body) as { id: unknown } | { id: unknown }[];
       const error = (c: { id: unknown }) => ({ jsonrpc: "2.0", id: c.id, error: { code: -32601, message: `Method not found: ${refused}` } });
@@ -128,6 +157,16 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     },
     get matched() {
       return state.matched;
+    },
+    get down() {
+      return state.down;
+    },
+    set down(on: boolean) {
+      state.down = on;
+      if (on) server.closeAllConnections();
+    },
+    ownFilters() {
+      filters = new Set();
     },
     close() {
       server.closeAllConnections();

@@ -61,8 +61,20 @@ describe("JSON-RPC bad input", () => {
     // #55: an invalid request is 400, as the docs say, wherever it is found (it was 200).
     ["an empty method", req(""), 400, -32600, /"method" must not be empty/],
     // #55: params the node cannot even read are the caller's (they were -32603 "upstream answer was missing a response").
-    ["a lone surrogate in params", '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["\\ud800","latest"]}', 200, -32602, /the node could not read them/],
-    ["params nested 2,000 deep", `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":${"[".repeat(2_000)}${"]".repeat(2_000)}}`, 200, -32602, /the node could not read them/],
+    [
+      "a lone surrogate in params",
+      '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["\\ud800","latest"]}',
+      200,
+      -32602,
+      /the node could not read them/,
+    ],
+    [
+      "params nested 2,000 deep",
+      `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":${"[".repeat(2_000)}${"]".repeat(2_000)}}`,
+      200,
+      -32602,
+      /the node could not read them/,
+    ],
     // The caller's request, not a fault of ours (#51): it was -32603 "internal error".
     [
       "params nested 100,000 deep",
@@ -152,7 +164,7 @@ describe("JSON-RPC bad input", () => {
     expect(await zkt.json()).toMatchObject({ success: false, errorCode: "UNSUPPORTED_MEDIA_TYPE" });
   });
 
-  it("an id is echoed as sent when params hold an \"id\" of their own (#55)", async () => {
+  it('an id is echoed as sent when params hold an "id" of their own (#55)', async () => {
     const res = await postJson(url, '{"jsonrpc":"2.0","method":"eth_chainId","params":[{"id":7}],"id":7.0}');
     expect(res.text).toBe('{"jsonrpc":"2.0","id":7.0,"result":"0x133edcb"}');
   });

@@ -275,10 +275,7 @@ function allowedOn(routes: RestRoute[], path: string): string {
 }
 
 function unsupportedEncoding(encoding: string): GatewayError {
-  return new GatewayError(
-    "unsupported_encoding",
-    `Content-Encoding ${encoding.slice(0, 32)} is not supported: send the body uncompressed`,
-  );
+  return new GatewayError("unsupported_encoding", `Content-Encoding ${encoding.slice(0, 32)} is not supported: send the body uncompressed`);
 }
 
 function once(read: () => Promise<string>): () => Promise<string> {
