@@ -146,6 +146,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
           m.upstreamCircuitOpen.set({ network: net.name, upstream }, f.open ? 1 : 0);
         },
         hedge: (won) => m.upstreamHedges.inc({ network: net.name, outcome: won ? "won" : "lost" }),
+        integrity: (check, corrected) => m.upstreamIntegrity.inc({ network: net.name, check, outcome: corrected ? "corrected" : "unresolved" }),
       },
       routing: net.routing,
       urls: upstreamUrls,

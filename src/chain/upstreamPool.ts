@@ -9,6 +9,7 @@ import { BATCHABLE, ReadBatcher } from "./readBatcher.js";
 import { UpstreamHttpError } from "./upstreamHttp.js";
 import { inSpan, outgoingTraceparent, SpanKind, tracingOn } from "../trace/tracing.js";
 import { PROBE_BATCH, PROBE_CALLS, readProbe } from "./upstreamProbe.js";
+import { type IntegrityCheck, observeTagged, type PoolView, suspect, type Verdict } from "./answerIntegrity.js";
 import {
   isReply,
   parseJson,
@@ -67,6 +68,8 @@ export interface UpstreamObserver {
   health(upstream: string, healthy: boolean): void;
   /** After each probe: blocks behind the best, score (lower is better), circuit open. */
   routing?(upstream: string, figures: { lag: number; score: number; open: boolean }): void;
+  /** An answer failed an integrity check (answerIntegrity.ts); `corrected`: another node answered it right. */
+  integrity?(check: IntegrityCheck, corrected: boolean): void;
   hedge?(won: boolean): void;
 }
 
@@ -91,6 +94,8 @@ export class UpstreamPool {
   readonly routing: RoutingOptions;
   /** The highest block number any answer gave on this network: eth_blockNumber never answers less. */
   private highestBlock = -1;
+  /** The integrity checks' view (answerIntegrity.ts); its safe/finalized blocks persist between calls. */
+  private readonly taggedView: PoolView = { best: -1, lowest: -1, tagged: new Map() };
 
   /** The newest block any node has reported (a probe, an eth_blockNumber), if one has. */
   get head(): number | undefined {
@@ -235,6 +240,13 @@ export class UpstreamPool {
         else if (n < this.highestBlock) outcomes[i] = { ok: true, result: `0x${this.highestBlock.toString(16)}` };
       }
     }
+    // Integrity (answerIntegrity.ts): an answer that cannot be right is asked of a node that can answer it.
+    const view = this.view();
+    for (const [i, c] of calls.entries()) {
+      const verdict = suspect(c, outcomes[i]!, view);
+      if (verdict) outcomes[i] = await this.askElsewhere(c, outcomes[i]!, verdict, view);
+      observeTagged(c, outcomes[i]!, view);
+    }
     // Read-your-writes: a hash this pool sent, not found on the node asked, is asked of the others.
     for (const [i, c] of calls.entries()) {
       const o = outcomes[i]!;
@@ -248,6 +260,43 @@ export class UpstreamPool {
       }
     }
     return outcomes;
+  }
+
+  /** What the integrity checks compare an answer with: the nodes' heads and the tagged blocks served. */
+  private view(): PoolView {
+    let best = this.highestBlock;
+    let lowest = Number.MAX_SAFE_INTEGER;
+    for (const u of this.upstreams) {
+      if (u.head < 0 || u.wrongChain || u.cordoned || !u.healthy) continue;
+      best = Math.max(best, u.head);
+      lowest = Math.min(lowest, u.head);
+    }
+    this.taggedView.best = best;
+    this.taggedView.lowest = Math.min(lowest, best);
+    return this.taggedView;
+  }
+
+  /**
+   * A suspect answer asked again of the nodes, furthest ahead first; the first answer that passes wins. None: the answer stands, except logs outside the range asked, which never reach a caller.
+   */
+  private async askElsewhere(call: RpcCall, first: RpcOutcome, verdict: Verdict, view: PoolView): Promise<RpcOutcome> {
+    // Those furthest ahead first (probe heads lag a little, so none is left out for it).
+    for (const u of this.usable().sort((a, b) => b.head - a.head)) {
+      const [again] = await this.callOn([call], u).catch(() => [undefined]);
+      if (again?.ok && !suspect(call, again, view)) {
+        this.options.observer?.integrity?.(verdict.check, true);
+        return again;
+      }
+    }
+    this.options.observer?.integrity?.(verdict.check, false);
+    if (verdict.check !== "logs_outside_range") return first;
+    return {
+      ok: false,
+      error: new GatewayError(
+        "upstream_unavailable",
+        "a node answered eth_getLogs with logs outside the range asked, and no other node answered it correctly; try again shortly",
+      ),
+    };
   }
 
   /** Writes go to every usable node at once: the first acceptance answers; "already known" is an acceptance. */

@@ -112,6 +112,12 @@ export class Metrics {
     labelNames: ["network", "upstream"],
     registers: [this.registry],
   });
+  readonly upstreamIntegrity = new Counter({
+    name: "gateway_upstream_integrity_total",
+    help: "Node answers that failed an integrity check (stale_block, logs_outside_range, missing_behind), by whether another node answered right",
+    labelNames: ["network", "check", "outcome"],
+    registers: [this.registry],
+  });
   readonly upstreamHedges = new Counter({
     name: "gateway_upstream_hedges_total",
     help: "Reads also sent to a second upstream because the first was slow, by whether the hedge answered first",

@@ -32,6 +32,11 @@ export interface FaultyUpstream {
    * node) is answered "filter not found".
    */
   ownFilters(): void;
+  /**
+   * Lies in single calls (probes, which are batches, stay true): eth_getLogs answers gain a log from outside the
+   * range asked, and eth_getBlockByNumber("latest") answers a block 3 older.
+   */
+  lie(): void;
   close(): void;
 }
 
@@ -43,6 +48,7 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   const state = { matched: 0, toLose: 0, lost: 0, calls: 0, logCap: 0, logQueries: 0, down: false };
   /** Filter ids this proxy made, when it keeps its own table (undefined: it does not). */
   let filters: Set<string> | undefined;
+  let lying = false;
   const server = http.createServer(async (req, res) => {
     if (state.down) return void req.socket.destroy();
     const chunks: Buffer[] = [];
@@ -103,6 +109,24 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? answers : answers[0]));
         return;
       }
+    }
+    if (lying && body.startsWith("{") && /"method":"(eth_getLogs|eth_getBlockByNumber)"/.test(body)) {
+      type Call = { id: unknown; method: string; params: unknown[] };
+      const c = JSON.parse(body) as Call;
+      const ask = (call: Call) =>
+        fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(call) }).then(
+          (r) => r.json() as Promise<{ result?: unknown }>,
+        );
+      let answer = await ask(c);
+      if (c.method === "eth_getLogs" && Array.isArray(answer.result) && answer.result.length > 0) {
+        const log = answer.result[0] as { blockNumber: string; blockHash: string };
+        answer.result.push({ ...log, blockNumber: "0xfffff0", blockHash: "0x" + "ee".repeat(32) });
+      } else if (c.method === "eth_getBlockByNumber" && c.params[0] === "latest") {
+        const head = Number((answer.result as { number: string }).number);
+        answer = await ask({ ...c, params: ["0x" + Math.max(0, head - 3).toString(16), c.params[1]] });
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+      return;
     }
     if (rule.test(body)) {
       state.matched++;
@@ -167,6 +191,9 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     },
     ownFilters() {
       filters = new Set();
+    },
+    lie() {
+      lying = true;
     },
     close() {
       server.closeAllConnections();
