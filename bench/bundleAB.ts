@@ -4,8 +4,12 @@
 // the bundles, so a machine that slows down mid-run slows each of them alike; the table is the median
 // round per bundle. Each runs with `npm start`'s Node flags; a bundle may add flags after its path, in one
 // argument (`"dist-ab/x.mjs --max-semi-space-size=4"`: the later flag wins), so a flag can be an A/B too, and
-// so can an environment variable (`"dist-ab/x.mjs MALLOC_MMAP_THRESHOLD_=65536"`).
+// so can an environment variable (`"dist-ab/x.mjs MALLOC_MMAP_THRESHOLD_=65536"`). `AB_WEBHOOK=1` registers a
+// webhook endpoint (a local receiver answering 200) for the bundle's key, so the keyed ZKT row pays for
+// its deliveries (#56: within 10 % of none).
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { fixedLoad as sendFixed } from "./fixedLoad.js";
 import { tmpdir } from "node:os";
@@ -21,7 +25,8 @@ const CLOCK_TICKS = 100;
 
 interface Load {
   name: string;
-  path: string;
+  /** The path, or per bundle (its key's). */
+  path: string | ((bundle: number) => string);
   body: string;
   count: number;
 }
@@ -44,11 +49,25 @@ const LOADS: Load[] = [
   },
   { name: "batch of 40 eth_getBalance (proxied)", path: "/", body: batch40, count: REQUESTS / 10 },
   { name: "ZKT message write", path: "/zkt/try-it-out", body: '{"arguments":"bench message"}', count: WRITES },
+  { name: "ZKT message write, keyed", path: (i) => `/zkt/${keys[i]}`, body: '{"arguments":"bench message"}', count: WRITES },
 ];
+/** Each bundle's API key (the keyed row). */
+const keys: string[] = [];
 
 /** Exactly `n` requests of a load (see fixedLoad.ts). */
 function fixedLoad(port: number, load: Load, n: number): Promise<void> {
-  return sendFixed(port, load.path, load.body, n, CONNECTIONS);
+  return sendFixed(port, typeof load.path === "string" ? load.path : load.path(port - 8800), load.body, n, CONNECTIONS);
+}
+
+/** A bundle's key, and (AB_WEBHOOK) its webhook endpoint at `receiver`. */
+async function keyFor(port: number, webhook: boolean, receiver: string): Promise<string> {
+  const post = async (path: string, body: unknown) =>
+    (
+      await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+    ).json() as Promise<Record<string, string>>;
+  const { apiKey } = await post("/portal/keys", {});
+  if (webhook) await post(`/zgt/${apiKey}/webhooks`, { url: receiver, events: ["transaction.completed", "transaction.error"] });
+  return apiKey!;
 }
 
 /** The process's user+system CPU so far, in ms. */
@@ -73,6 +92,8 @@ async function startBundle(bundle: string, upstream: string, port: number): Prom
       DATA_DIR: mkdtempSync(join(tmpdir(), "cgw-ab-")),
       RATE_LIMIT: "1000000000",
       TRY_IT_OUT_RATE_LIMIT: "1000000000",
+      PORTAL_KEYS_PER_HOUR: "1000",
+      RATE_LIMIT_PER_IP: "1000000000",
       COALESCE_READS: "false",
     },
     stdio: ["ignore", "ignore", "inherit"],
@@ -97,7 +118,20 @@ async function main(): Promise<void> {
   const node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
   const procs: ChildProcess[] = [];
   try {
-    for (const [i, b] of bundles.entries()) procs.push(await startBundle(b, node.url, 8800 + i));
+    // Webhook deliveries' receiver: answers 200, counts them.
+    let delivered = 0;
+    const receiver = createServer((req, res) => {
+      req.resume().on("end", () => {
+        delivered++;
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    for (const [i, b] of bundles.entries()) {
+      procs.push(await startBundle(b, node.url, 8800 + i));
+      keys.push(await keyFor(8800 + i, b.includes("AB_WEBHOOK=1"), receiverUrl));
+    }
     // Warm every bundle on every load first (JIT, lanes, connections).
     for (const [i] of bundles.entries()) for (const l of LOADS) await fixedLoad(8800 + i, l, Math.min(l.count, 2_000));
     const results = bundles.map(() => LOADS.map(() => ({ rps: [] as number[], cpuUs: [] as number[] })));
@@ -123,6 +157,8 @@ async function main(): Promise<void> {
     for (const [li, l] of LOADS.entries()) {
       console.log(`| ${l.name} | ${results.map((r) => `${Math.round(median(r[li]!.rps))} | ${median(r[li]!.cpuUs).toFixed(1)}`).join(" | ")} |`);
     }
+    if (delivered > 0) console.log(`\nwebhook deliveries received: ${delivered}`);
+    receiver.close();
   } finally {
     for (const p of procs) p.kill("SIGKILL");
     await node.stop();

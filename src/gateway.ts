@@ -76,7 +76,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           : log.error("the store is unavailable: writes are refused (503) and readiness is false", { reason }),
     });
     startingFor = "starting its networks";
-    const { journal, health: storeHealth } = stores;
+    const { journal, health: storeHealth, webhooks: webhookStore } = stores;
     const keys = new ApiKeys(stores.keys, seed);
     // A claim left by a stopped process is settled from the journal (IdempotencyStore.settleStale).
     const idempotency = new IdempotencyStore(stores.idempotency, {
@@ -122,6 +122,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           limits,
           keys,
           adminTokens,
+          webhookStore,
           idempotency,
           metrics,
           walletByAddress: (a) => keys.walletByAddress(a),

@@ -54,6 +54,13 @@ import { zktHandlers } from "./handlers/zktHandlers.js";
 import { RpcService, type BatchRequest, type CallRequest } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../gen/chaingateway/zkt/v1/zkt_pb.js";
 import { AdminService } from "../gen/chaingateway/admin/v1/admin_pb.js";
+import { WebhookService } from "../gen/chaingateway/webhooks/v1/webhooks_pb.js";
+import { webhookHandlers } from "./handlers/webhookHandlers.js";
+import { webhookRoutes } from "./transport/webhooks/webhookRoutes.js";
+import { WebhookDispatcher } from "./webhooks/webhookDispatcher.js";
+import { describeDelivery } from "./webhooks/webhookEvents.js";
+import { WebhookRegistry } from "./webhooks/webhookRegistry.js";
+import type { WebhookStore } from "./store/webhookStore.js";
 import { adminHandlers } from "./handlers/adminHandlers.js";
 import type { ApiKeys } from "./keys/apiKeys.js";
 import type { AdminTokens } from "./keys/adminTokens.js";
@@ -100,6 +107,8 @@ export interface NetworkDeps {
   keys: ApiKeys;
   /** ADMIN_TOKEN's tokens: the admin API is served when there are any. */
   adminTokens: AdminTokens;
+  /** Webhook endpoints and their outbox (in the journal's database). */
+  webhookStore: WebhookStore;
   idempotency: IdempotencyStore;
   metrics: Metrics;
   /** Finds a gateway-held wallet by address (refills and fee bumps after a restart). */
@@ -198,6 +207,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     // From now on an upstream on another genesis (a node restarted on a fresh chain) is out of service. Not the
     // gateway's own node: it is this chain whatever block 0 it reports after loading its state (chainGenesis.ts).
     if (!embedded) pool.expectGenesis(genesisHash);
+    const headsWs = net.headsWebSocket ?? (embedded ? embedded.url.replace(/^http/, "ws") : undefined);
     sequencer = new Sequencer({
       network: journalNetwork,
       chainId: net.chainId,
@@ -219,6 +229,9 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         reopened: (n) => m.writesReopened.inc({ network: net.name }, n),
       },
       walletFor: deps.walletByAddress,
+      ...(headsWs
+        ? { headWakeups: upstreamHeads(headsWs, (err) => log.debug("the node's heads WebSocket failed; the follower polls", { error: err.message })) }
+        : {}),
     });
     const seq = sequencer;
     followHead = (head) => seq.follower.observeHead(head);
@@ -260,7 +273,6 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     });
     // One follower of the chain for every live subscriber; it polls only while someone subscribes, and reads
     // at once when the node's own WebSocket announces a head (the embedded anvil's, or headsWebSocket).
-    const headsWs = net.headsWebSocket ?? (embedded ? embedded.url.replace(/^http/, "ws") : undefined);
     const feed = new HeadFeed(pool, {
       pollMs: gw.websocket.headPollMs ?? Math.max(50, Math.min(1_000, Math.round(net.blockTimeSeconds * 500))),
       onError: (err) => log.debug("head feed poll failed; retried next poll", { error: err.message }),
@@ -273,6 +285,23 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       notified: (kind, n) => n > 0 && m.notifications.inc({ network: net.name, kind }, n),
     };
     const hub = new SubscriptionHub(feed, hubObserver);
+    // Webhooks (#56): the journal writes an event's outbox rows with its status change and says so; this
+    // network's dispatcher sends them.
+    const webhooks = new WebhookDispatcher({
+      network: net.name,
+      store: deps.webhookStore,
+      describe: (d) => describeDelivery(d, { journal: deps.store, call: (method, params) => pool!.call(method, params) }),
+      allowPrivate: gw.webhooks.allowPrivate,
+      maxRetryMs: gw.webhooks.maxRetryMs,
+      giveUpMs: gw.webhooks.giveUpMs,
+      eventsPerSecond: gw.webhooks.eventsPerSecond,
+      log,
+      observer: { attempt: (outcome) => m.webhookAttempts.inc({ network: net.name, outcome }) },
+    });
+    const wakeWebhooks = () => webhooks.wake();
+    deps.store.outboxListeners?.add(wakeWebhooks);
+    webhooks.wake();
+    const registry = new WebhookRegistry(deps.webhookStore, gw.webhooks, wakeWebhooks);
     // Filters are the gateway's, on the same feed, so they work whichever node answers (live/gatewayFilters.ts).
     const filters = new GatewayFilters(hub, (filter, signal) => getLogs({ access: { kind: "public" }, ...(signal ? { signal } : {}) }, [filter]), {
       idleMs: gw.filterIdleMs,
@@ -306,6 +335,11 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
               : 1,
       ),
       zkt: guard(ZktService, zktHandlers(zkt, hub), policy),
+      webhooks: guard(
+        WebhookService,
+        webhookHandlers(registry, net.name, (access) => deps.seed.wallet(access.walletIndex).address),
+        policy,
+      ),
       admin: deps.adminTokens.enabled
         ? guard(
             AdminService,
@@ -365,6 +399,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
           refuseEarly: (caller) => policy.refusedBeforeBody(caller),
         }),
         ...zktRoutes({ zkt: handlers.zkt, log, refuseEarly: (caller) => policy.refusedBeforeBody(caller) }),
+        ...webhookRoutes({ webhooks: handlers.webhooks, admitMalformed: (caller, weight) => policy.admitUnhandled(caller, weight) }),
         ...deps.sharedRoutes,
       ],
       gw.bodyLimitBytes,
@@ -418,6 +453,8 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         await s.drain();
         await sockets.close();
         filters.close();
+        deps.store.outboxListeners?.delete(wakeWebhooks);
+        await webhooks.stop();
         feed.stop();
         await srv.close();
         s.stop();

@@ -419,6 +419,27 @@ export const configSchema = z.strictObject({
         "per-IP connection and body shares (a load balancer carries everyone's); the overall caps still hold.",
     },
   ),
+  webhooks: z
+    .object({
+      allowPrivate: setting(onOff.default(false), {
+        env: "WEBHOOK_ALLOW_PRIVATE",
+        doc: "true: webhook URLs may point at loopback, private, link-local and metadata addresses (development only: otherwise a key holder could make the gateway call inside your network).",
+      }),
+      perKey: setting(positiveInt().default(10), { env: "WEBHOOKS_PER_KEY", doc: "Webhook endpoints one API key may register, across networks." }),
+      eventsPerSecond: setting(positiveInt().default(50), {
+        env: "WEBHOOK_EVENTS_PER_SECOND",
+        doc: "Delivery attempts per second to one endpoint, at most; more events wait their turn in the outbox, in order.",
+      }),
+      maxRetryMs: setting(positiveInt().default(300_000), {
+        env: "WEBHOOK_RETRY_MAX_MS",
+        doc: "A failed delivery is retried after 1 s, doubling up to this; its endpoint's later events wait behind it (in order).",
+      }),
+      giveUpMs: setting(positiveInt().default(86_400_000), {
+        env: "WEBHOOK_GIVE_UP_MS",
+        doc: "A delivery not accepted (2xx) this long after its event is marked failed (visible in its endpoint's deliveries, replayable) and the next one goes.",
+      }),
+    })
+    .prefault({}),
   adminTokens: setting(
     z
       .array(z.string(), { error: "must be a list of admin tokens" })

@@ -112,6 +112,12 @@ export class Metrics {
     labelNames: ["network", "upstream"],
     registers: [this.registry],
   });
+  readonly webhookAttempts = new Counter({
+    name: "gateway_webhook_attempts_total",
+    help: "Webhook delivery attempts, by outcome (delivered, failed: retried later or given up, gone: 410 disabled the endpoint)",
+    labelNames: ["network", "outcome"],
+    registers: [this.registry],
+  });
   readonly upstreamIntegrity = new Counter({
     name: "gateway_upstream_integrity_total",
     help: "Node answers that failed an integrity check (stale_block, logs_outside_range, missing_behind), by whether another node answered right",

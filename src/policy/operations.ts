@@ -54,6 +54,12 @@ export const OPERATIONS = {
   "RpcService.SubscribeNewHeads": read,
   "RpcService.SubscribeLogs": read,
   "ZktService.WatchTransaction": read,
+  // A key's webhook endpoints (webhooks.proto): the key's own, so a key is required.
+  "WebhookService.RegisterWebhook": { ...read, auth: "required" },
+  "WebhookService.ListWebhooks": { ...read, auth: "required" },
+  "WebhookService.DeleteWebhook": { ...read, auth: "required" },
+  "WebhookService.ListDeliveries": { ...read, auth: "required" },
+  "WebhookService.ReplayDelivery": { ...read, auth: "required" },
   // The operator's (admin.proto): an admin token, counted per IP like a public caller.
   "AdminService.ListKeys": admin,
   "AdminService.CreateKey": admin,

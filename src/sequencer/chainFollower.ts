@@ -9,6 +9,7 @@ import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { SubmissionStore } from "../store/submissionStore.js";
 import type { JsonValue } from "../errors.js";
 import type { Logger } from "../log/logger.js";
+import type { HeadWakeups } from "../live/upstreamHeads.js";
 
 export interface RpcReceipt {
   status: string;
@@ -74,6 +75,11 @@ export interface ChainFollowerOptions {
    * again; re-send the journal.
    */
   onRewind?: (fork: number, forkWalkedAt: Date | undefined) => Promise<void> | void;
+  /**
+   * The node's new-heads push, while writes are followed: each head is read at once rather than at the next poll
+   * (a write's outcome, and its webhook, then follow its confirming block by milliseconds, not up to a poll).
+   */
+  wakeups?: HeadWakeups;
 }
 
 const BATCH = 100;
@@ -114,6 +120,9 @@ export class ChainFollower {
   private timerFast = false;
   private polling = false;
   private rewindSuspected = false;
+  /** A head was announced during a poll: poll again after it. */
+  private pollAgain = false;
+  private wakeupsOn = false;
   /** An idle follower's check of its last block is on its way (observeHead). */
   private checking = false;
   private waiting = 0;
@@ -222,6 +231,8 @@ export class ChainFollower {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.wakeupsOn = false;
+    this.options.wakeups?.stop();
   }
 
   private get following(): boolean {
@@ -238,8 +249,40 @@ export class ChainFollower {
     hashes.push(hash);
   }
 
+  /** A head was announced: poll now (or right after the poll that is running). */
+  private wake(): void {
+    if (!this.following) return;
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerFast = false;
+    void this.poll().then(() => this.afterPoll());
+  }
+
+  private afterPoll(): void {
+    if (this.pollAgain) {
+      this.pollAgain = false;
+      return this.wake();
+    }
+    if (this.following) this.ensureTimer();
+    else if (this.wakeupsOn) {
+      this.wakeupsOn = false;
+      this.options.wakeups?.stop();
+    }
+  }
+
   /** One poll at a time, only while something is followed; sooner while someone waits. */
   private ensureTimer(): void {
+    if (!this.wakeupsOn && this.options.wakeups) {
+      this.wakeupsOn = true;
+      this.options.wakeups.start(
+        () => this.wake(),
+        () => undefined,
+      );
+    }
     const fast = this.waiting > 0 || this.rewindSuspected;
     if (this.timer && (this.timerFast || !fast)) return;
     if (this.timer) clearTimeout(this.timer);
@@ -247,9 +290,7 @@ export class ChainFollower {
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
-        void this.poll().then(() => {
-          if (this.following) this.ensureTimer();
-        });
+        void this.poll().then(() => this.afterPoll());
       },
       fast ? this.fastPollMs : this.options.pollMs,
     );

@@ -21,6 +21,7 @@ import { reopenForgottenWrites } from "./forgottenWrites.js";
 import { noopInPlaceOf } from "./resign.js";
 import { inSpan, SpanKind, tracingOn } from "../trace/tracing.js";
 import type { FeeMode } from "../config/config.js";
+import type { HeadWakeups } from "../live/upstreamHeads.js";
 
 export type { SigningWallet } from "./signTransaction.js";
 import type { SigningWallet } from "./signTransaction.js";
@@ -65,6 +66,8 @@ export interface SequencerOptions {
   stuckAfterMs?: number;
   /** At most this many replacements per transaction, each +12.5 % (nodes require ≥ 10 %). */
   maxFeeBumps?: number;
+  /** The node's new-heads push: the chain follower reads each head at once while it follows writes. */
+  headWakeups?: HeadWakeups;
   /** Metrics hooks. */
   observer?: { queueDepth(n: number): void; retry(): void; stuckLanes?(n: number): void; reopened?(n: number): void };
 }
@@ -125,6 +128,7 @@ export class Sequencer {
       confirmations: options.confirmations ?? 1,
       log: options.log,
       onRewind: (_fork, forkWalkedAt) => this.resendJournal(forkWalkedAt),
+      ...(options.headWakeups ? { wakeups: options.headWakeups } : {}),
       ...(options.genesisHash ? { genesisHash: options.genesisHash } : {}),
     });
     this.stuckWrites = new StuckWrites({

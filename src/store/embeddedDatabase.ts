@@ -61,6 +61,43 @@ const SCHEMA = [
   `alter table api_keys add column allowed_targets text;`,
   // A key's own 30-day write quota (AdminService.SetKeyLimits); null: KEY_WRITES_PER_MONTH (#54).
   `alter table api_keys add column writes_per_month integer;`,
+  // Webhooks (#56): a key's endpoints, and their deliveries: an outbox written in the same transaction as the
+  // status change that caused each (sqliteSubmissionStore.ts), delivered in `seq` order per endpoint.
+  // `events` is a comma list with commas around it (",transaction.completed,"), matched with instr.
+  `create table webhooks (
+     id text primary key,
+     key_id text not null,
+     network text not null,
+     signer text not null,
+     url text not null,
+     events text not null,
+     secret text not null,
+     log_filter text,
+     created_at integer not null,
+     disabled_at integer,
+     disabled_reason text,
+     lease_owner text,
+     lease_until integer
+   );
+   create index webhooks_signer on webhooks (signer) where disabled_at is null;
+   create index webhooks_key on webhooks (key_id);
+   create table webhook_deliveries (
+     seq integer primary key autoincrement,
+     id text not null unique,
+     webhook_id text not null,
+     event text not null,
+     queue_id text,
+     error_message text,
+     payload text,
+     created_at integer not null,
+     status text not null default 'pending',
+     attempts integer not null default 0,
+     last_status integer,
+     last_error text,
+     delivered_at integer
+   );
+   create index webhook_deliveries_pending on webhook_deliveries (webhook_id, seq) where status = 'pending';
+   create index webhook_deliveries_by_webhook on webhook_deliveries (webhook_id, seq);`,
 ];
 
 /** How long a statement waits for another process's write (the keys CLI's: a few milliseconds) before failing. */

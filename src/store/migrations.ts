@@ -109,6 +109,46 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     // Set by an operator (AdminService.SetKeyLimits); null: KEY_WRITES_PER_MONTH (#54).
     sql: `alter table api_keys add column writes_per_month integer`,
   },
+  {
+    version: 10,
+    name: "webhooks and their delivery outbox",
+    // #56: a key's endpoints; deliveries written in the same statement as the status change that caused them
+    // (sqlSubmissionStore.ts), delivered in seq order per endpoint by whichever replica leases the endpoint.
+    sql: `create table webhooks (
+       id text primary key,
+       key_id text not null,
+       network text not null,
+       signer text not null,
+       url text not null,
+       events text not null,
+       secret text not null,
+       log_filter text,
+       created_at timestamptz not null default now(),
+       disabled_at timestamptz,
+       disabled_reason text,
+       lease_owner text,
+       lease_until timestamptz
+     );
+     create index webhooks_signer on webhooks (signer) where disabled_at is null;
+     create index webhooks_key on webhooks (key_id);
+     create table webhook_deliveries (
+       seq bigserial primary key,
+       id text not null unique default gen_random_uuid()::text,
+       webhook_id text not null,
+       event text not null,
+       queue_id text,
+       error_message text,
+       payload text,
+       created_at timestamptz not null default now(),
+       status text not null default 'pending',
+       attempts integer not null default 0,
+       last_status integer,
+       last_error text,
+       delivered_at timestamptz
+     );
+     create index webhook_deliveries_pending on webhook_deliveries (webhook_id, seq) where status = 'pending';
+     create index webhook_deliveries_by_webhook on webhook_deliveries (webhook_id, seq)`,
+  },
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {

@@ -12,6 +12,8 @@ import { type SqliteDatabase, statement, watchFaults } from "./sqliteFile.js";
 import { SqliteSubmissionStore } from "./sqliteSubmissionStore.js";
 import { SqlSubmissionStore } from "./sqlSubmissionStore.js";
 import { StoreHealth } from "./storeHealth.js";
+import type { WebhookStore } from "./webhookStore.js";
+import { sqlWebhookStore, sqliteWebhookStore } from "./webhookTables.js";
 
 export interface Stores {
   kind: "embedded" | "postgres";
@@ -20,6 +22,7 @@ export interface Stores {
   journal: SqliteSubmissionStore | SqlSubmissionStore;
   keys: KeyTable;
   idempotency: IdempotencyTable;
+  webhooks: WebhookStore;
   close(): Promise<void>;
 }
 
@@ -72,6 +75,7 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
       journal,
       keys: sqlKeyTable(db),
       idempotency: sqlIdempotencyTable(db),
+      webhooks: sqlWebhookStore(db),
       async close() {
         await journal.close();
         await db.close();
@@ -90,6 +94,8 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
     health = new StoreHealth(async () => probe.run(new Date().toISOString()), options.onAvailability);
     watchFaults(file, health);
     journal = new SqliteSubmissionStore(db);
+    // One gateway per file: leases of webhook endpoints left by a process that ended are void now.
+    if (release) statement<[], never>(file, "update webhooks set lease_owner = null, lease_until = null where lease_owner is not null").run();
   } catch (err) {
     if (journal) await journal.close();
     else db?.close();
@@ -103,6 +109,8 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
     journal,
     keys: sqliteKeyTable(db),
     idempotency: sqliteIdempotencyTable(db),
+    // One writer of the file: the journal writes outbox rows only while a webhook exists.
+    webhooks: sqliteWebhookStore(db, () => journal!.refreshWebhooks()),
     async close() {
       // The journal closes the file it shares with the keys and answers.
       embeddedHealth.close();

@@ -3,6 +3,17 @@ import type { SqlClient } from "./sqlClient.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
 import { StatusBatcher } from "./statusBatcher.js";
 import { fromRow, type SubmissionRow as Row } from "./submissionRow.js";
+import { EVENT_KINDS, eventOfStatus } from "./webhookStore.js";
+
+/**
+ * One delivery per endpoint of the changed writes' key that wants the event (parameter $n, and $n+1 as
+ * ",event,"), from a `changed` CTE of the status update: the outbox row and the status change are one statement.
+ */
+const outboxFromChanged = (n: number): string => `insert into webhook_deliveries (webhook_id, event, queue_id, error_message)
+       select w.id, $${n}, c.queue_id, c.error_message from changed c join webhooks w on w.signer = c.signer
+       where w.disabled_at is null and position($${n + 1} in w.events) > 0 and c.kind in ${EVENT_KINDS}
+         and left(c.network, length(w.network) + 1) = w.network || ':'
+       returning webhook_id`;
 
 /**
  * Records as one array per column, unnested by the database: the statement's text is the same for any
@@ -38,15 +49,29 @@ async function insertRecords(db: Pick<SqlClient, "query">, records: SubmissionRe
 
 export class SqlSubmissionStore implements SubmissionStore {
   /** "processing" only ever follows "pending": flushed late, or racing on another pooled connection, it must not undo a "completed" written meanwhile. */
-  private readonly statuses = new StatusBatcher((status, ids, at) =>
-    this.db
-      .query(
+  private readonly statuses = new StatusBatcher(async (status, ids, at) => {
+    const event = eventOfStatus(status);
+    if (!event) {
+      await this.db.query(
         "update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])" +
           (status === "processing" ? " and status = 'pending'" : ""),
         [ids, status, at],
-      )
-      .then(() => undefined),
-  );
+      );
+      return;
+    }
+    // The webhook outbox (#56) in the same statement as the status change: both commit, or neither.
+    const rows = await this.db.query(
+      `with changed as (
+         update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])
+         returning queue_id, network, signer, kind, error_message)
+       ${outboxFromChanged(4)}`,
+      [ids, status, at, event, `,${event},`],
+    );
+    if (rows.length > 0) for (const f of this.outboxListeners) f();
+  });
+
+  /** Told after a status change wrote webhook deliveries (each network's dispatcher then looks at once). */
+  readonly outboxListeners = new Set<() => void>();
 
   constructor(private readonly db: SqlClient) {}
 
@@ -132,11 +157,20 @@ export class SqlSubmissionStore implements SubmissionStore {
     if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined)
       return this.statuses.mark(queueId, u.status, u.processedAt, options.urgent);
     if (u.status !== undefined && u.status !== "processing") this.statuses.forget(queueId);
-    await this.db.query(
-      `update submissions set status = coalesce($2, status), error_message = coalesce($3, error_message), processed_at = coalesce($4, processed_at),
-         hash = coalesce($5, hash), raw = coalesce($6, raw) where queue_id = $1`,
-      [queueId, u.status ?? null, u.errorMessage ?? null, u.processedAt ?? null, u.hash ?? null, u.raw ?? null],
-    );
+    const event = u.status !== undefined ? eventOfStatus(u.status) : undefined;
+    const update = `update submissions set status = coalesce($2, status), error_message = coalesce($3, error_message), processed_at = coalesce($4, processed_at),
+         hash = coalesce($5, hash), raw = coalesce($6, raw) where queue_id = $1`;
+    const params = [queueId, u.status ?? null, u.errorMessage ?? null, u.processedAt ?? null, u.hash ?? null, u.raw ?? null];
+    if (!event) {
+      await this.db.query(update, params);
+      return;
+    }
+    const rows = await this.db.query(`with changed as (${update} returning queue_id, network, signer, kind, error_message) ${outboxFromChanged(7)}`, [
+      ...params,
+      event,
+      `,${event},`,
+    ]);
+    if (rows.length > 0) for (const f of this.outboxListeners) f();
   }
 
   /** Writes what is batched (the client is its owner's to close). */

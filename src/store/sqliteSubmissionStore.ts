@@ -9,6 +9,7 @@ import { type SqliteDatabase, statement as prepare, transaction } from "./sqlite
 import { StatusBatcher } from "./statusBatcher.js";
 import { fromRow, type SubmissionRow } from "./submissionRow.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStatus, SubmissionStore, SubmissionUpdate } from "./submissionStore.js";
+import { EVENT_KINDS, eventOfStatus } from "./webhookStore.js";
 
 /** A row as SQLite holds it: numbers for nonces, milliseconds for times. */
 type Row = SubmissionRow & { nonce: number; created_at: number; processed_at: number | null };
@@ -43,6 +44,10 @@ export class SqliteSubmissionStore implements SubmissionStore {
   private tail: Promise<unknown> = Promise.resolve();
   private readonly statuses: StatusBatcher;
   private readonly sql;
+  /** Whether any webhook is active: without one, a status change writes no outbox statement (the file has one writer: this process). */
+  private webhooks = false;
+  /** Told after a status change wrote webhook deliveries (each network's dispatcher then looks at once). */
+  readonly outboxListeners = new Set<() => void>();
 
   /** On the embedded file (embeddedDatabase.ts); close() closes the file. */
   constructor(private readonly db: SqliteDatabase) {
@@ -98,14 +103,31 @@ export class SqliteSubmissionStore implements SubmissionStore {
       countBySigner: statement<[string, number], { n: number }>(
         "select count(*) as n from submissions where signer = ? and created_at >= ? and kind <> 'refill'",
       ),
+      // The webhook outbox (#56): one delivery per endpoint of the write's key that wants the event, written in
+      // the transaction of the status change itself (a crash between the two cannot lose one).
+      outbox: statement<[string, string, number, string], never>(
+        `insert into webhook_deliveries (id, webhook_id, event, queue_id, error_message, created_at)
+         select lower(hex(randomblob(16))), w.id, ?1, s.queue_id, s.error_message, ?3
+         from submissions s join webhooks w on w.signer = s.signer
+         where s.queue_id = ?4 and w.disabled_at is null and instr(w.events, ?2) > 0 and s.kind in ${EVENT_KINDS}
+           and substr(s.network, 1, length(w.network) + 1) = w.network || ':'`,
+      ),
+      anyWebhook: statement<[], { n: number }>("select count(*) as n from webhooks where disabled_at is null"),
     };
+    this.webhooks = (this.sql.anyWebhook.get()?.n ?? 0) > 0;
     const flushStatuses = transaction(db, (status: SubmissionStatus, ids: string[], at: number | null) => {
+      const event = this.webhooks ? eventOfStatus(status) : undefined;
+      let events = 0;
       for (const id of ids) {
         if (status === "processing") this.sql.processing.run(id);
         else this.sql.status.run(status, at, id);
+        if (event) events += this.sql.outbox.run(event, `,${event},`, Date.now(), id).changes;
       }
+      return events;
     });
-    this.statuses = new StatusBatcher(async (status, ids, at) => void flushStatuses(status, ids, at?.getTime() ?? null));
+    this.statuses = new StatusBatcher(async (status, ids, at) => {
+      if (flushStatuses(status, ids, at?.getTime() ?? null) > 0) for (const f of this.outboxListeners) f();
+    });
   }
 
   /** The journal alone on the embedded file (tests, and tools that read it while the gateway is stopped). */
@@ -170,7 +192,21 @@ export class SqliteSubmissionStore implements SubmissionStore {
     if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined)
       return this.statuses.mark(queueId, u.status, u.processedAt, options.urgent);
     if (u.status !== undefined && u.status !== "processing") this.statuses.forget(queueId);
-    this.sql.update.run(u.status ?? null, u.errorMessage ?? null, u.processedAt?.getTime() ?? null, u.hash ?? null, u.raw ?? null, queueId);
+    const event = this.webhooks && u.status !== undefined ? eventOfStatus(u.status) : undefined;
+    if (!event) {
+      this.sql.update.run(u.status ?? null, u.errorMessage ?? null, u.processedAt?.getTime() ?? null, u.hash ?? null, u.raw ?? null, queueId);
+      return;
+    }
+    const events = transaction(this.db, () => {
+      this.sql.update.run(u.status ?? null, u.errorMessage ?? null, u.processedAt?.getTime() ?? null, u.hash ?? null, u.raw ?? null, queueId);
+      return this.sql.outbox.run(event, `,${event},`, Date.now(), queueId).changes;
+    })();
+    if (events > 0) for (const f of this.outboxListeners) f();
+  }
+
+  /** Webhooks were added or removed (webhookTables.ts): whether status changes write outbox rows. */
+  refreshWebhooks(): void {
+    this.webhooks = (this.sql.anyWebhook.get()?.n ?? 0) > 0;
   }
 
   async get(queueId: string): Promise<SubmissionRecord | undefined> {

@@ -83,4 +83,6 @@ export interface SubmissionStore {
   pinnedGenesis(network: string): Promise<string | undefined>;
   /** Pins (or, for a chain the gateway itself made anew, re-pins) a network's genesis hash. */
   pinGenesis(network: string, hash: string): Promise<void>;
+  /** Told after a status change wrote webhook deliveries (the SQL journals: the outbox is theirs). */
+  readonly outboxListeners?: Set<() => void>;
 }

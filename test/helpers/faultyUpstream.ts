@@ -19,6 +19,8 @@ export interface FaultyUpstream {
   readonly logQueries: number;
   /** The next `count` transactions sent (alone or in batches) are answered with their hash and never reach the node. */
   lose(count: number): void;
+  /** The next `count` transactions sent alone are refused for good (-32000), as a node refuses an invalid one. */
+  reject(count: number): void;
   /** How many transactions were lost so far. */
   lost: number;
   /** JSON-RPC calls received since start (a batch counts its size). */
@@ -45,7 +47,7 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   let delayMs = 0;
   let rule = /$^/;
   let refused: string | undefined;
-  const state = { matched: 0, toLose: 0, lost: 0, calls: 0, logCap: 0, logQueries: 0, down: false };
+  const state = { matched: 0, toLose: 0, toReject: 0, lost: 0, calls: 0, logCap: 0, logQueries: 0, down: false };
   /** Filter ids this proxy made, when it keeps its own table (undefined: it does not). */
   let filters: Set<string> | undefined;
   let lying = false;
@@ -97,6 +99,14 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
         else answers.push(await (await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(c) })).json());
       }
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? answers : answers[0]));
+      return;
+    }
+    if (state.toReject > 0 && body.startsWith("{") && body.includes('"method":"eth_sendRawTransaction"')) {
+      state.toReject--;
+      const c = JSON.parse(body) as { id: unknown };
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: c.id, error: { code: -32000, message: "invalid transaction: refused by the test" } }));
       return;
     }
     if (state.toLose > 0 && body.includes('"method":"eth_sendRawTransaction"')) {
@@ -166,6 +176,9 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     },
     lose(count) {
       state.toLose = count;
+    },
+    reject(count) {
+      state.toReject = count;
     },
     capLogRange(blocks) {
       state.logCap = blocks;

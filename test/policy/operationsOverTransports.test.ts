@@ -11,6 +11,7 @@ import { OPERATIONS, operationOf, type OperationName } from "../../src/policy/op
 import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { ZktService } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import { AdminService } from "../../gen/chaingateway/admin/v1/admin_pb.js";
+import { WebhookService } from "../../gen/chaingateway/webhooks/v1/webhooks_pb.js";
 import { ServerReflection, ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 
@@ -124,6 +125,12 @@ describe("the policy table holds the same over every transport", () => {
       rest: (c) => restGet(`/zkt/transactions/${QUEUE_ID}`, c),
       connect: (t) => createClient(ZktService, t).getTransactionStatus({ queueId: QUEUE_ID }),
     },
+    // A key's webhooks: a key required.
+    "WebhookService.RegisterWebhook": { connect: (t) => createClient(WebhookService, t).registerWebhook({ url: "http://127.0.0.1:9/", events: ["x"] }) },
+    "WebhookService.ListWebhooks": { connect: (t) => createClient(WebhookService, t).listWebhooks({}) },
+    "WebhookService.DeleteWebhook": { connect: (t) => createClient(WebhookService, t).deleteWebhook({ id: "x" }) },
+    "WebhookService.ListDeliveries": { connect: (t) => createClient(WebhookService, t).listDeliveries({ webhookId: "x" }) },
+    "WebhookService.ReplayDelivery": { connect: (t) => createClient(WebhookService, t).replayDelivery({ webhookId: "x", deliveryId: "y" }) },
     // The admin API: an admin token, never a key; counted per IP (a guessing caller is limited like any other).
     "AdminService.ListKeys": { connect: (t) => createClient(AdminService, t).listKeys({}) },
     "AdminService.CreateKey": { connect: (t) => createClient(AdminService, t).createKey({}) },
@@ -168,7 +175,9 @@ describe("the policy table holds the same over every transport", () => {
   }
 
   it("has an entry for every method of the contracts, and no other", () => {
-    const methods = [...RpcService.methods, ...ZktService.methods, ...AdminService.methods, ...ServerReflection.methods].map((m) => operationOf(m));
+    const methods = [...RpcService.methods, ...ZktService.methods, ...AdminService.methods, ...WebhookService.methods, ...ServerReflection.methods].map((m) =>
+      operationOf(m),
+    );
     expect(methods.every((m) => m !== undefined)).toBe(true);
     expect(new Set(methods)).toEqual(new Set(Object.keys(OPERATIONS)));
   });

@@ -36,7 +36,7 @@ export interface RestRequest {
 }
 
 export interface RestRoute {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   pattern: RegExp;
   /** A plain answer when it is ready at once (see maybePromise.ts); a throw or a rejection is rendered by renderError. */
   handle(req: RestRequest): MaybePromise<HttpAnswer>;
@@ -133,7 +133,7 @@ function literalMatches(routes: RestRoute[]): Map<string, Map<string, Match>> {
     const path = lit[1]!.replaceAll("\\/", "/");
     if (table.has(path)) continue;
     const byMethod = new Map<string, Match>();
-    for (const method of ["GET", "POST"]) {
+    for (const method of ["GET", "POST", "DELETE"]) {
       const m = match(routes, method, path);
       // Shared by every request to the path: its params must not be changed by one of them.
       if (m.matched) Object.freeze(m.matched.params);

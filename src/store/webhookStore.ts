@@ -1,0 +1,84 @@
+// Where webhooks are kept (#56): a key's endpoints and their deliveries, in the journal's database (SQLite or
+// PostgreSQL: webhookTables.ts). A delivery row is the outbox entry of one event for one endpoint, written by
+// the journal in the same transaction as the status change that caused it; an endpoint is leased to one
+// process at a time, which delivers its rows in `seq` order. This file is the shapes; the SQL is each database's.
+
+export interface WebhookRow {
+  id: string;
+  keyId: string;
+  /** The network name ("testnet"): its writes' events go to this endpoint. */
+  network: string;
+  /** The key's wallet: the signer of the writes whose outcomes are this endpoint's. */
+  signer: string;
+  url: string;
+  events: string[];
+  /** The HMAC secret deliveries are signed with (shown to the key holder once, at registration). */
+  secret: string;
+  /** A contract-event filter ({address, topics}) as JSON, for "log" events; null for none. */
+  logFilter: string | null;
+  createdAt: Date;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+}
+
+export type NewWebhook = Omit<WebhookRow, "createdAt" | "disabledAt" | "disabledReason">;
+
+export type DeliveryStatus = "pending" | "delivered" | "failed";
+
+export interface DeliveryRow {
+  /** Order of delivery within an endpoint. */
+  seq: number;
+  /** The event's id, unique, the same on every attempt (chain-gateway-event-id). */
+  id: string;
+  webhookId: string;
+  event: string;
+  queueId: string | null;
+  errorMessage: string | null;
+  /** The event's data when it was known as it happened (a log); transaction events read theirs when sent. */
+  payload: string | null;
+  createdAt: Date;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  deliveredAt: Date | null;
+}
+
+export interface WebhookStore {
+  insert(row: NewWebhook): Promise<WebhookRow>;
+  get(id: string): Promise<WebhookRow | undefined>;
+  /** A key's endpoints on a network, oldest first. */
+  listByKey(keyId: string, network: string): Promise<WebhookRow[]>;
+  /** A key's endpoints on every network (the per-key limit). */
+  countByKey(keyId: string): Promise<number>;
+  /** Deletes the endpoint and its deliveries; false when there was none. */
+  remove(id: string): Promise<boolean>;
+  disable(id: string, reason: string): Promise<void>;
+  /** An endpoint's deliveries, newest first. */
+  deliveries(webhookId: string, limit: number): Promise<DeliveryRow[]>;
+  /** Sends a delivery again (its id unchanged): pending, attempts from zero; undefined when unknown. */
+  replay(webhookId: string, deliveryId: string): Promise<DeliveryRow | undefined>;
+  /** An event for an endpoint, outside a status change (a log). */
+  enqueue(webhookId: string, event: string, payload: string): Promise<void>;
+  /**
+   * Up to `limit` endpoints of `network` with a pending delivery whose lease is free (or already `owner`'s),
+   * leased to `owner` for `leaseMs`.
+   */
+  claim(network: string, owner: string, leaseMs: number, limit: number): Promise<WebhookRow[]>;
+  /** Extends `owner`'s leases of these endpoints; returns those still held. */
+  renew(ids: string[], owner: string, leaseMs: number): Promise<string[]>;
+  release(id: string, owner: string): Promise<void>;
+  /** The endpoint's oldest pending delivery. */
+  nextPending(webhookId: string): Promise<DeliveryRow | undefined>;
+  delivered(deliveryId: string, status: number): Promise<void>;
+  attempted(deliveryId: string, attempts: number, lastStatus: number | null, lastError: string): Promise<void>;
+  failed(deliveryId: string, lastError: string): Promise<void>;
+}
+
+/** The event a journal status names, when it names one. */
+export function eventOfStatus(status: string): string | undefined {
+  return status === "completed" ? "transaction.completed" : status === "error" ? "transaction.error" : undefined;
+}
+
+/** Kinds whose outcome is a caller's: the gateway's own no-ops and top-ups send no event. */
+export const EVENT_KINDS = "('message', 'call', 'deploy', 'raw')";

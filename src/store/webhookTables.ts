@@ -1,0 +1,241 @@
+// The webhook tables (webhookStore.ts) in each database's own SQL: PostgreSQL (replicas share the endpoints and
+// lease them) and the embedded SQLite file (one gateway). Times: timestamptz there, milliseconds here.
+import { type SqliteDatabase, statement } from "./sqliteFile.js";
+import type { SqlClient } from "./sqlClient.js";
+import type { DeliveryRow, DeliveryStatus, WebhookRow, WebhookStore } from "./webhookStore.js";
+
+interface HookRow {
+  id: string;
+  key_id: string;
+  network: string;
+  signer: string;
+  url: string;
+  events: string;
+  secret: string;
+  log_filter: string | null;
+  created_at: Date | number;
+  disabled_at: Date | number | null;
+  disabled_reason: string | null;
+}
+
+interface DeliveryDbRow {
+  seq: number | string;
+  id: string;
+  webhook_id: string;
+  event: string;
+  queue_id: string | null;
+  error_message: string | null;
+  payload: string | null;
+  created_at: Date | number;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: Date | number | null;
+}
+
+/** Events as stored: a comma list with commas around it, so `,event,` finds one exactly. */
+export const eventsText = (events: string[]): string => `,${events.join(",")},`;
+
+const hook = (r: HookRow): WebhookRow => ({
+  id: r.id,
+  keyId: r.key_id,
+  network: r.network,
+  signer: r.signer,
+  url: r.url,
+  events: r.events.split(",").filter(Boolean),
+  secret: r.secret,
+  logFilter: r.log_filter,
+  createdAt: new Date(r.created_at),
+  disabledAt: r.disabled_at === null ? null : new Date(r.disabled_at),
+  disabledReason: r.disabled_reason,
+});
+
+const delivery = (r: DeliveryDbRow): DeliveryRow => ({
+  seq: Number(r.seq),
+  id: r.id,
+  webhookId: r.webhook_id,
+  event: r.event,
+  queueId: r.queue_id,
+  errorMessage: r.error_message,
+  payload: r.payload,
+  createdAt: new Date(r.created_at),
+  status: r.status,
+  attempts: r.attempts,
+  lastStatus: r.last_status,
+  lastError: r.last_error,
+  deliveredAt: r.delivered_at === null ? null : new Date(r.delivered_at),
+});
+
+export function sqlWebhookStore(db: Pick<SqlClient, "query">): WebhookStore {
+  const hooks = async (sql: string, params: unknown[]) => (await db.query<HookRow>(sql, params)).map(hook);
+  const deliveries = async (sql: string, params: unknown[]) => (await db.query<DeliveryDbRow>(sql, params)).map(delivery);
+  const lease = (ms: number) => `now() + make_interval(secs => ${Math.max(1, ms) / 1000})`;
+  return {
+    async insert(w) {
+      const [row] = await hooks(
+        `insert into webhooks (id, key_id, network, signer, url, events, secret, log_filter) values ($1, $2, $3, $4, $5, $6, $7, $8) returning *`,
+        [w.id, w.keyId, w.network, w.signer, w.url, eventsText(w.events), w.secret, w.logFilter],
+      );
+      return row!;
+    },
+    get: async (id) => (await hooks("select * from webhooks where id = $1", [id]))[0],
+    listByKey: (keyId, network) => hooks("select * from webhooks where key_id = $1 and network = $2 order by created_at, id", [keyId, network]),
+    countByKey: async (keyId) => Number((await db.query<{ n: string }>("select count(*) as n from webhooks where key_id = $1", [keyId]))[0]?.n ?? 0),
+    async remove(id) {
+      await db.query("delete from webhook_deliveries where webhook_id = $1", [id]);
+      return (await db.query("delete from webhooks where id = $1 returning id", [id])).length > 0;
+    },
+    async disable(id, reason) {
+      await db.query("update webhooks set disabled_at = coalesce(disabled_at, now()), disabled_reason = $2 where id = $1", [id, reason]);
+    },
+    deliveries: (webhookId, limit) => deliveries("select * from webhook_deliveries where webhook_id = $1 order by seq desc limit $2", [webhookId, limit]),
+    replay: async (webhookId, deliveryId) =>
+      (
+        await deliveries(
+          `update webhook_deliveries set status = 'pending', attempts = 0, last_error = null, delivered_at = null
+           where webhook_id = $1 and id = $2 returning *`,
+          [webhookId, deliveryId],
+        )
+      )[0],
+    async enqueue(webhookId, event, payload) {
+      await db.query("insert into webhook_deliveries (webhook_id, event, payload) values ($1, $2, $3)", [webhookId, event, payload]);
+    },
+    claim: (network, owner, leaseMs, limit) =>
+      hooks(
+        `update webhooks set lease_owner = $2, lease_until = ${lease(leaseMs)}
+         where id in (
+           select w.id from webhooks w
+           where w.network = $1 and w.disabled_at is null and (w.lease_until is null or w.lease_until < now() or w.lease_owner = $2)
+             and exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending')
+           limit $3 for update skip locked)
+         returning *`,
+        [network, owner, limit],
+      ),
+    renew: async (ids, owner, leaseMs) =>
+      ids.length === 0
+        ? []
+        : (
+            await db.query<{ id: string }>(
+              `update webhooks set lease_until = ${lease(leaseMs)} where id = any($1::text[]) and lease_owner = $2 and disabled_at is null returning id`,
+              [ids, owner],
+            )
+          ).map((r) => r.id),
+    async release(id, owner) {
+      await db.query("update webhooks set lease_owner = null, lease_until = null where id = $1 and lease_owner = $2", [id, owner]);
+    },
+    nextPending: async (webhookId) =>
+      (await deliveries("select * from webhook_deliveries where webhook_id = $1 and status = 'pending' order by seq limit 1", [webhookId]))[0],
+    async delivered(id, status) {
+      await db.query("update webhook_deliveries set status = 'delivered', last_status = $2, delivered_at = now(), attempts = attempts + 1 where id = $1", [
+        id,
+        status,
+      ]);
+    },
+    async attempted(id, attempts, lastStatus, lastError) {
+      await db.query("update webhook_deliveries set attempts = $2, last_status = $3, last_error = $4 where id = $1", [id, attempts, lastStatus, lastError]);
+    },
+    async failed(id, lastError) {
+      await db.query("update webhook_deliveries set status = 'failed', last_error = $2 where id = $1", [id, lastError]);
+    },
+  };
+}
+
+export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () => undefined): WebhookStore {
+  const sql = {
+    insert: statement<[string, string, string, string, string, string, string, string | null, number], HookRow>(
+      db,
+      `insert into webhooks (id, key_id, network, signer, url, events, secret, log_filter, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?) returning *`,
+    ),
+    get: statement<[string], HookRow>(db, "select * from webhooks where id = ?"),
+    byKey: statement<[string, string], HookRow>(db, "select * from webhooks where key_id = ? and network = ? order by created_at, id"),
+    countByKey: statement<[string], { n: number }>(db, "select count(*) as n from webhooks where key_id = ?"),
+    removeDeliveries: statement<[string], never>(db, "delete from webhook_deliveries where webhook_id = ?"),
+    remove: statement<[string], never>(db, "delete from webhooks where id = ?"),
+    disable: statement<[number, string, string], never>(db, "update webhooks set disabled_at = coalesce(disabled_at, ?), disabled_reason = ? where id = ?"),
+    deliveries: statement<[string, number], DeliveryDbRow>(db, "select * from webhook_deliveries where webhook_id = ? order by seq desc limit ?"),
+    replay: statement<[string, string], DeliveryDbRow>(
+      db,
+      `update webhook_deliveries set status = 'pending', attempts = 0, last_error = null, delivered_at = null
+       where webhook_id = ? and id = ? returning *`,
+    ),
+    enqueue: statement<[string, string, string, number], never>(
+      db,
+      "insert into webhook_deliveries (id, webhook_id, event, payload, created_at) values (lower(hex(randomblob(16))), ?, ?, ?, ?)",
+    ),
+    claim: statement<[string, number, number, string, string, number], HookRow>(
+      db,
+      `update webhooks set lease_owner = ?4, lease_until = ?2 + ?3
+       where id in (
+         select w.id from webhooks w
+         where w.network = ?1 and w.disabled_at is null and (w.lease_until is null or w.lease_until < ?2 or w.lease_owner = ?5)
+           and exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending')
+         limit ?6)
+       returning *`,
+    ),
+    renew: statement<[number, string, string], { id: string }>(
+      db,
+      "update webhooks set lease_until = ? where id = ? and lease_owner = ? and disabled_at is null returning id",
+    ),
+    release: statement<[string, string], never>(db, "update webhooks set lease_owner = null, lease_until = null where id = ? and lease_owner = ?"),
+    nextPending: statement<[string], DeliveryDbRow>(db, "select * from webhook_deliveries where webhook_id = ? and status = 'pending' order by seq limit 1"),
+    delivered: statement<[number, number, string], never>(
+      db,
+      "update webhook_deliveries set status = 'delivered', last_status = ?, delivered_at = ?, attempts = attempts + 1 where id = ?",
+    ),
+    attempted: statement<[number, number | null, string, string], never>(
+      db,
+      "update webhook_deliveries set attempts = ?, last_status = ?, last_error = ? where id = ?",
+    ),
+    failed: statement<[string, string], never>(db, "update webhook_deliveries set status = 'failed', last_error = ? where id = ?"),
+  };
+  return {
+    async insert(w) {
+      const row = hook(sql.insert.get(w.id, w.keyId, w.network, w.signer, w.url, eventsText(w.events), w.secret, w.logFilter, Date.now())!);
+      changed();
+      return row;
+    },
+    get: async (id) => {
+      const r = sql.get.get(id);
+      return r ? hook(r) : undefined;
+    },
+    listByKey: async (keyId, network) => sql.byKey.all(keyId, network).map(hook),
+    countByKey: async (keyId) => sql.countByKey.get(keyId)?.n ?? 0,
+    async remove(id) {
+      sql.removeDeliveries.run(id);
+      const removed = sql.remove.run(id).changes > 0;
+      changed();
+      return removed;
+    },
+    async disable(id, reason) {
+      sql.disable.run(Date.now(), reason, id);
+      changed();
+    },
+    deliveries: async (webhookId, limit) => sql.deliveries.all(webhookId, limit).map(delivery),
+    replay: async (webhookId, deliveryId) => {
+      const r = sql.replay.get(webhookId, deliveryId);
+      return r ? delivery(r) : undefined;
+    },
+    async enqueue(webhookId, event, payload) {
+      sql.enqueue.run(webhookId, event, payload, Date.now());
+    },
+    claim: async (network, owner, leaseMs, limit) => sql.claim.all(network, Date.now(), leaseMs, owner, owner, limit).map(hook),
+    renew: async (ids, owner, leaseMs) => ids.filter((id) => sql.renew.get(Date.now() + leaseMs, id, owner) !== undefined),
+    async release(id, owner) {
+      sql.release.run(id, owner);
+    },
+    nextPending: async (webhookId) => {
+      const r = sql.nextPending.get(webhookId);
+      return r ? delivery(r) : undefined;
+    },
+    async delivered(id, status) {
+      sql.delivered.run(status, Date.now(), id);
+    },
+    async attempted(id, attempts, lastStatus, lastError) {
+      sql.attempted.run(attempts, lastStatus, lastError, id);
+    },
+    async failed(id, lastError) {
+      sql.failed.run(lastError, id);
+    },
+  };
+}

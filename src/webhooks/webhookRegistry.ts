@@ -1,0 +1,88 @@
+// A key's webhook endpoints (#56): registering (URL checked against server-side request forgery, events
+// known, at most WEBHOOKS_PER_KEY), listing, removing, and an endpoint's deliveries (with replay). Only the
+// key's own endpoints are ever seen or touched; another key's id is "not found".
+import { randomUUID } from "node:crypto";
+import { GatewayError } from "../errors.js";
+import type { DeliveryRow, WebhookRow, WebhookStore } from "../store/webhookStore.js";
+import { newWebhookSecret } from "./webhookSignature.js";
+import { checkTarget } from "./webhookTarget.js";
+
+export const WEBHOOK_EVENTS = ["transaction.completed", "transaction.error"] as const;
+
+export interface WebhookSettings {
+  /** Endpoints one key may hold, across networks. */
+  perKey: number;
+  /** Targets on loopback, private and link-local addresses are allowed (development only). */
+  allowPrivate: boolean;
+}
+
+/** Whose endpoints: the key, its wallet (the signer of its writes), and the network called. */
+export interface WebhookOwner {
+  keyId: string;
+  signer: string;
+  network: string;
+}
+
+export class WebhookRegistry {
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly settings: WebhookSettings,
+    /** Told when an endpoint is added or removed. */
+    private readonly changed: () => void = () => undefined,
+  ) {}
+
+  async register(owner: WebhookOwner, url: unknown, events: unknown): Promise<{ webhook: WebhookRow; secret: string }> {
+    const known = new Set<string>(WEBHOOK_EVENTS);
+    const list: unknown[] = Array.isArray(events) ? events : [];
+    if (list.length === 0 || !list.every((e) => typeof e === "string" && known.has(e)))
+      throw new GatewayError("validation", `events must be a non-empty list of: ${WEBHOOK_EVENTS.join(", ")}`);
+    const target = await checkTarget(url, this.settings.allowPrivate);
+    const held = await this.store.countByKey(owner.keyId);
+    if (held >= this.settings.perKey)
+      throw new GatewayError("limit_exceeded", `limit exceeded: at most ${this.settings.perKey} webhook endpoints per key; delete one first`, {
+        details: { limit: this.settings.perKey, requested: held + 1 },
+      });
+    const secret = newWebhookSecret();
+    const webhook = await this.store.insert({
+      id: `wh_${randomUUID().replaceAll("-", "")}`,
+      keyId: owner.keyId,
+      network: owner.network,
+      signer: owner.signer,
+      url: target.href,
+      events: [...new Set(list as string[])],
+      secret,
+      logFilter: null,
+    });
+    this.changed();
+    return { webhook, secret };
+  }
+
+  list(owner: WebhookOwner): Promise<WebhookRow[]> {
+    return this.store.listByKey(owner.keyId, owner.network);
+  }
+
+  async remove(owner: WebhookOwner, id: string): Promise<void> {
+    await this.own(owner, id);
+    await this.store.remove(id);
+    this.changed();
+  }
+
+  async deliveries(owner: WebhookOwner, id: string, limit: number): Promise<DeliveryRow[]> {
+    await this.own(owner, id);
+    return this.store.deliveries(id, Math.min(Math.max(limit || 100, 1), 1_000));
+  }
+
+  async replay(owner: WebhookOwner, id: string, deliveryId: string): Promise<DeliveryRow> {
+    await this.own(owner, id);
+    const d = await this.store.replay(id, deliveryId);
+    if (!d) throw new GatewayError("not_found", `no delivery ${deliveryId} of webhook ${id}`);
+    this.changed();
+    return d;
+  }
+
+  private async own(owner: WebhookOwner, id: string): Promise<WebhookRow> {
+    const w = await this.store.get(id);
+    if (!w || w.keyId !== owner.keyId || w.network !== owner.network) throw new GatewayError("not_found", `no webhook ${id} of this key on this network`);
+    return w;
+  }
+}
