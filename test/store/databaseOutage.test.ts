@@ -10,6 +10,7 @@ import { freshSchemaUrl, PG_BASE } from "../helpers/postgres.js";
 import { type CuttableLink, startCuttableLink } from "../helpers/cuttableLink.js";
 import { until } from "../helpers/until.js";
 import { freePort } from "../helpers/anvilProcess.js";
+import { type PrivatePostgres, startPrivatePostgres } from "../helpers/privatePostgres.js";
 
 const pgTarget = (() => {
   const u = new URL(PG_BASE);
@@ -21,6 +22,68 @@ const through = (url: string, link: CuttableLink) => {
   u.host = `127.0.0.1:${link.port}`;
   return u.toString();
 };
+
+/**
+ * ZKT writes under load across a journal outage (`begin` … `holdMs` … `end`): 503s while it lasts, readiness
+ * false, the process lives; after, writes succeed within 10 s and every acknowledged write is mined once.
+ */
+async function writesAcross(gw: Gateway, outage: { begin(): Promise<void>; end(): Promise<void>; holdMs: number }): Promise<void> {
+  const url = gw.network("testnet").url;
+  const apiKey = ((await postJson(url + "/portal/keys", { label: "outage" })).json as { apiKey: string }).apiKey;
+  const acknowledged: { hash: string; queueId: string }[] = [];
+  const statuses = new Map<number, number>();
+  let phase: "before" | "cut" | "after" = "before";
+  const duringCut: number[] = [];
+  let running = true;
+  const client = async (n: number) => {
+    for (let i = 0; running; i++) {
+      const res = await postJson(`${url}/zkt/${apiKey}`, { arguments: `outage ${n}/${i}` }).catch(() => ({ status: 0, json: undefined }));
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      if (phase === "cut") duringCut.push(res.status);
+      if (res.status === 200) acknowledged.push(res.json as { hash: string; queueId: string });
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const clients = Array.from({ length: 4 }, (_, n) => client(n));
+  await until(() => acknowledged.length >= 50, 30_000);
+
+  await outage.begin();
+  phase = "cut";
+  await until(async () => (await fetch(url + "/readyz")).status === 503, 10_000);
+  const ready = (await (await fetch(url + "/readyz")).json()) as { store: string };
+  expect(ready.store).toMatch(/^unavailable/);
+  const refused = await postJson(`${url}/zkt/${apiKey}`, { arguments: "while cut" });
+  expect(refused.status).toBe(503);
+  expect(refused.json).toMatchObject({ success: false, errorCode: "UPSTREAM_UNAVAILABLE", error: expect.stringMatching(/journal is unavailable/) });
+  await new Promise((r) => setTimeout(r, outage.holdMs));
+
+  await outage.end();
+  const mendedAt = Date.now();
+  phase = "after";
+  const countAtMend = acknowledged.length;
+  await until(() => acknowledged.length > countAtMend + 20, 10_000);
+  expect(Date.now() - mendedAt).toBeLessThan(10_000);
+  await until(async () => (await fetch(url + "/readyz")).status === 200, 10_000);
+  running = false;
+  await Promise.all(clients);
+
+  // Nothing but answers and refusals: 200s, and 503s while the store was away (no 500).
+  expect([...statuses.keys()].filter((s) => s !== 200 && s !== 503)).toEqual([]);
+  expect(duringCut.filter((s) => s === 503).length).toBeGreaterThan(0);
+  // Every acknowledged write is mined, once (a hash is one nonce of one signer), and its queueId answers.
+  const node = gw.network("testnet").upstreamUrls[0]!;
+  const unmined = async () => {
+    const left: string[] = [];
+    for (const a of acknowledged) if (!(await rpc(node, "eth_getTransactionReceipt", [a.hash]))) left.push(a.hash);
+    return left;
+  };
+  await until(async () => (await unmined()).length === 0, 60_000);
+  expect(new Set(acknowledged.map((a) => a.hash)).size).toBe(acknowledged.length);
+  for (const a of acknowledged.slice(0, 20).concat(acknowledged.slice(-20))) {
+    const status = await fetch(`${url}/zkt/transactions/${a.queueId}`);
+    expect(status.status).toBe(200);
+  }
+}
 
 describe("journal database outage (PostgreSQL)", () => {
   let schema: Awaited<ReturnType<typeof freshSchemaUrl>>;
@@ -46,61 +109,7 @@ describe("journal database outage (PostgreSQL)", () => {
         c.rateLimit.requestsPerWindow = 1_000_000;
       },
     });
-    const url = gw.network("testnet").url;
-    const apiKey = ((await postJson(url + "/portal/keys", { label: "outage" })).json as { apiKey: string }).apiKey;
-    const acknowledged: { hash: string; queueId: string }[] = [];
-    const statuses = new Map<number, number>();
-    let phase: "before" | "cut" | "after" = "before";
-    const duringCut: number[] = [];
-    let running = true;
-    const client = async (n: number) => {
-      for (let i = 0; running; i++) {
-        const res = await postJson(`${url}/zkt/${apiKey}`, { arguments: `outage ${n}/${i}` }).catch(() => ({ status: 0, json: undefined }));
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        if (phase === "cut") duringCut.push(res.status);
-        if (res.status === 200) acknowledged.push(res.json as { hash: string; queueId: string });
-        else await new Promise((r) => setTimeout(r, 50));
-      }
-    };
-    const clients = Array.from({ length: 4 }, (_, n) => client(n));
-    await until(() => acknowledged.length >= 50, 30_000);
-
-    await link.cut();
-    phase = "cut";
-    await until(async () => (await fetch(url + "/readyz")).status === 503, 10_000);
-    const ready = (await (await fetch(url + "/readyz")).json()) as { store: string };
-    expect(ready.store).toMatch(/^unavailable/);
-    const refused = await postJson(`${url}/zkt/${apiKey}`, { arguments: "while cut" });
-    expect(refused.status).toBe(503);
-    expect(refused.json).toMatchObject({ success: false, errorCode: "UPSTREAM_UNAVAILABLE", error: expect.stringMatching(/journal is unavailable/) });
-    await new Promise((r) => setTimeout(r, 5_000));
-
-    await link.mend();
-    const mendedAt = Date.now();
-    phase = "after";
-    const countAtMend = acknowledged.length;
-    await until(() => acknowledged.length > countAtMend + 20, 10_000);
-    expect(Date.now() - mendedAt).toBeLessThan(10_000);
-    await until(async () => (await fetch(url + "/readyz")).status === 200, 10_000);
-    running = false;
-    await Promise.all(clients);
-
-    // Nothing but answers and refusals: 200s, and 503s while the store was away (no 500).
-    expect([...statuses.keys()].filter((s) => s !== 200 && s !== 503)).toEqual([]);
-    expect(duringCut.filter((s) => s === 503).length).toBeGreaterThan(0);
-    // Every acknowledged write is mined, once (a hash is one nonce of one signer), and its queueId answers.
-    const node = gw.network("testnet").upstreamUrls[0]!;
-    const unmined = async () => {
-      const left: string[] = [];
-      for (const a of acknowledged) if (!(await rpc(node, "eth_getTransactionReceipt", [a.hash]))) left.push(a.hash);
-      return left;
-    };
-    await until(async () => (await unmined()).length === 0, 60_000);
-    expect(new Set(acknowledged.map((a) => a.hash)).size).toBe(acknowledged.length);
-    for (const a of acknowledged.slice(0, 20).concat(acknowledged.slice(-20))) {
-      const status = await fetch(`${url}/zkt/transactions/${a.queueId}`);
-      expect(status.status).toBe(200);
-    }
+    await writesAcross(gw, { begin: () => link.cut(), end: () => link.mend(), holdMs: 5_000 });
   });
 
   it("a gateway started while PostgreSQL is away answers already (alive, not ready, 503s), then serves", { timeout: 60_000 }, async () => {
@@ -139,5 +148,29 @@ describe("journal database outage (PostgreSQL)", () => {
     expect(url).toBe(held);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
     expect((await postJson(url + "/zkt/try-it-out", { arguments: "after the wait" })).status).toBe(200);
+  });
+});
+
+describe("journal database stopped (pg_ctl stop -m immediate)", () => {
+  let pg: PrivatePostgres | undefined;
+  let gw: Gateway | undefined;
+  afterAll(async () => {
+    await gw?.close();
+    await pg?.destroy();
+  });
+
+  // A cluster of the test's own, stopped as an operator would: every backend killed, crash recovery on start.
+  it("for 10 s under load: the process lives, 503s meanwhile; after, writes succeed within 10 s and every acknowledged one is mined", {
+    timeout: 180_000,
+  }, async () => {
+    pg = await startPrivatePostgres();
+    const cluster = pg;
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.databaseUrl = cluster.url;
+        c.rateLimit.requestsPerWindow = 1_000_000;
+      },
+    });
+    await writesAcross(gw, { begin: () => cluster.stopImmediate(), end: () => cluster.start(), holdMs: 10_000 });
   });
 });
