@@ -60,6 +60,7 @@ import { webhookRoutes } from "./transport/webhooks/webhookRoutes.js";
 import { WebhookDispatcher } from "./webhooks/webhookDispatcher.js";
 import { describeDelivery } from "./webhooks/webhookEvents.js";
 import { WebhookRegistry } from "./webhooks/webhookRegistry.js";
+import { LogEvents } from "./webhooks/logEvents.js";
 import type { WebhookStore } from "./store/webhookStore.js";
 import { adminHandlers } from "./handlers/adminHandlers.js";
 import type { ApiKeys } from "./keys/apiKeys.js";
@@ -301,7 +302,12 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const wakeWebhooks = () => webhooks.wake();
     deps.store.outboxListeners?.add(wakeWebhooks);
     webhooks.wake();
-    const registry = new WebhookRegistry(deps.webhookStore, gw.webhooks, wakeWebhooks);
+    const logEvents = new LogEvents({ network: net.name, hub, store: deps.webhookStore, log, written: wakeWebhooks });
+    void logEvents.refresh();
+    const registry = new WebhookRegistry(deps.webhookStore, gw.webhooks, () => {
+      wakeWebhooks();
+      void logEvents.refresh();
+    });
     // Filters are the gateway's, on the same feed, so they work whichever node answers (live/gatewayFilters.ts).
     const filters = new GatewayFilters(hub, (filter, signal) => getLogs({ access: { kind: "public" }, ...(signal ? { signal } : {}) }, [filter]), {
       idleMs: gw.filterIdleMs,
@@ -454,6 +460,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         await sockets.close();
         filters.close();
         deps.store.outboxListeners?.delete(wakeWebhooks);
+        logEvents.stop();
         await webhooks.stop();
         feed.stop();
         await srv.close();

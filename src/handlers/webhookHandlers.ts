@@ -8,6 +8,7 @@ import type { Access } from "../keys/access.js";
 import type { DeliveryRow, WebhookRow } from "../store/webhookStore.js";
 import type { WebhookOwner, WebhookRegistry } from "../webhooks/webhookRegistry.js";
 import { accessKey } from "./context.js";
+import type { LogFilter } from "../live/logFilter.js";
 
 export function webhookHandlers(
   registry: WebhookRegistry,
@@ -22,7 +23,8 @@ export function webhookHandlers(
   };
   return {
     async registerWebhook(req, ctx) {
-      const { webhook, secret } = await registry.register(owner(ctx), req.url, req.events);
+      const logs = req.logs ? { address: req.logs.addresses, topics: req.logs.topics.map((t) => (t.anyOf.length > 0 ? t.anyOf : null)) } : undefined;
+      const { webhook, secret } = await registry.register(owner(ctx), req.url, req.events, logs);
       return { webhook: webhookOut(webhook), secret };
     },
     async listWebhooks(_req, ctx) {
@@ -42,7 +44,9 @@ export function webhookHandlers(
 }
 
 function webhookOut(w: WebhookRow): MessageInitShape<typeof WebhookSchema> {
+  const filter = w.logFilter ? (JSON.parse(w.logFilter) as LogFilter) : undefined;
   return {
+    ...(filter ? { logs: { addresses: filter.addresses ?? [], topics: (filter.topics ?? []).map((t) => ({ anyOf: t ?? [] })) } } : {}),
     id: w.id,
     url: w.url,
     events: w.events,

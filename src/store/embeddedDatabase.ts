@@ -89,6 +89,7 @@ const SCHEMA = [
      queue_id text,
      error_message text,
      payload text,
+     dedupe text,
      created_at integer not null,
      status text not null default 'pending',
      attempts integer not null default 0,
@@ -97,7 +98,8 @@ const SCHEMA = [
      delivered_at integer
    );
    create index webhook_deliveries_pending on webhook_deliveries (webhook_id, seq) where status = 'pending';
-   create index webhook_deliveries_by_webhook on webhook_deliveries (webhook_id, seq);`,
+   create index webhook_deliveries_by_webhook on webhook_deliveries (webhook_id, seq);
+   create unique index webhook_deliveries_dedupe on webhook_deliveries (webhook_id, dedupe) where dedupe is not null;`,
 ];
 
 /** How long a statement waits for another process's write (the keys CLI's: a few milliseconds) before failing. */

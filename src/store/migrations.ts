@@ -139,6 +139,7 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
        queue_id text,
        error_message text,
        payload text,
+       dedupe text,
        created_at timestamptz not null default now(),
        status text not null default 'pending',
        attempts integer not null default 0,
@@ -147,7 +148,8 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
        delivered_at timestamptz
      );
      create index webhook_deliveries_pending on webhook_deliveries (webhook_id, seq) where status = 'pending';
-     create index webhook_deliveries_by_webhook on webhook_deliveries (webhook_id, seq)`,
+     create index webhook_deliveries_by_webhook on webhook_deliveries (webhook_id, seq);
+     create unique index webhook_deliveries_dedupe on webhook_deliveries (webhook_id, dedupe) where dedupe is not null`,
   },
 ];
 

@@ -58,8 +58,13 @@ export interface WebhookStore {
   deliveries(webhookId: string, limit: number): Promise<DeliveryRow[]>;
   /** Sends a delivery again (its id unchanged): pending, attempts from zero; undefined when unknown. */
   replay(webhookId: string, deliveryId: string): Promise<DeliveryRow | undefined>;
-  /** An event for an endpoint, outside a status change (a log). */
-  enqueue(webhookId: string, event: string, payload: string): Promise<void>;
+  /**
+   * An event for an endpoint outside a status change (a log). `dedupe` names it: replicas that each saw it
+   * write it once. Returns whether it was new.
+   */
+  enqueue(webhookId: string, event: string, payload: string, dedupe: string): Promise<boolean>;
+  /** A network's active endpoints with a log filter (log events). */
+  withLogFilters(network: string): Promise<WebhookRow[]>;
   /**
    * Up to `limit` endpoints of `network` with a pending delivery whose lease is free (or already `owner`'s),
    * leased to `owner` for `leaseMs`.

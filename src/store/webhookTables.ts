@@ -98,9 +98,14 @@ export function sqlWebhookStore(db: Pick<SqlClient, "query">): WebhookStore {
           [webhookId, deliveryId],
         )
       )[0],
-    async enqueue(webhookId, event, payload) {
-      await db.query("insert into webhook_deliveries (webhook_id, event, payload) values ($1, $2, $3)", [webhookId, event, payload]);
-    },
+    enqueue: async (webhookId, event, payload, dedupe) =>
+      (
+        await db.query(
+          "insert into webhook_deliveries (webhook_id, event, payload, dedupe) values ($1, $2, $3, $4) on conflict (webhook_id, dedupe) where dedupe is not null do nothing returning seq",
+          [webhookId, event, payload, dedupe],
+        )
+      ).length > 0,
+    withLogFilters: (network) => hooks("select * from webhooks where network = $1 and disabled_at is null and log_filter is not null", [network]),
     claim: (network, owner, leaseMs, limit) =>
       hooks(
         `update webhooks set lease_owner = $2, lease_until = ${lease(leaseMs)}
@@ -159,10 +164,11 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
       `update webhook_deliveries set status = 'pending', attempts = 0, last_error = null, delivered_at = null
        where webhook_id = ? and id = ? returning *`,
     ),
-    enqueue: statement<[string, string, string, number], never>(
+    enqueue: statement<[string, string, string, string, number], never>(
       db,
-      "insert into webhook_deliveries (id, webhook_id, event, payload, created_at) values (lower(hex(randomblob(16))), ?, ?, ?, ?)",
+      "insert or ignore into webhook_deliveries (id, webhook_id, event, payload, dedupe, created_at) values (lower(hex(randomblob(16))), ?, ?, ?, ?, ?)",
     ),
+    withLogFilters: statement<[string], HookRow>(db, "select * from webhooks where network = ? and disabled_at is null and log_filter is not null"),
     claim: statement<[string, number, number, string, string, number], HookRow>(
       db,
       `update webhooks set lease_owner = ?4, lease_until = ?2 + ?3
@@ -216,9 +222,8 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
       const r = sql.replay.get(webhookId, deliveryId);
       return r ? delivery(r) : undefined;
     },
-    async enqueue(webhookId, event, payload) {
-      sql.enqueue.run(webhookId, event, payload, Date.now());
-    },
+    enqueue: async (webhookId, event, payload, dedupe) => sql.enqueue.run(webhookId, event, payload, dedupe, Date.now()).changes > 0,
+    withLogFilters: async (network) => sql.withLogFilters.all(network).map(hook),
     claim: async (network, owner, leaseMs, limit) => sql.claim.all(network, Date.now(), leaseMs, owner, owner, limit).map(hook),
     renew: async (ids, owner, leaseMs) => ids.filter((id) => sql.renew.get(Date.now() + leaseMs, id, owner) !== undefined),
     async release(id, owner) {

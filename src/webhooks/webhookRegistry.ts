@@ -2,12 +2,16 @@
 // known, at most WEBHOOKS_PER_KEY), listing, removing, and an endpoint's deliveries (with replay). Only the
 // key's own endpoints are ever seen or touched; another key's id is "not found".
 import { randomUUID } from "node:crypto";
-import { GatewayError } from "../errors.js";
+import { GatewayError, type JsonValue } from "../errors.js";
+import { parseLogFilter } from "../live/parseLogFilter.js";
 import type { DeliveryRow, WebhookRow, WebhookStore } from "../store/webhookStore.js";
 import { newWebhookSecret } from "./webhookSignature.js";
 import { checkTarget } from "./webhookTarget.js";
 
-export const WEBHOOK_EVENTS = ["transaction.completed", "transaction.error"] as const;
+export const WEBHOOK_EVENTS = ["transaction.completed", "transaction.error", "log"] as const;
+
+/** A "log" endpoint's filter as given: the logs subscription's {address, topics}. */
+export type LogFilterInput = { address?: string[]; topics?: (string[] | null)[] };
 
 export interface WebhookSettings {
   /** Endpoints one key may hold, across networks. */
@@ -31,11 +35,16 @@ export class WebhookRegistry {
     private readonly changed: () => void = () => undefined,
   ) {}
 
-  async register(owner: WebhookOwner, url: unknown, events: unknown): Promise<{ webhook: WebhookRow; secret: string }> {
+  async register(owner: WebhookOwner, url: unknown, events: unknown, logs?: LogFilterInput): Promise<{ webhook: WebhookRow; secret: string }> {
     const known = new Set<string>(WEBHOOK_EVENTS);
     const list: unknown[] = Array.isArray(events) ? events : [];
     if (list.length === 0 || !list.every((e) => typeof e === "string" && known.has(e)))
       throw new GatewayError("validation", `events must be a non-empty list of: ${WEBHOOK_EVENTS.join(", ")}`);
+    // A "log" endpoint names its contracts: all of a busy chain's logs are no endpoint's business.
+    const wantsLogs = list.includes("log");
+    if (wantsLogs && !logs?.address?.length) throw new GatewayError("validation", 'a "log" endpoint needs logs: {"address": "0x…" or […], "topics"?: […]}');
+    if (!wantsLogs && logs?.address?.length) throw new GatewayError("validation", 'logs is for a "log" endpoint: add "log" to events');
+    const logFilter = wantsLogs ? JSON.stringify(parseLogFilter(logs as unknown as JsonValue)) : null;
     const target = await checkTarget(url, this.settings.allowPrivate);
     const held = await this.store.countByKey(owner.keyId);
     if (held >= this.settings.perKey)
@@ -51,7 +60,7 @@ export class WebhookRegistry {
       url: target.href,
       events: [...new Set(list as string[])],
       secret,
-      logFilter: null,
+      logFilter,
     });
     this.changed();
     return { webhook, secret };

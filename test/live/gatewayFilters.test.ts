@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { Wallet, zeroPadValue, toBeHex } from "ethers";
 import { anvilBinaryPath, startEmbeddedNode, type EmbeddedNode } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
-import { freePort } from "../helpers/anvilProcess.js";
+import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
+import { type FaultyUpstream, startFaultyUpstream } from "../helpers/faultyUpstream.js";
 import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 import { until } from "../helpers/until.js";
 
@@ -44,6 +45,7 @@ describe("filters the gateway owns", () => {
         c.networks[0]!.upstreams = [firstNode.url, secondUrl];
         c.upstreamTimeoutMs = 1_000;
         c.upstreamProbeIntervalMs = 200;
+        c.rateLimit.requestsPerWindow = 1_000_000;
       },
     });
     const url = gw.network("testnet").url;
@@ -134,6 +136,85 @@ describe("filters the gateway owns", () => {
     await expect(call(url, "eth_getFilterChanges", [blockFilter])).rejects.toMatchObject({ code: -32000, message: /filter not found/ });
     expect(await call<boolean>(url, "eth_uninstallFilter", [logFilter])).toBe(true);
     expect(await call<boolean>(url, "eth_uninstallFilter", [pendingFilter])).toBe(true);
+  });
+});
+
+describe("filters behind two nodes with filter tables of their own", () => {
+  const children: ChildProcess[] = [];
+  const proxies: FaultyUpstream[] = [];
+  let gw: Gateway | undefined;
+  afterAll(async () => {
+    await gw?.close();
+    for (const p of proxies) p.close();
+    await Promise.all(children.map(kill9));
+  });
+
+  // Two "nodes" of one chain (proxies of one anvil) that each keep their own filters, as two real nodes do; each
+  // is stopped in turn while the filters are polled.
+  it("every block and log once across a stop of either node", { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    children.push(await startAnvil(port));
+    const node = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 2; i++) {
+      const p = await startFaultyUpstream(node);
+      p.ownFilters();
+      proxies.push(p);
+    }
+    const [a, b] = proxies as [FaultyUpstream, FaultyUpstream];
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [a.url, b.url];
+        c.networks[0]!.blockTimeSeconds = 0.25;
+        c.upstreamTimeoutMs = 1_000;
+        c.upstreamProbeIntervalMs = 200;
+        c.rateLimit.requestsPerWindow = 1_000_000;
+      },
+    });
+    const url = gw.network("testnet").url;
+    const wallet = new Wallet(DEV_KEY);
+    let nonce = 0;
+    const send = async (tx: { to?: string; data: string }) =>
+      rpc<string>(node, "eth_sendRawTransaction", [await wallet.signTransaction({ chainId: 20180427, nonce: nonce++, gasLimit: 200_000, gasPrice: 0, ...tx })]);
+    const deployed = await send({ data: EMITTER });
+    let emitter = "";
+    await until(
+      async () => (emitter = (await rpc<{ contractAddress: string } | null>(node, "eth_getTransactionReceipt", [deployed]))?.contractAddress ?? "") !== "",
+    );
+    const blockFilter = await call<string>(url, "eth_newBlockFilter", []);
+    const logFilter = await call<string>(url, "eth_newFilter", [{ address: emitter }]);
+    const createdAt = Number(await rpc<string>(node, "eth_blockNumber", []));
+    const blocks: string[] = [];
+    const logs: Log[] = [];
+    const poll = async () => {
+      blocks.push(...(await call<string[]>(url, "eth_getFilterChanges", [blockFilter])));
+      logs.push(...(await call<Log[]>(url, "eth_getFilterChanges", [logFilter])));
+    };
+    const emitted: string[] = [];
+    for (const [phase, stopped] of [
+      ["both", undefined],
+      ["a stopped", a],
+      ["b stopped", b],
+    ] as const) {
+      for (const p of proxies) p.down = p === stopped;
+      for (let i = 0; i < 4; i++) {
+        emitted.push(await send({ to: emitter, data: zeroPadValue(toBeHex(emitted.length + 1), 32) }));
+        await new Promise((r) => setTimeout(r, 200));
+        await poll().catch((err: unknown) => {
+          throw new Error(`${phase}: ${(err as Error).message}`);
+        });
+      }
+    }
+    const lastBlock = async () => Number((await rpc<{ blockNumber: string }>(node, "eth_getTransactionReceipt", [emitted.at(-1)])).blockNumber);
+    await until(async () => {
+      await poll();
+      return logs.length >= emitted.length && createdAt + blocks.length >= (await lastBlock());
+    }, 20_000);
+    expect(new Set(blocks).size).toBe(blocks.length);
+    const numbers = await Promise.all(blocks.map(async (h) => Number((await rpc<{ number: string }>(node, "eth_getBlockByHash", [h, false])).number)));
+    expect(numbers).toEqual(numbers.map((_, i) => createdAt + 1 + i));
+    expect(logs.map((l) => l.transactionHash)).toEqual(emitted);
+    // Uninstalled through whichever node is up.
+    expect(await call<boolean>(url, "eth_uninstallFilter", [logFilter])).toBe(true);
   });
 });
 

@@ -20,6 +20,33 @@ import { until } from "../helpers/until.js";
 import { type Receiver, startReceiver, verifySignature } from "../helpers/webhookReceiver.js";
 
 const EVENTS = ["transaction.completed", "transaction.error"];
+const DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+/** A contract that emits LOG1 with its calldata's first word as the topic. */
+const EMITTER = "0x6009600c60003960096000f3" + "60003560006000a100";
+
+/** Sends from anvil's first dev account straight to the node; returns a function per call. */
+function devSender(node: string) {
+  const wallet = new Wallet(DEV_KEY);
+  let nonce: number | undefined;
+  return async (tx: { to?: string; data: string }): Promise<string> => {
+    nonce ??= Number(await rpc<string>(node, "eth_getTransactionCount", [wallet.address, "pending"]));
+    const raw = await wallet.signTransaction({ chainId: 20180427, nonce: nonce++, gasLimit: 200_000, gasPrice: 0, ...tx });
+    return rpc<string>(node, "eth_sendRawTransaction", [raw]);
+  };
+}
+
+/** The emitter deployed on `node`; its address. */
+async function deployEmitter(send: ReturnType<typeof devSender>, node: string): Promise<string> {
+  const hash = await send({ data: EMITTER });
+  let address = "";
+  await until(async () => {
+    address = (await rpc<{ contractAddress: string } | null>(node, "eth_getTransactionReceipt", [hash]))?.contractAddress ?? "";
+    return address !== "";
+  });
+  return address;
+}
+
+const topic = (n: number): string => "0x" + n.toString(16).padStart(64, "0");
 
 async function register(base: string, apiKey: string, url: string): Promise<{ id: string; secret: string }> {
   const res = await postJson(`${base}/zgt/${apiKey}/webhooks`, { url, events: EVENTS });
@@ -122,6 +149,36 @@ describe("webhooks", () => {
       const replay = await postJson(`${base}/zgt/${apiKey}/webhooks/${webhookId}/deliveries/${first}/replay`, {});
       expect(replay.status).toBe(200);
       await until(() => own.got.filter((g) => g.id === first).length === 5, 10_000);
+    } finally {
+      own.close();
+    }
+  });
+
+  it("log events: each matching contract event once, in order, with the logs subscription's shape", { timeout: 30_000 }, async () => {
+    const own = await startReceiver();
+    try {
+      const send = devSender(node);
+      const emitter = await deployEmitter(send, node);
+      const { apiKey } = await gw.keys.create();
+      const res = await postJson(`${base}/zgt/${apiKey}/webhooks`, {
+        url: own.url,
+        events: ["log"],
+        logs: { address: emitter, topics: [[topic(2), topic(3)]] },
+      });
+      expect(res.status, res.text).toBe(201);
+      expect(res.json).toMatchObject({ logs: { address: [emitter.toLowerCase()], topics: [[topic(2), topic(3)]] } });
+      // The subscription starts at the next block.
+      await new Promise((r) => setTimeout(r, 500));
+      const sent: string[] = [];
+      for (const n of [1, 2, 3, 4]) sent.push(await send({ to: emitter, data: topic(n) }));
+      await until(() => own.got.length >= 2, 15_000);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(own.got.map((g) => g.type)).toEqual(["log", "log"]);
+      expect(own.got.map((g) => g.json.data.transactionHash)).toEqual([sent[1], sent[2]]);
+      expect(own.got[0]!.json.data).toMatchObject({ address: emitter.toLowerCase(), topics: [topic(2)], removed: false });
+      // Without an address, or "log" without a filter: refused.
+      const bad = await postJson(`${base}/zgt/${apiKey}/webhooks`, { url: own.url, events: ["log"] });
+      expect(bad.status).toBe(400);
     } finally {
       own.close();
     }
@@ -285,5 +342,24 @@ describe("webhooks: two replicas on PostgreSQL", () => {
     expect(ids).toHaveLength(1_000);
     expect(new Set(ids).size).toBe(1_000);
     expect(new Set(receiver.got.map((g) => String(g.json.data.queueId)))).toEqual(queueIds);
+
+    // Both replicas follow a log endpoint; each log is delivered once between them.
+    const logs = await startReceiver();
+    try {
+      const send = devSender(node);
+      const emitter = await deployEmitter(send, node);
+      const other = await gateways[1]!.keys.create();
+      const res = await postJson(`${urls[1]}/zgt/${other.apiKey}/webhooks`, { url: logs.url, events: ["log"], logs: { address: emitter } });
+      expect(res.status, res.text).toBe(201);
+      // The other replica reads the endpoint list every 5 s.
+      await new Promise((r) => setTimeout(r, 6_000));
+      const sent: string[] = [];
+      for (let i = 0; i < 5; i++) sent.push(await send({ to: emitter, data: topic(100 + i) }));
+      await until(() => logs.got.length >= 5, 20_000);
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(logs.got.map((g) => g.json.data.transactionHash)).toEqual(sent);
+    } finally {
+      logs.close();
+    }
   });
 });

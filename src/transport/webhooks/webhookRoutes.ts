@@ -49,7 +49,7 @@ export function webhookRoutes(options: WebhookRouteOptions): RestRoute[] {
   });
   return [
     route("POST", "", async (req) => {
-      let body: { url?: unknown; events?: unknown };
+      let body: { url?: unknown; events?: unknown; logs?: { address?: unknown; topics?: unknown } };
       try {
         body = JSON.parse(await req.body()) as typeof body;
       } catch (err) {
@@ -66,7 +66,11 @@ export function webhookRoutes(options: WebhookRouteOptions): RestRoute[] {
         req,
         WebhookService.method.registerWebhook,
         h.registerWebhook,
-        create(RegisterWebhookRequestSchema, { url: body.url, events: events.length === body.events.length ? events : [""] }),
+        create(RegisterWebhookRequestSchema, {
+          url: body.url,
+          events: events.length === body.events.length ? events : [""],
+          ...(body.logs && typeof body.logs === "object" ? { logs: logFilterOf(body.logs) } : {}),
+        }),
         201,
         (a) => ({ ...webhookJson(a.webhook), secret: a.secret }),
       );
@@ -99,9 +103,26 @@ export function webhookRoutes(options: WebhookRouteOptions): RestRoute[] {
   ];
 }
 
+/** The JSON filter ({address: one or a list, topics: per position one, a list, or null}) as the message. */
+function logFilterOf(logs: { address?: unknown; topics?: unknown }) {
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]).map(String);
+  return {
+    addresses: strings(logs.address),
+    topics: (Array.isArray(logs.topics) ? logs.topics : []).map((t: unknown) => ({ anyOf: strings(t) })),
+  };
+}
+
 function webhookJson(w: Webhook | undefined): Record<string, unknown> {
   if (!w) return {};
-  return { id: w.id, url: w.url, events: w.events, createdAt: w.createdAt, disabledAt: w.disabledAt || null, disabledReason: w.disabledReason || null };
+  return {
+    id: w.id,
+    url: w.url,
+    events: w.events,
+    ...(w.logs ? { logs: { address: w.logs.addresses, topics: w.logs.topics.map((t) => (t.anyOf.length > 0 ? t.anyOf : null)) } } : {}),
+    createdAt: w.createdAt,
+    disabledAt: w.disabledAt || null,
+    disabledReason: w.disabledReason || null,
+  };
 }
 
 function deliveryJson(d: Delivery): Record<string, unknown> {

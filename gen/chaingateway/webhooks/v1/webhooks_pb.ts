@@ -10,7 +10,52 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chaingateway/webhooks/v1/webhooks.proto.
  */
 export const file_chaingateway_webhooks_v1_webhooks: GenFile = /*@__PURE__*/
-  fileDesc("CidjaGFpbmdhdGV3YXkvd2ViaG9va3MvdjEvd2ViaG9va3MucHJvdG8SGGNoYWluZ2F0ZXdheS53ZWJob29rcy52MSJ0CgdXZWJob29rEgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRIOCgZldmVudHMYAyADKAkSEgoKY3JlYXRlZF9hdBgEIAEoCRITCgtkaXNhYmxlZF9hdBgFIAEoCRIXCg9kaXNhYmxlZF9yZWFzb24YBiABKAkiNQoWUmVnaXN0ZXJXZWJob29rUmVxdWVzdBILCgN1cmwYASABKAkSDgoGZXZlbnRzGAIgAygJIl0KF1JlZ2lzdGVyV2ViaG9va1Jlc3BvbnNlEjIKB3dlYmhvb2sYASABKAsyIS5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuV2ViaG9vaxIOCgZzZWNyZXQYAiABKAkiFQoTTGlzdFdlYmhvb2tzUmVxdWVzdCJLChRMaXN0V2ViaG9va3NSZXNwb25zZRIzCgh3ZWJob29rcxgBIAMoCzIhLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5XZWJob29rIiIKFERlbGV0ZVdlYmhvb2tSZXF1ZXN0EgoKAmlkGAEgASgJIhcKFURlbGV0ZVdlYmhvb2tSZXNwb25zZSKsAQoIRGVsaXZlcnkSCgoCaWQYASABKAkSDQoFZXZlbnQYAiABKAkSEAoIcXVldWVfaWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEhAKCGF0dGVtcHRzGAUgASgNEhMKC2xhc3Rfc3RhdHVzGAYgASgNEhIKCmxhc3RfZXJyb3IYByABKAkSEgoKY3JlYXRlZF9hdBgIIAEoCRIUCgxkZWxpdmVyZWRfYXQYCSABKAkiOgoVTGlzdERlbGl2ZXJpZXNSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkSDQoFbGltaXQYAiABKA0iUAoWTGlzdERlbGl2ZXJpZXNSZXNwb25zZRI2CgpkZWxpdmVyaWVzGAEgAygLMiIuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkRlbGl2ZXJ5IkAKFVJlcGxheURlbGl2ZXJ5UmVxdWVzdBISCgp3ZWJob29rX2lkGAEgASgJEhMKC2RlbGl2ZXJ5X2lkGAIgASgJIk4KFlJlcGxheURlbGl2ZXJ5UmVzcG9uc2USNAoIZGVsaXZlcnkYASABKAsyIi5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuRGVsaXZlcnky3QQKDldlYmhvb2tTZXJ2aWNlEnYKD1JlZ2lzdGVyV2ViaG9vaxIwLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5SZWdpc3RlcldlYmhvb2tSZXF1ZXN0GjEuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLlJlZ2lzdGVyV2ViaG9va1Jlc3BvbnNlEnIKDExpc3RXZWJob29rcxItLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5MaXN0V2ViaG9va3NSZXF1ZXN0Gi4uY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkxpc3RXZWJob29rc1Jlc3BvbnNlIgOQAgEScAoNRGVsZXRlV2ViaG9vaxIuLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5EZWxldGVXZWJob29rUmVxdWVzdBovLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5EZWxldGVXZWJob29rUmVzcG9uc2USeAoOTGlzdERlbGl2ZXJpZXMSLy5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuTGlzdERlbGl2ZXJpZXNSZXF1ZXN0GjAuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkxpc3REZWxpdmVyaWVzUmVzcG9uc2UiA5ACARJzCg5SZXBsYXlEZWxpdmVyeRIvLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5SZXBsYXlEZWxpdmVyeVJlcXVlc3QaMC5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuUmVwbGF5RGVsaXZlcnlSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("CidjaGFpbmdhdGV3YXkvd2ViaG9va3MvdjEvd2ViaG9va3MucHJvdG8SGGNoYWluZ2F0ZXdheS53ZWJob29rcy52MSJQCglMb2dGaWx0ZXISEQoJYWRkcmVzc2VzGAEgAygJEjAKBnRvcGljcxgCIAMoCzIgLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5Ub3BpY3MiGAoGVG9waWNzEg4KBmFueV9vZhgBIAMoCSKnAQoHV2ViaG9vaxIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSDgoGZXZlbnRzGAMgAygJEhIKCmNyZWF0ZWRfYXQYBCABKAkSEwoLZGlzYWJsZWRfYXQYBSABKAkSFwoPZGlzYWJsZWRfcmVhc29uGAYgASgJEjEKBGxvZ3MYByABKAsyIy5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuTG9nRmlsdGVyImgKFlJlZ2lzdGVyV2ViaG9va1JlcXVlc3QSCwoDdXJsGAEgASgJEg4KBmV2ZW50cxgCIAMoCRIxCgRsb2dzGAMgASgLMiMuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkxvZ0ZpbHRlciJdChdSZWdpc3RlcldlYmhvb2tSZXNwb25zZRIyCgd3ZWJob29rGAEgASgLMiEuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLldlYmhvb2sSDgoGc2VjcmV0GAIgASgJIhUKE0xpc3RXZWJob29rc1JlcXVlc3QiSwoUTGlzdFdlYmhvb2tzUmVzcG9uc2USMwoId2ViaG9va3MYASADKAsyIS5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuV2ViaG9vayIiChREZWxldGVXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoCSIXChVEZWxldGVXZWJob29rUmVzcG9uc2UirAEKCERlbGl2ZXJ5EgoKAmlkGAEgASgJEg0KBWV2ZW50GAIgASgJEhAKCHF1ZXVlX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIQCghhdHRlbXB0cxgFIAEoDRITCgtsYXN0X3N0YXR1cxgGIAEoDRISCgpsYXN0X2Vycm9yGAcgASgJEhIKCmNyZWF0ZWRfYXQYCCABKAkSFAoMZGVsaXZlcmVkX2F0GAkgASgJIjoKFUxpc3REZWxpdmVyaWVzUmVxdWVzdBISCgp3ZWJob29rX2lkGAEgASgJEg0KBWxpbWl0GAIgASgNIlAKFkxpc3REZWxpdmVyaWVzUmVzcG9uc2USNgoKZGVsaXZlcmllcxgBIAMoCzIiLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5EZWxpdmVyeSJAChVSZXBsYXlEZWxpdmVyeVJlcXVlc3QSEgoKd2ViaG9va19pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCSJOChZSZXBsYXlEZWxpdmVyeVJlc3BvbnNlEjQKCGRlbGl2ZXJ5GAEgASgLMiIuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkRlbGl2ZXJ5Mt0ECg5XZWJob29rU2VydmljZRJ2Cg9SZWdpc3RlcldlYmhvb2sSMC5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuUmVnaXN0ZXJXZWJob29rUmVxdWVzdBoxLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5SZWdpc3RlcldlYmhvb2tSZXNwb25zZRJyCgxMaXN0V2ViaG9va3MSLS5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuTGlzdFdlYmhvb2tzUmVxdWVzdBouLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5MaXN0V2ViaG9va3NSZXNwb25zZSIDkAIBEnAKDURlbGV0ZVdlYmhvb2sSLi5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuRGVsZXRlV2ViaG9va1JlcXVlc3QaLy5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuRGVsZXRlV2ViaG9va1Jlc3BvbnNlEngKDkxpc3REZWxpdmVyaWVzEi8uY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkxpc3REZWxpdmVyaWVzUmVxdWVzdBowLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5MaXN0RGVsaXZlcmllc1Jlc3BvbnNlIgOQAgEScwoOUmVwbGF5RGVsaXZlcnkSLy5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuUmVwbGF5RGVsaXZlcnlSZXF1ZXN0GjAuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLlJlcGxheURlbGl2ZXJ5UmVzcG9uc2ViBnByb3RvMw");
+
+/**
+ * Which contract events a "log" endpoint gets: the logs subscription's filter.
+ *
+ * @generated from message chaingateway.webhooks.v1.LogFilter
+ */
+export type LogFilter = Message<"chaingateway.webhooks.v1.LogFilter"> & {
+  /**
+   * Contract addresses (at least one).
+   *
+   * @generated from field: repeated string addresses = 1;
+   */
+  addresses: string[];
+
+  /**
+   * Per position, the topics any of which matches; an empty position matches any.
+   *
+   * @generated from field: repeated chaingateway.webhooks.v1.Topics topics = 2;
+   */
+  topics: Topics[];
+};
+
+/**
+ * Describes the message chaingateway.webhooks.v1.LogFilter.
+ * Use `create(LogFilterSchema)` to create a new message.
+ */
+export const LogFilterSchema: GenMessage<LogFilter> = /*@__PURE__*/
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 0);
+
+/**
+ * @generated from message chaingateway.webhooks.v1.Topics
+ */
+export type Topics = Message<"chaingateway.webhooks.v1.Topics"> & {
+  /**
+   * @generated from field: repeated string any_of = 1;
+   */
+  anyOf: string[];
+};
+
+/**
+ * Describes the message chaingateway.webhooks.v1.Topics.
+ * Use `create(TopicsSchema)` to create a new message.
+ */
+export const TopicsSchema: GenMessage<Topics> = /*@__PURE__*/
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 1);
 
 /**
  * @generated from message chaingateway.webhooks.v1.Webhook
@@ -27,7 +72,7 @@ export type Webhook = Message<"chaingateway.webhooks.v1.Webhook"> & {
   url: string;
 
   /**
-   * "transaction.completed", "transaction.error".
+   * "transaction.completed", "transaction.error", "log".
    *
    * @generated from field: repeated string events = 3;
    */
@@ -51,6 +96,13 @@ export type Webhook = Message<"chaingateway.webhooks.v1.Webhook"> & {
    * @generated from field: string disabled_reason = 6;
    */
   disabledReason: string;
+
+  /**
+   * The contract-event filter, for "log".
+   *
+   * @generated from field: chaingateway.webhooks.v1.LogFilter logs = 7;
+   */
+  logs?: LogFilter | undefined;
 };
 
 /**
@@ -58,7 +110,7 @@ export type Webhook = Message<"chaingateway.webhooks.v1.Webhook"> & {
  * Use `create(WebhookSchema)` to create a new message.
  */
 export const WebhookSchema: GenMessage<Webhook> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 0);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 2);
 
 /**
  * @generated from message chaingateway.webhooks.v1.RegisterWebhookRequest
@@ -76,6 +128,13 @@ export type RegisterWebhookRequest = Message<"chaingateway.webhooks.v1.RegisterW
    * @generated from field: repeated string events = 2;
    */
   events: string[];
+
+  /**
+   * Needed with "log": the contract events to send (an address at least).
+   *
+   * @generated from field: chaingateway.webhooks.v1.LogFilter logs = 3;
+   */
+  logs?: LogFilter | undefined;
 };
 
 /**
@@ -83,7 +142,7 @@ export type RegisterWebhookRequest = Message<"chaingateway.webhooks.v1.RegisterW
  * Use `create(RegisterWebhookRequestSchema)` to create a new message.
  */
 export const RegisterWebhookRequestSchema: GenMessage<RegisterWebhookRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 1);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 3);
 
 /**
  * @generated from message chaingateway.webhooks.v1.RegisterWebhookResponse
@@ -107,7 +166,7 @@ export type RegisterWebhookResponse = Message<"chaingateway.webhooks.v1.Register
  * Use `create(RegisterWebhookResponseSchema)` to create a new message.
  */
 export const RegisterWebhookResponseSchema: GenMessage<RegisterWebhookResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 2);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 4);
 
 /**
  * @generated from message chaingateway.webhooks.v1.ListWebhooksRequest
@@ -120,7 +179,7 @@ export type ListWebhooksRequest = Message<"chaingateway.webhooks.v1.ListWebhooks
  * Use `create(ListWebhooksRequestSchema)` to create a new message.
  */
 export const ListWebhooksRequestSchema: GenMessage<ListWebhooksRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 3);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 5);
 
 /**
  * @generated from message chaingateway.webhooks.v1.ListWebhooksResponse
@@ -137,7 +196,7 @@ export type ListWebhooksResponse = Message<"chaingateway.webhooks.v1.ListWebhook
  * Use `create(ListWebhooksResponseSchema)` to create a new message.
  */
 export const ListWebhooksResponseSchema: GenMessage<ListWebhooksResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 4);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 6);
 
 /**
  * @generated from message chaingateway.webhooks.v1.DeleteWebhookRequest
@@ -154,7 +213,7 @@ export type DeleteWebhookRequest = Message<"chaingateway.webhooks.v1.DeleteWebho
  * Use `create(DeleteWebhookRequestSchema)` to create a new message.
  */
 export const DeleteWebhookRequestSchema: GenMessage<DeleteWebhookRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 5);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 7);
 
 /**
  * @generated from message chaingateway.webhooks.v1.DeleteWebhookResponse
@@ -167,7 +226,7 @@ export type DeleteWebhookResponse = Message<"chaingateway.webhooks.v1.DeleteWebh
  * Use `create(DeleteWebhookResponseSchema)` to create a new message.
  */
 export const DeleteWebhookResponseSchema: GenMessage<DeleteWebhookResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 6);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 8);
 
 /**
  * @generated from message chaingateway.webhooks.v1.Delivery
@@ -232,7 +291,7 @@ export type Delivery = Message<"chaingateway.webhooks.v1.Delivery"> & {
  * Use `create(DeliverySchema)` to create a new message.
  */
 export const DeliverySchema: GenMessage<Delivery> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 7);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 9);
 
 /**
  * @generated from message chaingateway.webhooks.v1.ListDeliveriesRequest
@@ -256,7 +315,7 @@ export type ListDeliveriesRequest = Message<"chaingateway.webhooks.v1.ListDelive
  * Use `create(ListDeliveriesRequestSchema)` to create a new message.
  */
 export const ListDeliveriesRequestSchema: GenMessage<ListDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 8);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 10);
 
 /**
  * @generated from message chaingateway.webhooks.v1.ListDeliveriesResponse
@@ -273,7 +332,7 @@ export type ListDeliveriesResponse = Message<"chaingateway.webhooks.v1.ListDeliv
  * Use `create(ListDeliveriesResponseSchema)` to create a new message.
  */
 export const ListDeliveriesResponseSchema: GenMessage<ListDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 9);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 11);
 
 /**
  * @generated from message chaingateway.webhooks.v1.ReplayDeliveryRequest
@@ -295,7 +354,7 @@ export type ReplayDeliveryRequest = Message<"chaingateway.webhooks.v1.ReplayDeli
  * Use `create(ReplayDeliveryRequestSchema)` to create a new message.
  */
 export const ReplayDeliveryRequestSchema: GenMessage<ReplayDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 10);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 12);
 
 /**
  * @generated from message chaingateway.webhooks.v1.ReplayDeliveryResponse
@@ -312,7 +371,7 @@ export type ReplayDeliveryResponse = Message<"chaingateway.webhooks.v1.ReplayDel
  * Use `create(ReplayDeliveryResponseSchema)` to create a new message.
  */
 export const ReplayDeliveryResponseSchema: GenMessage<ReplayDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_webhooks_v1_webhooks, 11);
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 13);
 
 /**
  * WebhookService registers a key's webhook endpoints on one network (the port called): the gateway then POSTs
