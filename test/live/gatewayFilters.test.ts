@@ -218,6 +218,52 @@ describe("filters behind two nodes with filter tables of their own", () => {
   });
 });
 
+describe("a log filter across a reorg", () => {
+  let gw: Gateway | undefined;
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it("reports the dropped block's log again with removed: true", { timeout: 60_000 }, async () => {
+    gw = await startTestGateway();
+    const url = gw.network("testnet").url;
+    const node = gw.network("testnet").upstreamUrls[0]!;
+    const pool = gw.network("testnet").pool;
+    const wallet = new Wallet(DEV_KEY);
+    let nonce = Number(await rpc<string>(node, "eth_getTransactionCount", [wallet.address, "pending"]));
+    const send = async (tx: { to?: string; data: string }) =>
+      rpc<string>(node, "eth_sendRawTransaction", [await wallet.signTransaction({ chainId: 20180427, nonce: nonce++, gasLimit: 200_000, gasPrice: 0, ...tx })]);
+    const deployed = await send({ data: EMITTER });
+    let emitter = "";
+    await until(
+      async () => (emitter = (await rpc<{ contractAddress: string } | null>(node, "eth_getTransactionReceipt", [deployed]))?.contractAddress ?? "") !== "",
+    );
+    const filter = await call<string>(url, "eth_newFilter", [{ address: emitter }]);
+    const logs: Log[] = [];
+    const poll = async () => logs.push(...(await call<Log[]>(url, "eth_getFilterChanges", [filter])));
+    await new Promise((r) => setTimeout(r, 500));
+    await send({ to: emitter, data: zeroPadValue(toBeHex(7), 32) });
+    await until(async () => {
+      await poll();
+      return logs.length === 1;
+    });
+    const mined = Number(logs[0]!.blockNumber);
+    const minedHash = logs[0]!.blockHash;
+    // anvil_reorg drops the last blocks (the log's among them) and mines others (as webSocket.test.ts does).
+    for (let extra = 0; ; extra += 2) {
+      const head = Number(await pool.call("eth_blockNumber", []));
+      await pool.call("anvil_reorg", [Math.min(head, head - mined + 1 + extra), []]);
+      const now = (await pool.call("eth_getBlockByNumber", [`0x${mined.toString(16)}`, false])) as { hash: string } | null;
+      if (now?.hash !== minedHash || extra >= 6) break;
+    }
+    await until(async () => {
+      await poll();
+      return logs.some((l) => l.removed === true);
+    });
+    expect(logs.find((l) => l.removed === true)).toMatchObject({ transactionHash: logs[0]!.transactionHash, blockHash: minedHash });
+  });
+});
+
 describe("filter limits", () => {
   let gw: Gateway | undefined;
   afterAll(async () => {
