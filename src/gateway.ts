@@ -76,7 +76,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           : log.error("the store is unavailable: writes are refused (503) and readiness is false", { reason }),
     });
     startingFor = "starting its networks";
-    const { journal, health: storeHealth, webhooks: webhookStore } = stores;
+    const { journal, health: storeHealth, webhooks: webhookStore, kind: storeKind } = stores;
     const keys = new ApiKeys(stores.keys, seed);
     // A claim left by a stopped process is settled from the journal (IdempotencyStore.settleStale).
     const idempotency = new IdempotencyStore(stores.idempotency, {
@@ -123,6 +123,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           keys,
           adminTokens,
           webhookStore,
+          sharedStore: storeKind === "postgres",
           idempotency,
           metrics,
           walletByAddress: (a) => keys.walletByAddress(a),

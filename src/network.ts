@@ -110,6 +110,8 @@ export interface NetworkDeps {
   adminTokens: AdminTokens;
   /** Webhook endpoints and their outbox (in the journal's database). */
   webhookStore: WebhookStore;
+  /** The store is shared with other replicas (PostgreSQL): what they write is looked for by polling. */
+  sharedStore: boolean;
   idempotency: IdempotencyStore;
   metrics: Metrics;
   /** Finds a gateway-held wallet by address (refills and fee bumps after a restart). */
@@ -293,6 +295,8 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       store: deps.webhookStore,
       describe: (d) => describeDelivery(d, { journal: deps.store, call: (method, params) => pool!.call(method, params) }),
       allowPrivate: gw.webhooks.allowPrivate,
+      // Alone on its store, this process's own writes wake the dispatcher: no polling.
+      pollMs: deps.sharedStore ? 500 : 0,
       maxRetryMs: gw.webhooks.maxRetryMs,
       giveUpMs: gw.webhooks.giveUpMs,
       eventsPerSecond: gw.webhooks.eventsPerSecond,
@@ -302,7 +306,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const wakeWebhooks = () => webhooks.wake();
     deps.store.outboxListeners?.add(wakeWebhooks);
     webhooks.wake();
-    const logEvents = new LogEvents({ network: net.name, hub, store: deps.webhookStore, log, written: wakeWebhooks });
+    const logEvents = new LogEvents({ network: net.name, hub, store: deps.webhookStore, log, written: wakeWebhooks, refreshMs: deps.sharedStore ? 5_000 : 0 });
     void logEvents.refresh();
     const registry = new WebhookRegistry(deps.webhookStore, gw.webhooks, () => {
       wakeWebhooks();

@@ -3,7 +3,7 @@
 // retries on transient upstream failures, and follows it until mined. The journal makes it durable: what
 // was accepted is rebroadcast after an upstream outage or a restart until it is mined or rejected for good.
 // What to do with a write the node will not take as it is, or has not mined, is stuckWrites.ts's.
-import { keccak256, Transaction } from "ethers";
+import { Transaction } from "ethers";
 import pRetry from "p-retry";
 import { GatewayError } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
@@ -16,7 +16,7 @@ import { signedTransaction } from "./signTransaction.js";
 import { localGasLimit } from "./intrinsicGas.js";
 import { newQueueId } from "./queueId.js";
 import { creditFeeDust, toQuantity, topUpSigner } from "./devChainFunds.js";
-import { type LaneTally, StuckWrites } from "./stuckWrites.js";
+import { type LaneTally, refillRecord, StuckWrites } from "./stuckWrites.js";
 import { reopenForgottenWrites } from "./forgottenWrites.js";
 import { noopInPlaceOf } from "./resign.js";
 import { inSpan, SpanKind, tracingOn } from "../trace/tracing.js";
@@ -458,17 +458,8 @@ export class Sequencer {
     }
     const processedAt = new Date();
     await store.update(rec.queueId, { status: "error", errorMessage: reason, processedAt }, { urgent: true });
-    const filler: SubmissionRecord = {
-      queueId: newQueueId(),
-      network: rec.network,
-      signer: rec.signer,
-      nonce: rec.nonce,
-      hash: keccak256(raw),
-      raw,
-      kind: "refill",
-      status: "processing",
-      createdAt: processedAt,
-    };
+    // Sent already: journaled as the node has it.
+    const filler = refillRecord(rec, raw, "processing", processedAt);
     await store.insert(filler);
     this.follower.untrack(rec.queueId);
     this.follower.track(filler.hash, filler.queueId, { signer: filler.signer, runsCode: false });

@@ -154,17 +154,7 @@ export class StuckWrites {
     if (!wallet) return undefined;
     const fees = await this.options.fees.current();
     const raw = signTransaction(wallet, { chainId: this.options.chainId, nonce: rec.nonce, to: rec.signer, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });
-    const filler: SubmissionRecord = {
-      queueId: newQueueId(),
-      network: rec.network,
-      signer: rec.signer,
-      nonce: rec.nonce,
-      hash: keccak256(raw),
-      raw,
-      kind: "refill",
-      status: "pending",
-      createdAt: new Date(),
-    };
+    const filler = refillRecord(rec, raw, "pending");
     await this.options.store.insert(filler);
     return filler;
   }
@@ -199,6 +189,11 @@ export class StuckWrites {
     const raw = resignWithHigherFees(wallet, this.options.chainId, rec.raw, await this.options.fees.current());
     return { hash: keccak256(raw), raw };
   }
+}
+
+/** The journal record of a no-op (`raw`) taking `rec`'s nonce: a refill, its own queueId. */
+export function refillRecord(rec: SubmissionRecord, raw: string, status: "pending" | "processing", createdAt = new Date()): SubmissionRecord {
+  return { queueId: newQueueId(), network: rec.network, signer: rec.signer, nonce: rec.nonce, hash: keccak256(raw), raw, kind: "refill", status, createdAt };
 }
 
 function tally(byLane: LaneTally, rec: SubmissionRecord): void {

@@ -6,14 +6,14 @@
 import type { Logger } from "../log/logger.js";
 import type { LogFilter } from "../live/logFilter.js";
 import type { SubscriptionHub } from "../live/subscriptions.js";
-import type { WebhookStore } from "../store/webhookStore.js";
+import type { WebhookRow, WebhookStore } from "../store/webhookStore.js";
 
 export class LogEvents {
   /** Followed endpoints: id → the hub subscription and the filter it was made with. */
   private readonly followed = new Map<string, { sub: string; filter: string }>();
   /** Writes to the outbox one at a time, in the feed's order (an endpoint's events keep their order). */
   private writing: Promise<void> = Promise.resolve();
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly options: {
@@ -23,17 +23,20 @@ export class LogEvents {
       log: Logger;
       /** Rows were written: the dispatcher looks. */
       written: () => void;
-      refreshMs?: number;
+      /** How often the list is read again (other replicas' endpoints); 0: never (the embedded store: one process). */
+      refreshMs: number;
     },
   ) {
-    this.timer = setInterval(() => void this.refresh(), options.refreshMs ?? 5_000);
-    this.timer.unref();
+    if (options.refreshMs > 0) {
+      this.timer = setInterval(() => void this.refresh(), options.refreshMs);
+      this.timer.unref();
+    }
   }
 
   /** Follows the network's endpoints with a log filter as the store lists them now. */
   async refresh(): Promise<void> {
     const { store, network, hub } = this.options;
-    let endpoints;
+    let endpoints: WebhookRow[];
     try {
       endpoints = await store.withLogFilters(network);
     } catch (err) {

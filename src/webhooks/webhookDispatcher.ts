@@ -23,7 +23,10 @@ export interface WebhookDispatcherOptions {
   describe: (delivery: DeliveryRow) => Promise<JsonValue>;
   allowPrivate: boolean;
   log: Logger;
-  /** How often endpoints with work are looked for besides this process's own wake-ups (other replicas' events). */
+  /**
+   * How often endpoints with work are looked for besides this process's own wake-ups: other replicas' events
+   * (a shared store). 0: never (the embedded store has one writer, this process, whose writes wake it).
+   */
   pollMs?: number;
   leaseMs?: number;
   /** Endpoints delivered to at once by this process. */
@@ -48,7 +51,7 @@ export class WebhookDispatcher {
   private readonly owner = `${process.pid}-${randomUUID()}`;
   private readonly workers = new Map<string, AbortController>();
   private readonly agent: Agent;
-  private readonly pollTimer: NodeJS.Timeout;
+  private readonly pollTimer: NodeJS.Timeout | undefined;
   private readonly renewTimer: NodeJS.Timeout;
   private ticking: Promise<void> | undefined;
   private again = false;
@@ -70,8 +73,10 @@ export class WebhookDispatcher {
     };
     // No redirects are followed (undici's request follows none); names are resolved to public addresses only.
     this.agent = new Agent({ connect: this.o.allowPrivate ? {} : { lookup: publicOnlyLookup }, keepAliveTimeout: 10_000, connections: 4 });
-    this.pollTimer = setInterval(() => this.wake(), this.o.pollMs);
-    this.pollTimer.unref();
+    if (this.o.pollMs > 0) {
+      this.pollTimer = setInterval(() => this.wake(), this.o.pollMs);
+      this.pollTimer.unref();
+    }
     this.renewTimer = setInterval(() => void this.renew(), Math.max(500, this.o.leaseMs / 3));
     this.renewTimer.unref();
   }

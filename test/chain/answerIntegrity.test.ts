@@ -13,10 +13,7 @@ import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
 import { type FaultyUpstream, startFaultyUpstream } from "../helpers/faultyUpstream.js";
 import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 import { until } from "../helpers/until.js";
-
-const DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-/** Emits LOG1 with its calldata's first word as the topic. */
-const EMITTER = "0x6009600c60003960096000f3" + "60003560006000a100";
+import { DEV_KEY, EMITTER } from "../helpers/emitter.js";
 
 describe("integrity checks on node answers", () => {
   const children: ChildProcess[] = [];

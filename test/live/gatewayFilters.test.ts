@@ -11,10 +11,7 @@ import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
 import { type FaultyUpstream, startFaultyUpstream } from "../helpers/faultyUpstream.js";
 import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 import { until } from "../helpers/until.js";
-
-const DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-/** A contract that emits LOG1 with its calldata's first word as the topic: PUSH1 0 CALLDATALOAD PUSH1 0 PUSH1 0 LOG1 STOP. */
-const EMITTER = "0x6009600c60003960096000f3" + "60003560006000a100";
+import { DEV_KEY, deployEmitter, devSender, EMITTER } from "../helpers/emitter.js";
 
 type Log = { blockNumber: string; blockHash: string; transactionHash: string; logIndex: string; removed?: boolean; topics: string[] };
 
@@ -171,15 +168,8 @@ describe("filters behind two nodes with filter tables of their own", () => {
       },
     });
     const url = gw.network("testnet").url;
-    const wallet = new Wallet(DEV_KEY);
-    let nonce = 0;
-    const send = async (tx: { to?: string; data: string }) =>
-      rpc<string>(node, "eth_sendRawTransaction", [await wallet.signTransaction({ chainId: 20180427, nonce: nonce++, gasLimit: 200_000, gasPrice: 0, ...tx })]);
-    const deployed = await send({ data: EMITTER });
-    let emitter = "";
-    await until(
-      async () => (emitter = (await rpc<{ contractAddress: string } | null>(node, "eth_getTransactionReceipt", [deployed]))?.contractAddress ?? "") !== "",
-    );
+    const send = devSender(node);
+    const emitter = await deployEmitter(send, node);
     const blockFilter = await call<string>(url, "eth_newBlockFilter", []);
     const logFilter = await call<string>(url, "eth_newFilter", [{ address: emitter }]);
     const createdAt = Number(await rpc<string>(node, "eth_blockNumber", []));
@@ -229,15 +219,8 @@ describe("a log filter across a reorg", () => {
     const url = gw.network("testnet").url;
     const node = gw.network("testnet").upstreamUrls[0]!;
     const pool = gw.network("testnet").pool;
-    const wallet = new Wallet(DEV_KEY);
-    let nonce = Number(await rpc<string>(node, "eth_getTransactionCount", [wallet.address, "pending"]));
-    const send = async (tx: { to?: string; data: string }) =>
-      rpc<string>(node, "eth_sendRawTransaction", [await wallet.signTransaction({ chainId: 20180427, nonce: nonce++, gasLimit: 200_000, gasPrice: 0, ...tx })]);
-    const deployed = await send({ data: EMITTER });
-    let emitter = "";
-    await until(
-      async () => (emitter = (await rpc<{ contractAddress: string } | null>(node, "eth_getTransactionReceipt", [deployed]))?.contractAddress ?? "") !== "",
-    );
+    const send = devSender(node);
+    const emitter = await deployEmitter(send, node);
     const filter = await call<string>(url, "eth_newFilter", [{ address: emitter }]);
     const logs: Log[] = [];
     const poll = async () => logs.push(...(await call<Log[]>(url, "eth_getFilterChanges", [filter])));

@@ -18,35 +18,9 @@ import { startGatewayProcess } from "../helpers/gatewayProcess.js";
 import { freshSchemaUrl } from "../helpers/postgres.js";
 import { until } from "../helpers/until.js";
 import { type Receiver, startReceiver, verifySignature } from "../helpers/webhookReceiver.js";
+import { deployEmitter, devSender, topic } from "../helpers/emitter.js";
 
 const EVENTS = ["transaction.completed", "transaction.error"];
-const DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-/** A contract that emits LOG1 with its calldata's first word as the topic. */
-const EMITTER = "0x6009600c60003960096000f3" + "60003560006000a100";
-
-/** Sends from anvil's first dev account straight to the node; returns a function per call. */
-function devSender(node: string) {
-  const wallet = new Wallet(DEV_KEY);
-  let nonce: number | undefined;
-  return async (tx: { to?: string; data: string }): Promise<string> => {
-    nonce ??= Number(await rpc<string>(node, "eth_getTransactionCount", [wallet.address, "pending"]));
-    const raw = await wallet.signTransaction({ chainId: 20180427, nonce: nonce++, gasLimit: 200_000, gasPrice: 0, ...tx });
-    return rpc<string>(node, "eth_sendRawTransaction", [raw]);
-  };
-}
-
-/** The emitter deployed on `node`; its address. */
-async function deployEmitter(send: ReturnType<typeof devSender>, node: string): Promise<string> {
-  const hash = await send({ data: EMITTER });
-  let address = "";
-  await until(async () => {
-    address = (await rpc<{ contractAddress: string } | null>(node, "eth_getTransactionReceipt", [hash]))?.contractAddress ?? "";
-    return address !== "";
-  });
-  return address;
-}
-
-const topic = (n: number): string => "0x" + n.toString(16).padStart(64, "0");
 
 async function register(base: string, apiKey: string, url: string): Promise<{ id: string; secret: string }> {
   const res = await postJson(`${base}/zgt/${apiKey}/webhooks`, { url, events: EVENTS });
