@@ -61,6 +61,8 @@ import { WebhookDispatcher } from "./webhooks/webhookDispatcher.js";
 import { describeDelivery } from "./webhooks/webhookEvents.js";
 import { WebhookRegistry } from "./webhooks/webhookRegistry.js";
 import { LogEvents } from "./webhooks/logEvents.js";
+import { WriteCallbacks } from "./webhooks/writeCallbacks.js";
+import { PUBLIC_SIGNER_INDEX } from "./keys/masterSeed.js";
 import type { WebhookStore } from "./store/webhookStore.js";
 import { adminHandlers } from "./handlers/adminHandlers.js";
 import type { ApiKeys } from "./keys/apiKeys.js";
@@ -308,6 +310,19 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     webhooks.wake();
     const logEvents = new LogEvents({ network: net.name, hub, store: deps.webhookStore, log, written: wakeWebhooks, refreshMs: deps.sharedStore ? 5_000 : 0 });
     void logEvents.refresh();
+    const callbacks = new WriteCallbacks({
+      network: net.name,
+      store: deps.webhookStore,
+      journal: deps.store,
+      allowPrivate: gw.webhooks.allowPrivate,
+      walletOf: (access) => deps.seed.wallet(access.walletIndex).address,
+      seedSecret: deps.seed.wallet(PUBLIC_SIGNER_INDEX).privateKey,
+      written: () => {
+        // The first callback makes the embedded journal write outbox rows (its endpoint is a webhook).
+        wakeWebhooks();
+      },
+    });
+    zkt.useCallbacks(callbacks);
     const registry = new WebhookRegistry(deps.webhookStore, gw.webhooks, () => {
       wakeWebhooks();
       void logEvents.refresh();
@@ -347,7 +362,12 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       zkt: guard(ZktService, zktHandlers(zkt, hub), policy),
       webhooks: guard(
         WebhookService,
-        webhookHandlers(registry, net.name, (access) => deps.seed.wallet(access.walletIndex).address),
+        webhookHandlers(
+          registry,
+          net.name,
+          (access) => deps.seed.wallet(access.walletIndex).address,
+          (keyId) => callbacks.secretOf(keyId),
+        ),
         policy,
       ),
       admin: deps.adminTokens.enabled

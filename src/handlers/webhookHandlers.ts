@@ -15,6 +15,8 @@ export function webhookHandlers(
   network: string,
   /** The key's wallet address (the signer of its writes). */
   walletOf: (access: Extract<Access, { kind: "key" }>) => string,
+  /** A key's callback secret (webhooks/writeCallbacks.ts). */
+  callbackSecretOf: (keyId: string) => string,
 ): ServiceImpl<typeof WebhookService> {
   const owner = (ctx: HandlerContext): WebhookOwner => {
     const access = ctx.values.get(accessKey);
@@ -39,6 +41,9 @@ export function webhookHandlers(
     },
     async replayDelivery(req, ctx) {
       return { delivery: deliveryOut(await registry.replay(owner(ctx), req.webhookId, req.deliveryId)) };
+    },
+    getCallbackSecret(_req, ctx) {
+      return { secret: callbackSecretOf(owner(ctx).keyId) };
     },
   };
 }

@@ -57,6 +57,9 @@ function receiptMsg(r: Receipt): MessageInitShape<typeof ReceiptSchema> {
   };
 }
 
+/** A write's own callback URL, when it gave one. */
+const callback = (url: string): { callbackUrl?: string } => (url ? { callbackUrl: url } : {});
+
 /** The write hooks of the idempotency claim the guard runs this call under, if any. */
 function hooksOf(ctx: HandlerContext): WriteHooks {
   const h = ctx.values.get(claimHooksKey);
@@ -78,7 +81,7 @@ export function zktHandlers(core: ZktCore, hub: SubscriptionHub): ServiceImpl<ty
   };
   return {
     async writeMessage(req, ctx) {
-      const r = await core.writeMessage(access(ctx), req.message, { ...hooksOf(ctx), wait: req.wait });
+      const r = await core.writeMessage(access(ctx), req.message, { ...hooksOf(ctx), ...callback(req.callbackUrl), wait: req.wait });
       return create(WriteMessageResponseSchema, { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) });
     },
     async readContract(req, ctx) {
@@ -93,7 +96,7 @@ export function zktHandlers(core: ZktCore, hub: SubscriptionHub): ServiceImpl<ty
       const r = await core.callContract(
         access(ctx),
         { to: req.to, abi: list(req.abi), method: req.method, arguments: list(req.arguments) },
-        { ...hooksOf(ctx), forceWrite: true, wait: req.wait },
+        { ...hooksOf(ctx), ...callback(req.callbackUrl), forceWrite: true, wait: req.wait },
       );
       if (r.kind !== "write") return create(WriteContractResponseSchema);
       return create(WriteContractResponseSchema, { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) });
@@ -101,6 +104,7 @@ export function zktHandlers(core: ZktCore, hub: SubscriptionHub): ServiceImpl<ty
     async deployContract(req, ctx) {
       const r = await core.deployContract(access(ctx), req.code, list(req.arguments), {
         ...hooksOf(ctx),
+        ...callback(req.callbackUrl),
         ...(req.contractName ? { contractName: req.contractName } : {}),
         wait: req.wait ?? true,
         caller: callerId(ctx),

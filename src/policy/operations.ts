@@ -60,6 +60,7 @@ export const OPERATIONS = {
   "WebhookService.DeleteWebhook": { ...read, auth: "required" },
   "WebhookService.ListDeliveries": { ...read, auth: "required" },
   "WebhookService.ReplayDelivery": { ...read, auth: "required" },
+  "WebhookService.GetCallbackSecret": { ...read, auth: "required" },
   // The operator's (admin.proto): an admin token, counted per IP like a public caller.
   "AdminService.ListKeys": admin,
   "AdminService.CreateKey": admin,

@@ -90,6 +90,7 @@ const SCHEMA = [
      error_message text,
      payload text,
      dedupe text,
+     url text,
      created_at integer not null,
      status text not null default 'pending',
      attempts integer not null default 0,
@@ -99,7 +100,8 @@ const SCHEMA = [
    );
    create index webhook_deliveries_pending on webhook_deliveries (webhook_id, seq) where status = 'pending';
    create index webhook_deliveries_by_webhook on webhook_deliveries (webhook_id, seq);
-   create unique index webhook_deliveries_dedupe on webhook_deliveries (webhook_id, dedupe) where dedupe is not null;`,
+   create unique index webhook_deliveries_dedupe on webhook_deliveries (webhook_id, dedupe) where dedupe is not null;
+   create table write_callbacks (queue_id text primary key, webhook_id text not null, url text not null) without rowid;`,
 ];
 
 /** How long a statement waits for another process's write (the keys CLI's: a few milliseconds) before failing. */

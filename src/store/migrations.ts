@@ -140,6 +140,7 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
        error_message text,
        payload text,
        dedupe text,
+       url text,
        created_at timestamptz not null default now(),
        status text not null default 'pending',
        attempts integer not null default 0,
@@ -149,7 +150,8 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
      );
      create index webhook_deliveries_pending on webhook_deliveries (webhook_id, seq) where status = 'pending';
      create index webhook_deliveries_by_webhook on webhook_deliveries (webhook_id, seq);
-     create unique index webhook_deliveries_dedupe on webhook_deliveries (webhook_id, dedupe) where dedupe is not null`,
+     create unique index webhook_deliveries_dedupe on webhook_deliveries (webhook_id, dedupe) where dedupe is not null;
+     create table write_callbacks (queue_id text primary key, webhook_id text not null, url text not null)`,
   },
 ];
 

@@ -6,14 +6,24 @@ import { fromRow, type SubmissionRow as Row } from "./submissionRow.js";
 import { EVENT_KINDS, eventOfStatus } from "./webhookStore.js";
 
 /**
- * One delivery per endpoint of the changed writes' key that wants the event (parameter $n, and $n+1 as
- * ",event,"), from a `changed` CTE of the status update: the outbox row and the status change are one statement.
+ * After a `changed` CTE of the status update: one delivery per endpoint of the changed writes' key that wants the
+ * event (parameter $n, and $n+1 as ",event,"), and one to a changed write's own callback (once: its dedupe
+ * name, which the callback's attach may have written first). Outbox rows and status change are one statement.
  */
-const outboxFromChanged = (n: number): string => `insert into webhook_deliveries (webhook_id, event, queue_id, error_message)
+const outboxFromChanged = (n: number): string => `,
+     signed as (
+       insert into webhook_deliveries (webhook_id, event, queue_id, error_message)
        select w.id, $${n}, c.queue_id, c.error_message from changed c join webhooks w on w.signer = c.signer
        where w.disabled_at is null and position($${n + 1} in w.events) > 0 and c.kind in ${EVENT_KINDS}
          and left(c.network, length(w.network) + 1) = w.network || ':'
-       returning webhook_id`;
+       returning webhook_id),
+     called as (
+       insert into webhook_deliveries (webhook_id, event, queue_id, error_message, url, dedupe)
+       select b.webhook_id, $${n}, c.queue_id, c.error_message, b.url, 'cb:' || c.queue_id || ':' || $${n}
+       from changed c join write_callbacks b on b.queue_id = c.queue_id
+       on conflict (webhook_id, dedupe) where dedupe is not null do nothing
+       returning webhook_id)
+     select webhook_id from signed union all select webhook_id from called`;
 
 /**
  * Records as one array per column, unnested by the database: the statement's text is the same for any
@@ -63,8 +73,7 @@ export class SqlSubmissionStore implements SubmissionStore {
     const rows = await this.db.query(
       `with changed as (
          update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])
-         returning queue_id, network, signer, kind, error_message)
-       ${outboxFromChanged(4)}`,
+         returning queue_id, network, signer, kind, error_message)${outboxFromChanged(4)}`,
       [ids, status, at, event, `,${event},`],
     );
     if (rows.length > 0) for (const f of this.outboxListeners) f();
@@ -165,7 +174,7 @@ export class SqlSubmissionStore implements SubmissionStore {
       await this.db.query(update, params);
       return;
     }
-    const rows = await this.db.query(`with changed as (${update} returning queue_id, network, signer, kind, error_message) ${outboxFromChanged(7)}`, [
+    const rows = await this.db.query(`with changed as (${update} returning queue_id, network, signer, kind, error_message)${outboxFromChanged(7)}`, [
       ...params,
       event,
       `,${event},`,

@@ -112,6 +112,12 @@ export class SqliteSubmissionStore implements SubmissionStore {
          where s.queue_id = ?4 and w.disabled_at is null and instr(w.events, ?2) > 0 and s.kind in ${EVENT_KINDS}
            and substr(s.network, 1, length(w.network) + 1) = w.network || ':'`,
       ),
+      // A write's own callback (callbackUrl): once, by its dedupe name (the callback's attach may have written it first).
+      outboxCallback: statement<[string, number, string], never>(
+        `insert or ignore into webhook_deliveries (id, webhook_id, event, queue_id, error_message, url, dedupe, created_at)
+         select lower(hex(randomblob(16))), c.webhook_id, ?1, s.queue_id, s.error_message, c.url, 'cb:' || s.queue_id || ':' || ?1, ?2
+         from submissions s join write_callbacks c on c.queue_id = s.queue_id where s.queue_id = ?3`,
+      ),
       anyWebhook: statement<[], { n: number }>("select count(*) as n from webhooks where disabled_at is null"),
     };
     this.webhooks = (this.sql.anyWebhook.get()?.n ?? 0) > 0;
@@ -121,7 +127,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
       for (const id of ids) {
         if (status === "processing") this.sql.processing.run(id);
         else this.sql.status.run(status, at, id);
-        if (event) events += this.sql.outbox.run(event, `,${event},`, Date.now(), id).changes;
+        if (event) events += this.outbox(event, id);
       }
       return events;
     });
@@ -199,9 +205,15 @@ export class SqliteSubmissionStore implements SubmissionStore {
     }
     const events = transaction(this.db, () => {
       this.sql.update.run(u.status ?? null, u.errorMessage ?? null, u.processedAt?.getTime() ?? null, u.hash ?? null, u.raw ?? null, queueId);
-      return this.sql.outbox.run(event, `,${event},`, Date.now(), queueId).changes;
+      return this.outbox(event, queueId);
     })();
     if (events > 0) for (const f of this.outboxListeners) f();
+  }
+
+  /** A write's outcome event for its key's endpoints and its own callback (in the caller's transaction); how many rows. */
+  private outbox(event: string, queueId: string): number {
+    const now = Date.now();
+    return this.sql.outbox.run(event, `,${event},`, now, queueId).changes + this.sql.outboxCallback.run(event, now, queueId).changes;
   }
 
   /** Webhooks were added or removed (webhookTables.ts): whether status changes write outbox rows. */

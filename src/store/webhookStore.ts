@@ -36,6 +36,8 @@ export interface DeliveryRow {
   errorMessage: string | null;
   /** The event's data when it was known as it happened (a log); transaction events read theirs when sent. */
   payload: string | null;
+  /** Where this one goes instead of its endpoint's URL (a write's own callbackUrl). */
+  url: string | null;
   createdAt: Date;
   status: DeliveryStatus;
   attempts: number;
@@ -65,6 +67,12 @@ export interface WebhookStore {
   enqueue(webhookId: string, event: string, payload: string, dedupe: string): Promise<boolean>;
   /** A network's active endpoints with a log filter (log events). */
   withLogFilters(network: string): Promise<WebhookRow[]>;
+  /** Adds the endpoint unless one with its id exists (a key's callbacks endpoint). */
+  ensure(row: NewWebhook): Promise<void>;
+  /** A write's outcome goes to `url` through endpoint `webhookId` (callbackUrl). */
+  attachCallback(queueId: string, webhookId: string, url: string): Promise<void>;
+  /** A write's outcome event for its callback, written once (its `dedupe` name); returns whether it was new. */
+  enqueueOutcome(d: { webhookId: string; event: string; queueId: string; errorMessage: string | null; url: string; dedupe: string }): Promise<boolean>;
   /**
    * Up to `limit` endpoints of `network` with a pending delivery whose lease is free (or already `owner`'s),
    * leased to `owner` for `leaseMs`.
@@ -84,6 +92,11 @@ export interface WebhookStore {
 export function eventOfStatus(status: string): string | undefined {
   return status === "completed" ? "transaction.completed" : status === "error" ? "transaction.error" : undefined;
 }
+
+/** A key's callbacks endpoint on a network (one per key and network: their deliveries keep write order). */
+export const callbacksEndpointId = (keyId: string, network: string): string => `cb_${keyId}_${network}`;
+/** The name of a write's outcome event for its callback: written once, by the status change or by the attach. */
+export const callbackDedupe = (queueId: string, event: string): string => `cb:${queueId}:${event}`;
 
 /** Kinds whose outcome is a caller's: the gateway's own no-ops and top-ups send no event. */
 export const EVENT_KINDS = "('message', 'call', 'deploy', 'raw')";

@@ -26,6 +26,7 @@ interface DeliveryDbRow {
   queue_id: string | null;
   error_message: string | null;
   payload: string | null;
+  url: string | null;
   created_at: Date | number;
   status: DeliveryStatus;
   attempts: number;
@@ -59,6 +60,7 @@ const delivery = (r: DeliveryDbRow): DeliveryRow => ({
   queueId: r.queue_id,
   errorMessage: r.error_message,
   payload: r.payload,
+  url: r.url ?? null,
   createdAt: new Date(r.created_at),
   status: r.status,
   attempts: r.attempts,
@@ -80,8 +82,32 @@ export function sqlWebhookStore(db: Pick<SqlClient, "query">): WebhookStore {
       return row!;
     },
     get: async (id) => (await hooks("select * from webhooks where id = $1", [id]))[0],
-    listByKey: (keyId, network) => hooks("select * from webhooks where key_id = $1 and network = $2 order by created_at, id", [keyId, network]),
-    countByKey: async (keyId) => Number((await db.query<{ n: string }>("select count(*) as n from webhooks where key_id = $1", [keyId]))[0]?.n ?? 0),
+    // A key's callbacks endpoint (cb_…) is the gateway's means, not one of the key's endpoints.
+    listByKey: (keyId, network) =>
+      hooks("select * from webhooks where key_id = $1 and network = $2 and id not like 'cb\\_%' order by created_at, id", [keyId, network]),
+    countByKey: async (keyId) =>
+      Number((await db.query<{ n: string }>("select count(*) as n from webhooks where key_id = $1 and id not like 'cb\\_%'", [keyId]))[0]?.n ?? 0),
+    async ensure(w) {
+      await db.query(
+        `insert into webhooks (id, key_id, network, signer, url, events, secret, log_filter) values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict (id) do nothing`,
+        [w.id, w.keyId, w.network, w.signer, w.url, eventsText(w.events), w.secret, w.logFilter],
+      );
+    },
+    async attachCallback(queueId, webhookId, url) {
+      await db.query("insert into write_callbacks (queue_id, webhook_id, url) values ($1, $2, $3) on conflict (queue_id) do nothing", [
+        queueId,
+        webhookId,
+        url,
+      ]);
+    },
+    enqueueOutcome: async (d) =>
+      (
+        await db.query(
+          `insert into webhook_deliveries (webhook_id, event, queue_id, error_message, url, dedupe) values ($1, $2, $3, $4, $5, $6)
+           on conflict (webhook_id, dedupe) where dedupe is not null do nothing returning seq`,
+          [d.webhookId, d.event, d.queueId, d.errorMessage, d.url, d.dedupe],
+        )
+      ).length > 0,
     async remove(id) {
       await db.query("delete from webhook_deliveries where webhook_id = $1", [id]);
       return (await db.query("delete from webhooks where id = $1 returning id", [id])).length > 0;
@@ -153,8 +179,22 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
       `insert into webhooks (id, key_id, network, signer, url, events, secret, log_filter, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?) returning *`,
     ),
     get: statement<[string], HookRow>(db, "select * from webhooks where id = ?"),
-    byKey: statement<[string, string], HookRow>(db, "select * from webhooks where key_id = ? and network = ? order by created_at, id"),
-    countByKey: statement<[string], { n: number }>(db, "select count(*) as n from webhooks where key_id = ?"),
+    // A key's callbacks endpoint (cb_…) is the gateway's means, not one of the key's endpoints.
+    byKey: statement<[string, string], HookRow>(
+      db,
+      "select * from webhooks where key_id = ? and network = ? and substr(id, 1, 3) <> 'cb_' order by created_at, id",
+    ),
+    countByKey: statement<[string], { n: number }>(db, "select count(*) as n from webhooks where key_id = ? and substr(id, 1, 3) <> 'cb_'"),
+    ensure: statement<[string, string, string, string, string, string, string, string | null, number], never>(
+      db,
+      `insert or ignore into webhooks (id, key_id, network, signer, url, events, secret, log_filter, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    attachCallback: statement<[string, string, string], never>(db, "insert or ignore into write_callbacks (queue_id, webhook_id, url) values (?, ?, ?)"),
+    enqueueOutcome: statement<[string, string, string, string | null, string, string, number], never>(
+      db,
+      `insert or ignore into webhook_deliveries (id, webhook_id, event, queue_id, error_message, url, dedupe, created_at)
+       values (lower(hex(randomblob(16))), ?, ?, ?, ?, ?, ?, ?)`,
+    ),
     removeDeliveries: statement<[string], never>(db, "delete from webhook_deliveries where webhook_id = ?"),
     remove: statement<[string], never>(db, "delete from webhooks where id = ?"),
     disable: statement<[number, string, string], never>(db, "update webhooks set disabled_at = coalesce(disabled_at, ?), disabled_reason = ? where id = ?"),
@@ -224,6 +264,13 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
     },
     enqueue: async (webhookId, event, payload, dedupe) => sql.enqueue.run(webhookId, event, payload, dedupe, Date.now()).changes > 0,
     withLogFilters: async (network) => sql.withLogFilters.all(network).map(hook),
+    async ensure(w) {
+      if (sql.ensure.run(w.id, w.keyId, w.network, w.signer, w.url, eventsText(w.events), w.secret, w.logFilter, Date.now()).changes > 0) changed();
+    },
+    async attachCallback(queueId, webhookId, url) {
+      sql.attachCallback.run(queueId, webhookId, url);
+    },
+    enqueueOutcome: async (d) => sql.enqueueOutcome.run(d.webhookId, d.event, d.queueId, d.errorMessage, d.url, d.dedupe, Date.now()).changes > 0,
     claim: async (network, owner, leaseMs, limit) => sql.claim.all(network, Date.now(), leaseMs, owner, owner, limit).map(hook),
     renew: async (ids, owner, leaseMs) => ids.filter((id) => sql.renew.get(Date.now() + leaseMs, id, owner) !== undefined),
     async release(id, owner) {

@@ -161,7 +161,7 @@ export class WebhookDispatcher {
           try {
             data ??= await this.o.describe(d);
             const body = JSON.stringify({ id: d.id, type: d.event, createdAt: d.createdAt.toISOString(), network: this.o.network, data });
-            lastStatus = await pace.schedule(() => this.post(endpoint.url, body, endpoint.secret, d.id, signal));
+            lastStatus = await pace.schedule(() => this.post(d.url ?? endpoint.url, body, endpoint.secret, d.id, signal));
           } catch (err) {
             // Plain errors only: p-retry gives up at once on a TypeError that is not a network error.
             throw new Error((err as Error).message);

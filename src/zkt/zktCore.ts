@@ -51,6 +51,8 @@ export interface ZktCoreDeps {
   seed: MasterSeed;
   compiler: SolidityCompiler;
   waitTimeoutMs?: number;
+  /** Per-write callbacks (callbackUrl); absent, a write that asks for one is refused. */
+  callbacks?: WriteCallbacks;
 }
 
 /** Told what a write has done so far: an Idempotency-Key must keep any answer given once it is journaled. */
@@ -59,6 +61,14 @@ export interface WriteHooks {
   journaled?: () => void;
   /** Recorded with the journaled write (an Idempotency-Key claim's, so a claim left by a stopped process is settled). */
   idempotencyKey?: string;
+  /** Where the write's outcome is POSTed (a keyed write only). */
+  callbackUrl?: string;
+}
+
+/** Per-write callbacks (webhooks/writeCallbacks.ts): a URL checked before the write, attached once it is journaled. */
+export interface WriteCallbacks {
+  check(access: Access, url: string): Promise<void>;
+  attach(access: Extract<Access, { kind: "key" }>, queueId: string, url: string): Promise<void>;
 }
 
 /** Decodes no logs: a message runs no code. */
@@ -66,6 +76,11 @@ const NO_ABI = new Interface([]);
 
 export class ZktCore {
   constructor(private readonly deps: ZktCoreDeps) {}
+
+  /** Per-write callbacks, once the network has made them (they need the webhook store and dispatcher). */
+  useCallbacks(callbacks: WriteCallbacks): void {
+    this.deps.callbacks = callbacks;
+  }
 
   /** The wallet that signs for this caller: the shared try-it-out signer, or the key's own. */
   signerFor(access: Access): HDNodeWallet {
@@ -175,6 +190,11 @@ export class ZktCore {
     hooks: WriteHooks,
   ): Promise<SubmissionRecord> {
     requireAllowedTarget(access, tx.to, what);
+    // Checked before anything is signed: a refused URL journals nothing.
+    if (hooks.callbackUrl !== undefined) {
+      if (!this.deps.callbacks) throw new GatewayError("validation", "callbackUrl is not available on this gateway");
+      await this.deps.callbacks.check(access, hooks.callbackUrl);
+    }
     let rec: SubmissionRecord;
     try {
       rec = await this.deps.sequencer.submit({
@@ -188,6 +208,7 @@ export class ZktCore {
       throw err instanceof GatewayError && err.kind === "execution_reverted" ? revertError(err, decoding?.(), what) : err;
     }
     hooks.journaled?.();
+    if (hooks.callbackUrl !== undefined && access.kind === "key") await this.deps.callbacks?.attach(access, rec.queueId, hooks.callbackUrl);
     return rec;
   }
 

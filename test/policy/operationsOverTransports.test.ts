@@ -130,6 +130,7 @@ describe("the policy table holds the same over every transport", () => {
     "WebhookService.ListWebhooks": { connect: (t) => createClient(WebhookService, t).listWebhooks({}) },
     "WebhookService.DeleteWebhook": { connect: (t) => createClient(WebhookService, t).deleteWebhook({ id: "x" }) },
     "WebhookService.ListDeliveries": { connect: (t) => createClient(WebhookService, t).listDeliveries({ webhookId: "x" }) },
+    "WebhookService.GetCallbackSecret": { connect: (t) => createClient(WebhookService, t).getCallbackSecret({}) },
     "WebhookService.ReplayDelivery": { connect: (t) => createClient(WebhookService, t).replayDelivery({ webhookId: "x", deliveryId: "y" }) },
     // The admin API: an admin token, never a key; counted per IP (a guessing caller is limited like any other).
     "AdminService.ListKeys": { connect: (t) => createClient(AdminService, t).listKeys({}) },

@@ -158,6 +158,37 @@ describe("webhooks", () => {
     }
   });
 
+  it("a write's own callbackUrl: its outcome once, signed with the key's callback secret; a refused write's too", { timeout: 30_000 }, async () => {
+    const own = await startReceiver();
+    try {
+      const { apiKey } = await gw.keys.create();
+      const { secret } = (await fetch(`${base}/zgt/${apiKey}/webhooks/callback-secret`).then((r) => r.json())) as { secret: string };
+      expect(secret).toMatch(/^whsec_/);
+      const ok = (await postJson(`${base}/zkt/${apiKey}`, { arguments: "call me back", callbackUrl: `${own.url}?write=1` })).json as { queueId: string };
+      // Its broadcast is on its way before the node starts refusing.
+      await until(() => own.got.length >= 1, 15_000);
+      proxy.reject(1);
+      const refused = (await postJson(`${base}/zkt/${apiKey}`, { arguments: "refused, call me back", callbackUrl: `${own.url}?write=2` })).json as {
+        queueId: string;
+      };
+      await until(() => own.got.length >= 2, 15_000);
+      await new Promise((r) => setTimeout(r, 1_000));
+      const byQueue = new Map(own.got.map((g) => [String(g.json.data.queueId), g]));
+      expect(own.got).toHaveLength(2);
+      expect(byQueue.get(ok.queueId)?.type).toBe("transaction.completed");
+      expect(byQueue.get(refused.queueId)?.type).toBe("transaction.error");
+      for (const g of own.got) expect(verifySignature(g.headers["chain-gateway-signature"] as string, g.body, secret)).toBe(true);
+      // The key's callbacks are not one of its endpoints.
+      expect(((await fetch(`${base}/zgt/${apiKey}/webhooks`).then((r) => r.json())) as { webhooks: unknown[] }).webhooks).toEqual([]);
+      // Public writes cannot ask for one.
+      const anonymous = await postJson(`${base}/zkt/try-it-out`, { arguments: "no key", callbackUrl: own.url });
+      expect(anonymous.status).toBe(400);
+      expect((anonymous.json as { error: string }).error).toMatch(/callbackUrl needs an API key/);
+    } finally {
+      own.close();
+    }
+  });
+
   it("registering: 201 with a secret shown once; Connect too; listed without it; another key's endpoints are not found; deleted", async () => {
     const { apiKey } = await gw.keys.create();
     const { id, secret } = await register(base, apiKey, receiver.url);
@@ -219,6 +250,11 @@ describe("webhooks: private targets", () => {
       expect(res.status, url).toBe(400);
       expect((res.json as { error: string }).error, url).toMatch(/refused: .*(loopback, private, link-local or metadata|does not resolve)/);
     }
+    // A write's own callbackUrl too, before anything is signed: nothing journaled.
+    const before = await gw.network("testnet").sequencer.listStuck(0, 1_000);
+    const write = await postJson(`${base}/zkt/${apiKey}`, { arguments: "never sent", callbackUrl: "http://169.254.169.254/" });
+    expect(write.status).toBe(400);
+    expect((await gw.network("testnet").sequencer.listStuck(0, 1_000)).length).toBe(before.length);
   });
 });
 
@@ -316,6 +352,17 @@ describe("webhooks: two replicas on PostgreSQL", () => {
     expect(ids).toHaveLength(1_000);
     expect(new Set(ids).size).toBe(1_000);
     expect(new Set(receiver.got.map((g) => String(g.json.data.queueId)))).toEqual(queueIds);
+
+    // A write's own callback through the other replica: once.
+    const called = await startReceiver();
+    try {
+      const write = (await postJson(`${urls[1]}/zkt/${apiKey}`, { arguments: "callback on PostgreSQL", callbackUrl: called.url })).json as { queueId: string };
+      await until(() => called.got.length >= 1, 15_000);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(called.got.map((g) => [g.type, g.json.data.queueId])).toEqual([["transaction.completed", write.queueId]]);
+    } finally {
+      called.close();
+    }
 
     // Both replicas follow a log endpoint; each log is delivered once between them.
     const logs = await startReceiver();

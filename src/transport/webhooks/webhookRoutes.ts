@@ -5,6 +5,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import {
   type Delivery,
   DeleteWebhookRequestSchema,
+  GetCallbackSecretRequestSchema,
   ListDeliveriesRequestSchema,
   ListWebhooksRequestSchema,
   RegisterWebhookRequestSchema,
@@ -48,6 +49,9 @@ export function webhookRoutes(options: WebhookRouteOptions): RestRoute[] {
     handle,
   });
   return [
+    route("GET", "/callback-secret", (req) =>
+      call(req, WebhookService.method.getCallbackSecret, h.getCallbackSecret, create(GetCallbackSecretRequestSchema, {}), 200, (a) => ({ secret: a.secret })),
+    ),
     route("POST", "", async (req) => {
       let body: { url?: unknown; events?: unknown; logs?: { address?: unknown; topics?: unknown } };
       try {

@@ -142,6 +142,11 @@ export const openApiDocument = {
         properties: {
           arguments: { type: "string", minLength: 1 },
           wait: { type: "boolean", description: "This gateway: return after mining, with the receipt." },
+          callbackUrl: {
+            type: "string",
+            format: "uri",
+            description: "This gateway, with an API key: POST this write's outcome there, signed (docs/WEBHOOKS.md).",
+          },
           id,
         },
       },
@@ -159,6 +164,11 @@ export const openApiDocument = {
             description: "Strings (numbers decimal or 0x, booleans, JSON text for arrays/tuples) or native JSON values.",
           },
           wait: { type: "boolean", description: "Return after mining, with the receipt." },
+          callbackUrl: {
+            type: "string",
+            format: "uri",
+            description: "This gateway, with an API key: POST this write's outcome there, signed (docs/WEBHOOKS.md).",
+          },
           id,
         },
       },
@@ -174,6 +184,11 @@ export const openApiDocument = {
           arguments: { type: "array", items: jsonValue },
           contractName: { type: "string" },
           wait: { type: "boolean", default: true, description: "false: answer before mining; contractAddress is where the contract will be." },
+          callbackUrl: {
+            type: "string",
+            format: "uri",
+            description: "This gateway, with an API key: POST this write's outcome there, signed (docs/WEBHOOKS.md).",
+          },
           id,
         },
       },

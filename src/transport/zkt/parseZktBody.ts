@@ -14,9 +14,11 @@ type Operation =
 export type ZktOperation = Operation & {
   /** Fields of the body no operation knows: ignored. */
   ignored: string[];
+  /** Where this write's outcome is POSTed (webhooks), when given. */
+  callbackUrl?: string;
 };
 
-const COMMON = ["id"];
+const COMMON = ["id", "callbackUrl"];
 const FIELDS: Record<ZktOperation["op"], string[]> = {
   message: ["arguments", "wait"],
   call: ["to", "abi", "method", "arguments", "wait"],
@@ -54,7 +56,8 @@ export function parseZktBody(body: unknown): ZktOperation {
     throw invalid(`fields of another operation in a ${describe(op)}: ${owners.join(", ")}`);
   }
   const parsed = parse(op, b, has);
-  return { ...parsed, ignored };
+  if (has("callbackUrl") && typeof b.callbackUrl !== "string") throw invalid(`callbackUrl must be a string URL, got ${typeName(b.callbackUrl)}`);
+  return { ...parsed, ignored, ...(typeof b.callbackUrl === "string" ? { callbackUrl: b.callbackUrl } : {}) };
 }
 
 function parse(op: ZktOperation["op"], b: Record<string, JsonValue>, has: (k: string) => boolean): Operation {

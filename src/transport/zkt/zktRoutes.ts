@@ -114,7 +114,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
             caller,
             ZktService.method.writeMessage,
             zkt.writeMessage,
-            create(WriteMessageRequestSchema, { message: op.message, wait: op.wait }),
+            create(WriteMessageRequestSchema, { message: op.message, wait: op.wait, callbackUrl: op.callbackUrl ?? "" }),
           );
           headers = call.headers;
           const r = await call.result;
@@ -136,7 +136,13 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
             const r = await call.result;
             return ok({ output: list(r.output) }, id, call.headers(), op.ignored);
           }
-          const call = run(req, caller, ZktService.method.writeContract, zkt.writeContract, create(WriteContractRequestSchema, { ...fields, wait: op.wait }));
+          const call = run(
+            req,
+            caller,
+            ZktService.method.writeContract,
+            zkt.writeContract,
+            create(WriteContractRequestSchema, { ...fields, wait: op.wait, callbackUrl: op.callbackUrl ?? "" }),
+          );
           headers = call.headers;
           const r = await call.result;
           return ok(
@@ -152,6 +158,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
             arguments: fromJsonList(op.arguments),
             contractName: op.contractName ?? "",
             wait: op.wait,
+            callbackUrl: op.callbackUrl ?? "",
           });
           const call = run(req, caller, ZktService.method.deployContract, zkt.deployContract, message);
           headers = call.headers;

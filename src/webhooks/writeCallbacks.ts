@@ -1,0 +1,68 @@
+// A ZKT write's own callbackUrl (#56): its outcome is POSTed there, signed with the key's callback secret. The
+// URL is checked before anything is signed (as a webhook's); once the write is journaled it is attached, through
+// the key's callbacks endpoint on the network (one per key: its callbacks keep their writes' order). The
+// status change writes the event with the other outbox rows; a write whose outcome came before the attach
+// (a node refusing it at once) gets the event from the attach itself, and the dedupe name makes it one either way.
+import { createHash, createHmac } from "node:crypto";
+import { GatewayError } from "../errors.js";
+import type { Access } from "../keys/access.js";
+import type { SubmissionStore } from "../store/submissionStore.js";
+import { callbackDedupe, callbacksEndpointId, eventOfStatus, type WebhookStore } from "../store/webhookStore.js";
+import { checkTarget } from "./webhookTarget.js";
+
+export interface WriteCallbackOptions {
+  network: string;
+  store: WebhookStore;
+  journal: Pick<SubmissionStore, "get">;
+  allowPrivate: boolean;
+  /** The key's wallet address (the signer of its writes). */
+  walletOf(access: Extract<Access, { kind: "key" }>): string;
+  /** Secret material only this gateway (and its replicas) hold: the callback secrets derive from it. */
+  seedSecret: string;
+  /** Rows were written: the dispatcher looks. */
+  written(): void;
+}
+
+export class WriteCallbacks {
+  private readonly secretKey: Buffer;
+
+  constructor(private readonly options: WriteCallbackOptions) {
+    this.secretKey = createHash("sha256").update(`${options.seedSecret}:webhook-callbacks`).digest();
+  }
+
+  /** A key's callback secret: the same on every replica and network, until the master seed changes. */
+  secretOf(keyId: string): string {
+    return `whsec_${createHmac("sha256", this.secretKey).update(keyId).digest("base64url")}`;
+  }
+
+  async check(access: Access, url: string): Promise<void> {
+    if (access.kind !== "key") throw new GatewayError("validation", "callbackUrl needs an API key: its callbacks are signed with the key's callback secret");
+    await checkTarget(url, this.options.allowPrivate);
+  }
+
+  async attach(access: Extract<Access, { kind: "key" }>, queueId: string, url: string): Promise<void> {
+    const { store, network } = this.options;
+    const webhookId = callbacksEndpointId(access.keyId, network);
+    await store.ensure({
+      id: webhookId,
+      keyId: access.keyId,
+      network,
+      signer: this.options.walletOf(access),
+      url,
+      // Not an event list any status change matches by signer: only attached writes come here.
+      events: ["callback"],
+      secret: this.secretOf(access.keyId),
+      logFilter: null,
+    });
+    await store.attachCallback(queueId, webhookId, url);
+    // An outcome that came before the attach: the status change found no callback to write for.
+    const rec = await this.options.journal.get(queueId);
+    const event = rec ? eventOfStatus(rec.status) : undefined;
+    if (
+      rec &&
+      event &&
+      (await store.enqueueOutcome({ webhookId, event, queueId, errorMessage: rec.errorMessage ?? null, url, dedupe: callbackDedupe(queueId, event) }))
+    )
+      this.options.written();
+  }
+}
