@@ -297,8 +297,9 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       store: deps.webhookStore,
       describe: (d) => describeDelivery(d, { journal: deps.store, call: (method, params) => pool!.call(method, params) }),
       allowPrivate: gw.webhooks.allowPrivate,
-      // Alone on its store, this process's own writes wake the dispatcher: no polling.
-      pollMs: deps.sharedStore ? 500 : 0,
+      // Alone on its store, this process's own writes wake the dispatcher; a slow look besides, should a claim
+      // have failed (a full disk) with nothing written since to wake it.
+      pollMs: deps.sharedStore ? 500 : 30_000,
       maxRetryMs: gw.webhooks.maxRetryMs,
       giveUpMs: gw.webhooks.giveUpMs,
       eventsPerSecond: gw.webhooks.eventsPerSecond,

@@ -25,7 +25,7 @@ export interface WebhookDispatcherOptions {
   log: Logger;
   /**
    * How often endpoints with work are looked for besides this process's own wake-ups: other replicas' events
-   * (a shared store). 0: never (the embedded store has one writer, this process, whose writes wake it).
+   * (a shared store), or a claim that failed. 0: never.
    */
   pollMs?: number;
   leaseMs?: number;
