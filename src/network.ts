@@ -295,7 +295,12 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const webhooks = new WebhookDispatcher({
       network: net.name,
       store: deps.webhookStore,
-      describe: (d) => describeDelivery(d, { journal: deps.store, call: (method, params) => pool!.call(method, params) }),
+      describe: (d) =>
+        describeDelivery(d, {
+          journal: deps.store,
+          abiOf: (queueId) => deps.webhookStore.abiOf(queueId),
+          call: (method, params) => pool!.call(method, params),
+        }),
       allowPrivate: gw.webhooks.allowPrivate,
       // Alone on its store, this process's own writes wake the dispatcher; a slow look besides, should a claim
       // have failed (a full disk) with nothing written since to wake it.

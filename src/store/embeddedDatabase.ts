@@ -101,7 +101,8 @@ const SCHEMA = [
    create index webhook_deliveries_pending on webhook_deliveries (webhook_id, seq) where status = 'pending';
    create index webhook_deliveries_by_webhook on webhook_deliveries (webhook_id, seq);
    create unique index webhook_deliveries_dedupe on webhook_deliveries (webhook_id, dedupe) where dedupe is not null;
-   create table write_callbacks (queue_id text primary key, webhook_id text not null, url text not null) without rowid;`,
+   create table write_callbacks (queue_id text primary key, webhook_id text not null, url text not null) without rowid;
+   create table write_abis (queue_id text primary key, abi text not null) without rowid;`,
 ];
 
 /** How long a statement waits for another process's write (the keys CLI's: a few milliseconds) before failing. */

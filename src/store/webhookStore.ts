@@ -71,6 +71,9 @@ export interface WebhookStore {
   ensure(row: NewWebhook): Promise<void>;
   /** A write's outcome goes to `url` through endpoint `webhookId` (callbackUrl). */
   attachCallback(queueId: string, webhookId: string, url: string): Promise<void>;
+  /** The events of a write's contract (an ABI's event entries, JSON), so its events can be decoded when sent. */
+  rememberAbi(queueId: string, abi: string): Promise<void>;
+  abiOf(queueId: string): Promise<string | undefined>;
   /** A write's outcome event for its callback, written once (its `dedupe` name); returns whether it was new. */
   enqueueOutcome(d: { webhookId: string; event: string; queueId: string; errorMessage: string | null; url: string; dedupe: string }): Promise<boolean>;
   /**

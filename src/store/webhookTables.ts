@@ -93,6 +93,10 @@ export function sqlWebhookStore(db: Pick<SqlClient, "query">): WebhookStore {
         [w.id, w.keyId, w.network, w.signer, w.url, eventsText(w.events), w.secret, w.logFilter],
       );
     },
+    async rememberAbi(queueId, abi) {
+      await db.query("insert into write_abis (queue_id, abi) values ($1, $2) on conflict (queue_id) do nothing", [queueId, abi]);
+    },
+    abiOf: async (queueId) => (await db.query<{ abi: string }>("select abi from write_abis where queue_id = $1", [queueId]))[0]?.abi,
     async attachCallback(queueId, webhookId, url) {
       await db.query("insert into write_callbacks (queue_id, webhook_id, url) values ($1, $2, $3) on conflict (queue_id) do nothing", [
         queueId,
@@ -190,6 +194,8 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
       `insert or ignore into webhooks (id, key_id, network, signer, url, events, secret, log_filter, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     attachCallback: statement<[string, string, string], never>(db, "insert or ignore into write_callbacks (queue_id, webhook_id, url) values (?, ?, ?)"),
+    rememberAbi: statement<[string, string], never>(db, "insert or ignore into write_abis (queue_id, abi) values (?, ?)"),
+    abiOf: statement<[string], { abi: string }>(db, "select abi from write_abis where queue_id = ?"),
     enqueueOutcome: statement<[string, string, string, string | null, string, string, number], never>(
       db,
       `insert or ignore into webhook_deliveries (id, webhook_id, event, queue_id, error_message, url, dedupe, created_at)
@@ -270,6 +276,10 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
     async attachCallback(queueId, webhookId, url) {
       sql.attachCallback.run(queueId, webhookId, url);
     },
+    async rememberAbi(queueId, abi) {
+      sql.rememberAbi.run(queueId, abi);
+    },
+    abiOf: async (queueId) => sql.abiOf.get(queueId)?.abi,
     enqueueOutcome: async (d) => sql.enqueueOutcome.run(d.webhookId, d.event, d.queueId, d.errorMessage, d.url, d.dedupe, Date.now()).changes > 0,
     claim: async (network, owner, leaseMs, limit) => sql.claim.all(network, Date.now(), leaseMs, owner, owner, limit).map(hook),
     renew: async (ids, owner, leaseMs) => ids.filter((id) => sql.renew.get(Date.now() + leaseMs, id, owner) !== undefined),

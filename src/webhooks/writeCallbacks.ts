@@ -23,8 +23,13 @@ export interface WriteCallbackOptions {
   written(): void;
 }
 
+/** How long a key's "has endpoints here" is believed (a write right after a registration may go undecoded). */
+const ENDPOINTS_KNOWN_MS = 1_000;
+
 export class WriteCallbacks {
   private readonly secretKey: Buffer;
+  /** Per key: whether it has endpoints on this network, and when that was read. */
+  private readonly endpoints = new Map<string, { has: boolean; at: number }>();
 
   constructor(private readonly options: WriteCallbackOptions) {
     this.secretKey = createHash("sha256").update(`${options.seedSecret}:webhook-callbacks`).digest();
@@ -38,6 +43,25 @@ export class WriteCallbacks {
   async check(access: Access, url: string): Promise<void> {
     if (access.kind !== "key") throw new GatewayError("validation", "callbackUrl needs an API key: its callbacks are signed with the key's callback secret");
     await checkTarget(url, this.options.allowPrivate);
+  }
+
+  /**
+   * Keeps a write's contract events (its ABI's event entries) for decoding its receipt's logs when its event is
+   * sent: only for a write whose outcome goes somewhere (its own callback, or its key's endpoints).
+   */
+  async rememberAbi(access: Access, queueId: string, callbackUrl: string | undefined, events: () => string): Promise<void> {
+    if (access.kind !== "key") return;
+    if (callbackUrl === undefined && !(await this.hasEndpoints(access.keyId))) return;
+    await this.options.store.rememberAbi(queueId, events());
+  }
+
+  private async hasEndpoints(keyId: string): Promise<boolean> {
+    const known = this.endpoints.get(keyId);
+    if (known && Date.now() - known.at < ENDPOINTS_KNOWN_MS) return known.has;
+    const has = (await this.options.store.listByKey(keyId, this.options.network)).length > 0;
+    if (this.endpoints.size >= 10_000) this.endpoints.clear();
+    this.endpoints.set(keyId, { has, at: Date.now() });
+    return has;
   }
 
   async attach(access: Extract<Access, { kind: "key" }>, queueId: string, url: string): Promise<void> {

@@ -2,7 +2,7 @@
 // caller's ABI, decoded; the raw data kept in details.
 import { AbiCoder, type Interface } from "ethers";
 import { GatewayError } from "../errors.js";
-import { formatNamed } from "./formatValues.js";
+import { formatNamed } from "../abi/formatValues.js";
 
 const ERROR_STRING = "0x08c379a0";
 const PANIC = "0x4e487b71";

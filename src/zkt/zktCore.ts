@@ -14,7 +14,8 @@ import { requireAllowedTarget } from "../keys/allowedTargets.js";
 import { reopenedReason, type SubmissionRecord, type SubmissionStore } from "../store/submissionStore.js";
 import { isReadOnly, parseAbi, selectFunction } from "./contractAbi.js";
 import { convertArguments } from "./convertArguments.js";
-import { formatNamed, formatOutputs } from "./formatValues.js";
+import { formatOutputs } from "../abi/formatValues.js";
+import { type DecodedLog, decodeLogs } from "../abi/decodeLogs.js";
 import { revertError } from "./decodeRevert.js";
 import type { SolidityCompiler } from "./solc/compileSolidity.js";
 
@@ -31,7 +32,7 @@ export interface Receipt {
   blockHash: string;
   gasUsed: string;
   contractAddress: string | null;
-  logs: { address: string; event: string | null; args: { [k: string]: JsonValue } | null; topics: string[]; data: string; logIndex: number }[];
+  logs: DecodedLog[];
 }
 
 export type CallResult = { kind: "read"; output: JsonValue[] } | { kind: "write"; hash: string; queueId: string; receipt?: Receipt };
@@ -69,6 +70,8 @@ export interface WriteHooks {
 export interface WriteCallbacks {
   check(access: Access, url: string): Promise<void>;
   attach(access: Extract<Access, { kind: "key" }>, queueId: string, url: string): Promise<void>;
+  /** Keeps the write's contract events, when its outcome is sent somewhere (decoded there). */
+  rememberAbi(access: Access, queueId: string, callbackUrl: string | undefined, events: () => string): Promise<void>;
 }
 
 /** Decodes no logs: a message runs no code. */
@@ -209,6 +212,7 @@ export class ZktCore {
     }
     hooks.journaled?.();
     if (hooks.callbackUrl !== undefined && access.kind === "key") await this.deps.callbacks?.attach(access, rec.queueId, hooks.callbackUrl);
+    if (decoding) await this.deps.callbacks?.rememberAbi(access, rec.queueId, hooks.callbackUrl, () => eventsOf(decoding()));
     return rec;
   }
 
@@ -227,6 +231,11 @@ export class ZktCore {
   }
 }
 
+/** An interface's event entries as ABI JSON (what a webhook event's logs are decoded with). */
+function eventsOf(iface: Interface): string {
+  return JSON.stringify(iface.fragments.filter((f) => f.type === "event").map((f) => JSON.parse(f.format("json")) as JsonValue));
+}
+
 function requireAddress(to: string): string {
   if (!/^0x[0-9a-fA-F]{40}$/.test(to))
     throw new GatewayError("validation", `to must be a contract address (0x followed by 40 hex digits), got ${JSON.stringify(to)}`);
@@ -240,21 +249,6 @@ export function formatReceipt(r: RpcReceipt, iface: Interface): Receipt {
     blockHash: r.blockHash,
     gasUsed: BigInt(r.gasUsed).toString(10),
     contractAddress: r.contractAddress ?? null,
-    logs: r.logs.map((l) => {
-      let parsed: ReturnType<Interface["parseLog"]> = null;
-      try {
-        parsed = iface.parseLog({ topics: l.topics, data: l.data });
-      } catch {
-        parsed = null;
-      }
-      return {
-        address: l.address,
-        event: parsed?.name ?? null,
-        args: parsed ? formatNamed(parsed.fragment.inputs, parsed.args) : null,
-        topics: l.topics,
-        data: l.data,
-        logIndex: Number(BigInt(l.logIndex)),
-      };
-    }),
+    logs: decodeLogs(r.logs, iface),
   };
 }

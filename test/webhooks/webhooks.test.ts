@@ -82,6 +82,28 @@ describe("webhooks", () => {
     expect(got.json.data.blockHash).toMatch(/^0x[0-9a-f]{64}$/);
   });
 
+  it("a contract write's event: its logs decoded with the contract's ABI (the write's own, kept for it)", { timeout: 60_000 }, async () => {
+    const own = await startReceiver();
+    try {
+      const { apiKey } = await gw.keys.create();
+      await register(base, apiKey, own.url);
+      const code =
+        "pragma solidity ^0.8.20; contract Pinger { event Pinged(address indexed from, uint256 n); function ping(uint256 n) external { emit Pinged(msg.sender, n); } }";
+      const deployed = (await postJson(`${base}/zkt/${apiKey}`, { code })).json as { contractAddress: string; abi: unknown[] };
+      expect(deployed.contractAddress).toMatch(/^0x/);
+      const write = (await postJson(`${base}/zkt/${apiKey}`, { to: deployed.contractAddress, abi: deployed.abi, method: "ping", arguments: [5] })).json as {
+        queueId: string;
+      };
+      await until(() => own.got.some((g) => g.json.data.queueId === write.queueId), 15_000);
+      const got = own.got.find((g) => g.json.data.queueId === write.queueId)!;
+      expect(got.json.data.logs).toEqual([
+        expect.objectContaining({ address: deployed.contractAddress.toLowerCase(), event: "Pinged", args: { from: expect.stringMatching(/^0x/), n: "5" } }),
+      ]);
+    } finally {
+      own.close();
+    }
+  });
+
   it("a write the node refuses for good: transaction.error with the reason", { timeout: 30_000 }, async () => {
     const { apiKey } = await gw.keys.create();
     await register(base, apiKey, receiver.url);
