@@ -3,6 +3,8 @@
 // PostgreSQL deliver each event once between them; private targets are refused.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChildProcess } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -403,6 +405,101 @@ describe("webhooks: two replicas on PostgreSQL", () => {
       expect(logs.got.map((g) => g.json.data.transactionHash)).toEqual(sent);
     } finally {
       logs.close();
+    }
+  });
+});
+
+describe("webhooks: receivers that fail", () => {
+  let gw: Gateway;
+  let base: string;
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.webhooks.allowPrivate = true;
+        // Given up 4 s after the event (24 hours by default), retries capped at 1 s.
+        c.webhooks.giveUpMs = 4_000;
+        c.webhooks.maxRetryMs = 1_000;
+      },
+    });
+    base = gw.network("testnet").url;
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const endpointWith = async (answer: Receiver["answer"]) => {
+    const receiver = await startReceiver();
+    receiver.answer = answer;
+    const { apiKey } = await gw.keys.create();
+    const { id } = await register(base, apiKey, receiver.url);
+    const write = async (text: string) => ((await postJson(`${base}/zkt/${apiKey}`, { arguments: text })).json as { queueId: string }).queueId;
+    const deliveries = async () =>
+      ((await fetch(`${base}/zgt/${apiKey}/webhooks/${id}/deliveries`).then((r) => r.json())) as { deliveries: { queueId: string; status: string }[] })
+        .deliveries;
+    return { receiver, apiKey, id, write, deliveries };
+  };
+
+  it("410 disables the endpoint: no more attempts, its event kept, no new ones written", { timeout: 30_000 }, async () => {
+    const e = await endpointWith(() => 410);
+    try {
+      await e.write("gone 1");
+      await until(() => e.receiver.got.length === 1, 10_000);
+      await e.write("gone 2");
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(e.receiver.got).toHaveLength(1);
+      const [w] = ((await fetch(`${base}/zgt/${e.apiKey}/webhooks`).then((r) => r.json())) as { webhooks: { disabledReason: string | null }[] }).webhooks;
+      expect(w!.disabledReason).toMatch(/410/);
+      expect((await e.deliveries()).map((d) => d.status)).toEqual(["pending"]);
+    } finally {
+      e.receiver.close();
+    }
+  });
+
+  it("past the give-up time a delivery is failed (visible) and the next one goes", { timeout: 30_000 }, async () => {
+    let failing = true;
+    const e = await endpointWith(() => (failing ? 500 : 200));
+    try {
+      const first = await e.write("given up");
+      await until(async () => (await e.deliveries()).some((d) => d.queueId === first && d.status === "failed"), 20_000);
+      failing = false;
+      const second = await e.write("after it");
+      await until(() => e.receiver.got.some((g) => g.json.data.queueId === second && g.status === 200), 10_000);
+      expect(e.receiver.got.filter((g) => g.json.data.queueId === first).every((g) => g.status === 500)).toBe(true);
+    } finally {
+      e.receiver.close();
+    }
+  });
+
+  it("a receiver that never answers delays no other endpoint, and a redirect is not followed", { timeout: 30_000 }, async () => {
+    const hanging = http.createServer(() => undefined);
+    await new Promise<void>((r) => hanging.listen(0, "127.0.0.1", r));
+    const target = await startReceiver();
+    const redirecting = http.createServer((_req, res) => res.writeHead(302, { location: target.url }).end());
+    await new Promise<void>((r) => redirecting.listen(0, "127.0.0.1", r));
+    const healthy = await startReceiver();
+    try {
+      const keyOf = async (url: string) => {
+        const { apiKey } = await gw.keys.create();
+        await register(base, apiKey, url);
+        return apiKey;
+      };
+      const slow = await keyOf(`http://127.0.0.1:${(hanging.address() as AddressInfo).port}/`);
+      const moved = await keyOf(`http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/`);
+      const fine = await keyOf(healthy.url);
+      for (const k of [slow, moved]) await postJson(`${base}/zkt/${k}`, { arguments: "to a bad receiver" });
+      const started = performance.now();
+      const write = (await postJson(`${base}/zkt/${fine}`, { arguments: "to a good one" })).json as { queueId: string };
+      await until(() => healthy.got.some((g) => g.json.data.queueId === write.queueId), 5_000);
+      // Mined and confirmed within a second; the hanging receiver's 5 s timeout is no part of it.
+      expect(performance.now() - started).toBeLessThan(2_500);
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(target.got).toHaveLength(0);
+    } finally {
+      hanging.closeAllConnections();
+      hanging.close();
+      redirecting.close();
+      target.close();
+      healthy.close();
     }
   });
 });
