@@ -428,7 +428,7 @@ export const configSchema = z.strictObject({
       perKey: setting(positiveInt().default(10), { env: "WEBHOOKS_PER_KEY", doc: "Webhook endpoints one API key may register, across networks." }),
       eventsPerSecond: setting(positiveInt().default(50), {
         env: "WEBHOOK_EVENTS_PER_SECOND",
-        doc: "Delivery attempts per second to one endpoint, at most; more events wait their turn in the outbox, in order.",
+        doc: "Delivery attempts per second to one API key's endpoints (and its writes' callbacks) together, per replica; more events wait their turn in the outbox, in order.",
       }),
       maxRetryMs: setting(positiveInt().default(300_000), {
         env: "WEBHOOK_RETRY_MAX_MS",

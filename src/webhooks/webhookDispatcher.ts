@@ -35,7 +35,7 @@ export interface WebhookDispatcherOptions {
   firstRetryMs?: number;
   maxRetryMs?: number;
   giveUpMs?: number;
-  /** Attempts per second to one endpoint, at most (its events then queue in the outbox). */
+  /** Attempts per second to one key's endpoints together, at most (its events then queue in the outbox). */
   eventsPerSecond?: number;
   /** Per attempt: the whole exchange, and how much of the answer is read. */
   timeoutMs?: number;
@@ -50,6 +50,8 @@ export class WebhookDispatcher {
   /** This process's lease name: a restart is another owner (its old leases lapse, or are cleared: SQLite). */
   private readonly owner = `${process.pid}-${randomUUID()}`;
   private readonly workers = new Map<string, AbortController>();
+  /** Per key: its endpoints' pace (WEBHOOK_EVENTS_PER_SECOND), while some of them are being delivered to. */
+  private readonly paces = new Map<string, { limiter: Bottleneck; workers: number }>();
   private readonly agent: Agent;
   private readonly pollTimer: NodeJS.Timeout | undefined;
   private readonly renewTimer: NodeJS.Timeout;
@@ -127,8 +129,7 @@ export class WebhookDispatcher {
   private work(endpoint: WebhookRow): void {
     const control = new AbortController();
     this.workers.set(endpoint.id, control);
-    // The endpoint's pace: at most eventsPerSecond attempts a second (bottleneck spaces them).
-    const pace = new Bottleneck({ maxConcurrent: 1, minTime: Math.ceil(1_000 / this.o.eventsPerSecond) });
+    const pace = this.paceOf(endpoint.keyId);
     void (async () => {
       try {
         for (;;) {
@@ -141,13 +142,31 @@ export class WebhookDispatcher {
         if (!control.signal.aborted)
           this.o.log.warn("webhook worker stopped; its endpoint is taken up again", { webhook: endpoint.id, error: (err as Error).message });
       } finally {
-        void pace.stop({ dropWaitingJobs: true }).catch(() => undefined);
+        this.leavePace(endpoint.keyId);
         this.workers.delete(endpoint.id);
         await this.o.store.release(endpoint.id, this.owner).catch(() => undefined);
         // Something may have arrived between the last look and the release.
         this.wake();
       }
     })();
+  }
+
+  /**
+   * A key's pace, shared by its endpoints' workers in this process: at most eventsPerSecond attempts a second
+   * (bottleneck spaces their starts; one slow receiver holds no other, as starts are not serialised).
+   */
+  private paceOf(keyId: string): Bottleneck {
+    let p = this.paces.get(keyId);
+    if (!p) this.paces.set(keyId, (p = { limiter: new Bottleneck({ minTime: Math.ceil(1_000 / this.o.eventsPerSecond) }), workers: 0 }));
+    p.workers++;
+    return p.limiter;
+  }
+
+  private leavePace(keyId: string): void {
+    const p = this.paces.get(keyId);
+    if (!p || --p.workers > 0) return;
+    this.paces.delete(keyId);
+    void p.limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
   }
 
   /** One delivery, retried until it is delivered, given up, or the endpoint is gone; "stop" ends the endpoint's turn. */

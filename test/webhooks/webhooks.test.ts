@@ -419,6 +419,8 @@ describe("webhooks: receivers that fail", () => {
         // Given up 4 s after the event (24 hours by default), retries capped at 1 s.
         c.webhooks.giveUpMs = 4_000;
         c.webhooks.maxRetryMs = 1_000;
+        // A key's endpoints together: at most 4 attempts a second.
+        c.webhooks.eventsPerSecond = 4;
       },
     });
     base = gw.network("testnet").url;
@@ -438,6 +440,23 @@ describe("webhooks: receivers that fail", () => {
         .deliveries;
     return { receiver, apiKey, id, write, deliveries };
   };
+
+  it("a key's endpoints together get at most WEBHOOK_EVENTS_PER_SECOND attempts a second", { timeout: 30_000 }, async () => {
+    const [one, two] = [await startReceiver(), await startReceiver()];
+    try {
+      const { apiKey } = await gw.keys.create();
+      await register(base, apiKey, one.url);
+      await register(base, apiKey, two.url);
+      await Promise.all([1, 2, 3].map((i) => postJson(`${base}/zkt/${apiKey}`, { arguments: `paced ${i}` })));
+      await until(() => one.got.length + two.got.length === 6, 15_000);
+      const times = [...one.got, ...two.got].map((g) => g.at).sort((a, b) => a - b);
+      // 6 attempts at 4 a second: the last at least 5 × 250 ms after the first (a little slack for timers).
+      expect(times.at(-1)! - times[0]!).toBeGreaterThan(5 * 250 - 100);
+    } finally {
+      one.close();
+      two.close();
+    }
+  });
 
   it("410 disables the endpoint: no more attempts, its event kept, no new ones written", { timeout: 30_000 }, async () => {
     const e = await endpointWith(() => 410);
