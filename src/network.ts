@@ -266,30 +266,6 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const logBounds = { maxBlockRange: gw.logsMaxBlockRange, maxResults: gw.logsMaxResults };
     const getLogs = boundedGetLogs(logsNode, logBounds);
     core.register("eth_getLogs", getLogs);
-    const zkt = new ZktCore({
-      network: net,
-      journalNetwork,
-      pool,
-      sequencer,
-      store: deps.store,
-      seed: deps.seed,
-      compiler: deps.compiler,
-      waitTimeoutMs: gw.receiptWaitMs,
-    });
-    // One follower of the chain for every live subscriber; it polls only while someone subscribes, and reads
-    // at once when the node's own WebSocket announces a head (the embedded anvil's, or headsWebSocket).
-    const feed = new HeadFeed(pool, {
-      pollMs: gw.websocket.headPollMs ?? Math.max(50, Math.min(1_000, Math.round(net.blockTimeSeconds * 500))),
-      onError: (err) => log.debug("head feed poll failed; retried next poll", { error: err.message }),
-      ...(headsWs
-        ? { wakeups: upstreamHeads(headsWs, (err) => log.debug("the node's heads WebSocket failed; polling meanwhile", { error: err.message })) }
-        : {}),
-    });
-    const hubObserver: HubObserver = {
-      subscriptions: (kind, delta) => m.subscriptions.inc({ network: net.name, kind }, delta),
-      notified: (kind, n) => n > 0 && m.notifications.inc({ network: net.name, kind }, n),
-    };
-    const hub = new SubscriptionHub(feed, hubObserver);
     // Webhooks (#56): the journal writes an event's outbox rows with its status change and says so; this
     // network's dispatcher sends them.
     const webhooks = new WebhookDispatcher({
@@ -314,8 +290,6 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     const wakeWebhooks = () => webhooks.wake();
     deps.store.outboxListeners?.add(wakeWebhooks);
     webhooks.wake();
-    const logEvents = new LogEvents({ network: net.name, hub, store: deps.webhookStore, log, written: wakeWebhooks, refreshMs: deps.sharedStore ? 5_000 : 0 });
-    void logEvents.refresh();
     const callbacks = new WriteCallbacks({
       network: net.name,
       store: deps.webhookStore,
@@ -323,12 +297,35 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       allowPrivate: gw.webhooks.allowPrivate,
       walletOf: (access) => deps.seed.wallet(access.walletIndex).address,
       seedSecret: deps.seed.wallet(PUBLIC_SIGNER_INDEX).privateKey,
-      written: () => {
-        // The first callback makes the embedded journal write outbox rows (its endpoint is a webhook).
-        wakeWebhooks();
-      },
+      written: wakeWebhooks,
     });
-    zkt.useCallbacks(callbacks);
+    const zkt = new ZktCore({
+      network: net,
+      journalNetwork,
+      pool,
+      sequencer,
+      store: deps.store,
+      seed: deps.seed,
+      compiler: deps.compiler,
+      waitTimeoutMs: gw.receiptWaitMs,
+      callbacks,
+    });
+    // One follower of the chain for every live subscriber; it polls only while someone subscribes, and reads
+    // at once when the node's own WebSocket announces a head (the embedded anvil's, or headsWebSocket).
+    const feed = new HeadFeed(pool, {
+      pollMs: gw.websocket.headPollMs ?? Math.max(50, Math.min(1_000, Math.round(net.blockTimeSeconds * 500))),
+      onError: (err) => log.debug("head feed poll failed; retried next poll", { error: err.message }),
+      ...(headsWs
+        ? { wakeups: upstreamHeads(headsWs, (err) => log.debug("the node's heads WebSocket failed; polling meanwhile", { error: err.message })) }
+        : {}),
+    });
+    const hubObserver: HubObserver = {
+      subscriptions: (kind, delta) => m.subscriptions.inc({ network: net.name, kind }, delta),
+      notified: (kind, n) => n > 0 && m.notifications.inc({ network: net.name, kind }, n),
+    };
+    const hub = new SubscriptionHub(feed, hubObserver);
+    const logEvents = new LogEvents({ network: net.name, hub, store: deps.webhookStore, log, written: wakeWebhooks, refreshMs: deps.sharedStore ? 5_000 : 0 });
+    void logEvents.refresh();
     const registry = new WebhookRegistry(deps.webhookStore, gw.webhooks, () => {
       wakeWebhooks();
       void logEvents.refresh();

@@ -9,7 +9,7 @@ import { BATCHABLE, ReadBatcher } from "./readBatcher.js";
 import { UpstreamHttpError } from "./upstreamHttp.js";
 import { inSpan, outgoingTraceparent, SpanKind, tracingOn } from "../trace/tracing.js";
 import { PROBE_BATCH, PROBE_CALLS, readProbe } from "./upstreamProbe.js";
-import { type IntegrityCheck, observeTagged, type PoolView, suspect, type Verdict } from "./answerIntegrity.js";
+import { type IntegrityCheck, observeTagged, type PoolView, suspect } from "./answerIntegrity.js";
 import {
   isReply,
   parseJson,
@@ -243,8 +243,8 @@ export class UpstreamPool {
     // Integrity (answerIntegrity.ts): an answer that cannot be right is asked of a node that can answer it.
     const view = this.view();
     for (const [i, c] of calls.entries()) {
-      const verdict = suspect(c, outcomes[i]!, view);
-      if (verdict) outcomes[i] = await this.askElsewhere(c, outcomes[i]!, verdict, view);
+      const failed = suspect(c, outcomes[i]!, view);
+      if (failed) outcomes[i] = await this.askElsewhere(c, outcomes[i]!, failed, view);
       observeTagged(c, outcomes[i]!, view);
     }
     // Read-your-writes: a hash this pool sent, not found on the node asked, is asked of the others.
@@ -279,17 +279,17 @@ export class UpstreamPool {
   /**
    * A suspect answer asked again of the nodes, furthest ahead first; the first answer that passes wins. None: the answer stands, except logs outside the range asked, which never reach a caller.
    */
-  private async askElsewhere(call: RpcCall, first: RpcOutcome, verdict: Verdict, view: PoolView): Promise<RpcOutcome> {
+  private async askElsewhere(call: RpcCall, first: RpcOutcome, check: IntegrityCheck, view: PoolView): Promise<RpcOutcome> {
     // Those furthest ahead first (probe heads lag a little, so none is left out for it).
     for (const u of this.usable().sort((a, b) => b.head - a.head)) {
       const [again] = await this.callOn([call], u).catch(() => [undefined]);
       if (again?.ok && !suspect(call, again, view)) {
-        this.options.observer?.integrity?.(verdict.check, true);
+        this.options.observer?.integrity?.(check, true);
         return again;
       }
     }
-    this.options.observer?.integrity?.(verdict.check, false);
-    if (verdict.check !== "logs_outside_range") return first;
+    this.options.observer?.integrity?.(check, false);
+    if (check !== "logs_outside_range") return first;
     return {
       ok: false,
       error: new GatewayError(

@@ -198,13 +198,12 @@ export class SqliteSubmissionStore implements SubmissionStore {
     if (u.errorMessage === undefined && u.hash === undefined && u.raw === undefined && u.status !== undefined)
       return this.statuses.mark(queueId, u.status, u.processedAt, options.urgent);
     if (u.status !== undefined && u.status !== "processing") this.statuses.forget(queueId);
+    const write = () => this.sql.update.run(u.status ?? null, u.errorMessage ?? null, u.processedAt?.getTime() ?? null, u.hash ?? null, u.raw ?? null, queueId);
     const event = this.webhooks && u.status !== undefined ? eventOfStatus(u.status) : undefined;
-    if (!event) {
-      this.sql.update.run(u.status ?? null, u.errorMessage ?? null, u.processedAt?.getTime() ?? null, u.hash ?? null, u.raw ?? null, queueId);
-      return;
-    }
+    if (!event) return void write();
+    // With its outbox rows, in one transaction.
     const events = transaction(this.db, () => {
-      this.sql.update.run(u.status ?? null, u.errorMessage ?? null, u.processedAt?.getTime() ?? null, u.hash ?? null, u.raw ?? null, queueId);
+      write();
       return this.outbox(event, queueId);
     })();
     if (events > 0) for (const f of this.outboxListeners) f();

@@ -80,11 +80,6 @@ const NO_ABI = new Interface([]);
 export class ZktCore {
   constructor(private readonly deps: ZktCoreDeps) {}
 
-  /** Per-write callbacks, once the network has made them (they need the webhook store and dispatcher). */
-  useCallbacks(callbacks: WriteCallbacks): void {
-    this.deps.callbacks = callbacks;
-  }
-
   /** The wallet that signs for this caller: the shared try-it-out signer, or the key's own. */
   signerFor(access: Access): HDNodeWallet {
     return this.deps.seed.wallet(access.kind === "key" ? access.walletIndex : PUBLIC_SIGNER_INDEX);

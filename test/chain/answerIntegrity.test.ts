@@ -113,18 +113,18 @@ describe("suspect (the checks alone)", () => {
 
   it("an empty log query or a null receipt while a node is behind is asked again; level nodes' are believed", () => {
     const logs = { method: "eth_getLogs", params: [{ fromBlock: "0x1e", toBlock: "0x20" }] };
-    expect(suspect(logs, ok([], "[]"), view(40, 31))?.check).toBe("missing_behind");
+    expect(suspect(logs, ok([], "[]"), view(40, 31))).toBe("missing_behind");
     expect(suspect(logs, ok([], "[]"), view(40, 40))).toBeUndefined();
     const receipt = { method: "eth_getTransactionReceipt", params: ["0x" + "11".repeat(32)] };
-    expect(suspect(receipt, ok(null, "null"), view(40, 39))?.check).toBe("missing_behind");
+    expect(suspect(receipt, ok(null, "null"), view(40, 39))).toBe("missing_behind");
     expect(suspect(receipt, ok(null, "null"), view(40, 40))).toBeUndefined();
   });
 
   it("a finalized block older than one served is stale; logs of another block hash are outside", () => {
-    expect(suspect({ method: "eth_getBlockByNumber", params: ["finalized", false] }, ok({ number: "0x13" }), view(40, 40))?.check).toBe("stale_block");
+    expect(suspect({ method: "eth_getBlockByNumber", params: ["finalized", false] }, ok({ number: "0x13" }), view(40, 40))).toBe("stale_block");
     expect(suspect({ method: "eth_getBlockByNumber", params: ["finalized", false] }, ok({ number: "0x14" }), view(40, 40))).toBeUndefined();
     const byHash = { method: "eth_getLogs", params: [{ blockHash: "0x" + "aa".repeat(32) }] };
-    expect(suspect(byHash, ok([{ blockHash: "0x" + "bb".repeat(32) }]), view(40, 40))?.check).toBe("logs_outside_range");
+    expect(suspect(byHash, ok([{ blockHash: "0x" + "bb".repeat(32) }]), view(40, 40))).toBe("logs_outside_range");
     expect(suspect(byHash, ok([{ blockHash: "0x" + "AA".repeat(32) }]), view(40, 40))).toBeUndefined();
   });
 });

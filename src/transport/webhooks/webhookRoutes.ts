@@ -34,12 +34,12 @@ export function webhookRoutes(options: WebhookRouteOptions): RestRoute[] {
   const call = async <I extends DescMessage, O extends DescMessage>(
     req: RestRequest,
     method: DescMethodUnary<I, O>,
-    handler: (r: MessageShape<I>, ctx: never) => unknown,
+    handler: Parameters<typeof callInProcess<I, O>>[1],
     message: MessageShape<I>,
     status: number,
     render: (answer: MessageShape<O>) => unknown,
   ) => {
-    const run = callInProcess(method, handler as never, message, caller(req), "/zgt/{key}/webhooks");
+    const run = callInProcess(method, handler, message, caller(req), "/zgt/{key}/webhooks");
     return json(status, render(await run.result), run.headers());
   };
   const route = (method: RestRoute["method"], path: string, handle: RestRoute["handle"]): RestRoute => ({
