@@ -22,7 +22,8 @@ async function call<T>(url: string, method: string, params: unknown[]): Promise<
   return body.result as T;
 }
 
-describe("filters the gateway owns", () => {
+// The stopped node is the first of the gateway's upstreams in one run and the second in the other: either node.
+describe.each(["first", "second"] as const)("filters the gateway owns (the %s upstream stopped)", (stopped) => {
   let first: EmbeddedNode | undefined;
   let second: ChildProcess | undefined;
   let gw: Gateway | undefined;
@@ -39,7 +40,8 @@ describe("filters the gateway owns", () => {
     const firstNode = first;
     gw = await startTestGateway({
       mutate: (c) => {
-        c.networks[0]!.upstreams = [firstNode.url, secondUrl];
+        // "first": the node that is killed is the first upstream listed; "second": the second.
+        c.networks[0]!.upstreams = stopped === "first" ? [firstNode.url, secondUrl] : [secondUrl, firstNode.url];
         c.upstreamTimeoutMs = 1_000;
         c.upstreamProbeIntervalMs = 200;
         c.rateLimit.requestsPerWindow = 1_000_000;
