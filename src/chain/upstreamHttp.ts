@@ -3,6 +3,7 @@
 // only what the pool needs from it: an answer's status and text, or why there was none.
 import type { ConnectionOptions } from "node:tls";
 import { type Dispatcher, Pool } from "undici";
+import { LargeBody } from "../memory/largeBody.js";
 
 export interface UpstreamAnswer {
   status: number;
@@ -64,8 +65,7 @@ function classify(err: Error & { code?: string }, timeoutMs: number): UpstreamHt
  */
 class Exchange implements Dispatcher.DispatchHandler {
   private status = 0;
-  private chunks: Buffer[] = [];
-  private size = 0;
+  private readonly answer = new LargeBody();
   private sentAt = 0;
   /**
    * The whole-answer deadline, armed only when a body comes in more than one chunk: undici's bodyTimeout
@@ -116,10 +116,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.size += chunk.length;
-    if (this.size > this.client.maxAnswerBytes) return controller.abort(this.tooLarge());
-    this.chunks.push(chunk);
-    if (this.chunks.length === 2 && this.deadline === undefined) {
+    if (this.answer.size + chunk.length > this.client.maxAnswerBytes) return controller.abort(this.tooLarge());
+    this.answer.push(chunk);
+    if (this.answer.pieceCount === 2 && this.deadline === undefined) {
       const { timeoutMs } = this.client.options;
       const left = timeoutMs - (performance.now() - this.sentAt);
       const late = (): void => controller.abort(new UpstreamHttpError("timeout", `timed out after ${timeoutMs} ms (the answer was still arriving)`));
@@ -129,19 +128,20 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private tooLarge(): UpstreamHttpError {
-    this.chunks = [];
+    this.answer.clear();
     return new UpstreamHttpError("too_large", `the answer exceeds the ${this.client.maxAnswerBytes} byte limit (UPSTREAM_MAX_ANSWER_BYTES)`);
   }
 
   onResponseEnd(): void {
     clearTimeout(this.deadline);
-    const text = this.chunks.length === 1 ? this.chunks[0]!.toString("utf8") : Buffer.concat(this.chunks).toString("utf8");
+    const text = this.answer.text();
+    this.answer.clear();
     this.resolve({ status: this.status, text });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error & { code?: string }): void {
     clearTimeout(this.deadline);
-    this.chunks = [];
+    this.answer.clear();
     if (this.cancelled) return this.reject(new UpstreamHttpError("cancelled", "cancelled"));
     if (err instanceof UpstreamHttpError) return this.reject(err);
     // A kept-alive connection the node closed just as it was reused: nothing was answered, so the request
@@ -151,7 +151,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const reused = this.client.connects === this.connectsAtSend;
     if (!this.retried && !this.answered && reused && err.code === "UND_ERR_SOCKET" && !this.client.closed) {
       this.retried = true;
-      this.chunks = [];
+      this.answer.clear();
       return this.send();
     }
     this.reject(classify(err, this.client.options.timeoutMs));

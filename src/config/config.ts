@@ -323,6 +323,10 @@ export const configSchema = z.strictObject({
         env: "HTTP_BODY_BUDGET_PER_IP_BYTES",
         doc: "One client IP's share of bodyBudgetBytes (trusted proxies exempt).",
       }),
+      bodyBudgetPerSessionBytes: setting(positiveInt().default(8 * 1024 * 1024), {
+        env: "HTTP_BODY_BUDGET_PER_SESSION_BYTES",
+        doc: "One HTTP/2 session's share of bodyBudgetBytes: its streams' bodies past it are refused (503) or reset (trusted proxies exempt).",
+      }),
     })
     .prefault({}),
   // Solidity compiles for ZKT deploys (see zkt/solc/compileSolidity.ts): bounded, so one source cannot hold the rest.

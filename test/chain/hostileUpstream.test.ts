@@ -1,10 +1,12 @@
 // A node's answers are bounded (#52): one of 200 MB, or one dripped a byte a second, fails the call within
-// UPSTREAM_TIMEOUT_MS + 2 s with an error that names the cause, and the gateway's memory does not grow with it.
+// UPSTREAM_TIMEOUT_MS + 2 s with an error that names the cause, and the gateway's memory grows < 300 MB with
+// it and comes back within 20 % of its start.
 import type http from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { FAKE_CHAIN_ID, type FakeNode, startFakeNode } from "../helpers/fakeNode.js";
+import { MB, peakRss, rss, settle } from "../helpers/memory.js";
 
 const TIMEOUT_MS = 2_000;
 const BIG_TIMEOUT_MS = 15_000;
@@ -52,26 +54,25 @@ describe("hostile upstream answers", () => {
       // Long enough for 128 MB to arrive on a loaded machine (in a full suite it took more than 2 s): the cap
       // is what ends it, not the deadline.
     }, BIG_TIMEOUT_MS);
-    const before = process.memoryUsage().rss;
-    let peak = before;
-    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    await settle();
+    const before = rss();
+    const peak = peakRss();
     const started = performance.now();
     const res = await getBalance(url);
     const took = performance.now() - started;
-    clearInterval(sampler);
+    const grew = peak.stop() - before;
     stopped = true;
     expect(took).toBeLessThan(BIG_TIMEOUT_MS + 2_000);
     expect(res.json).toMatchObject({ error: { code: -32603, message: expect.stringMatching(/exceeds the 134217728 byte limit/) } });
-    expect(peak - before).toBeLessThan(300 * 1024 * 1024);
-    // A second one costs no more: what the first took is used again, nothing piles up. (Given back to the
-    // system it is not, by default: glibc keeps the freed 64 KB chunks in its heap; MALLOC_MMAP_THRESHOLD_=65536
-    // gives it back, at a cost measured in docs/OPERATIONS.md.)
-    const afterFirst = process.memoryUsage().rss;
+    expect(grew).toBeLessThan(300 * MB);
     stopped = false;
     const again = await getBalance(url);
     stopped = true;
     expect(again.json).toMatchObject({ error: { code: -32603 } });
-    expect(process.memoryUsage().rss - afterFirst).toBeLessThan(50 * 1024 * 1024);
+    // Given back: held as 64 KB pieces, the answers stayed in glibc's heap (RSS 220 -> 352 MB for good, before
+    // memory/largeBody.ts).
+    await settle();
+    expect(rss()).toBeLessThan(before * 1.2);
   });
 
   it("an answer dripped a byte a second fails at the timeout", { timeout: 30_000 }, async () => {

@@ -6,6 +6,12 @@
 export interface BodyBudgetOptions {
   totalBytes: number;
   perIpBytes: number;
+  /**
+   * One HTTP/2 session's share: its streams' bodies are read as they arrive (flow-control windows are given
+   * back as fast as the bytes are taken), so the windows alone never bounded what one session holds; this
+   * does. Trusted proxies exempt, as their sessions carry everyone's.
+   */
+  perSessionBytes?: number;
   /** IPs exempt from the per-IP share (trusted proxies). */
   exempt?: Pick<ReadonlySet<string>, "has">;
 }
@@ -13,24 +19,36 @@ export interface BodyBudgetOptions {
 export class BodyBudget {
   private used = 0;
   private readonly byIp = new Map<string, number>();
+  private readonly bySession = new WeakMap<object, number>();
 
   constructor(private readonly options: BodyBudgetOptions) {}
 
-  /** Reserves `bytes` for a body from `ip`; false when the total or the IP's share would be passed. */
-  reserve(ip: string, bytes: number): boolean {
+  /**
+   * Reserves `bytes` for a body from `ip` (on HTTP/2 `session`); false when the total, the IP's share or the
+   * session's would be passed.
+   */
+  reserve(ip: string, bytes: number, session?: object): boolean {
     if (this.used + bytes > this.options.totalBytes) return false;
     const mine = this.byIp.get(ip) ?? 0;
-    if (!this.options.exempt?.has(ip) && mine + bytes > this.options.perIpBytes) return false;
+    const exempt = this.options.exempt?.has(ip) ?? false;
+    if (!exempt && mine + bytes > this.options.perIpBytes) return false;
+    if (session && !exempt && this.options.perSessionBytes !== undefined) {
+      const its = this.bySession.get(session) ?? 0;
+      if (its + bytes > this.options.perSessionBytes) return false;
+      this.bySession.set(session, its + bytes);
+    }
     this.used += bytes;
     this.byIp.set(ip, mine + bytes);
     return true;
   }
 
-  release(ip: string, bytes: number): void {
+  release(ip: string, bytes: number, session?: object): void {
     this.used -= bytes;
     const left = (this.byIp.get(ip) ?? bytes) - bytes;
     if (left <= 0) this.byIp.delete(ip);
     else this.byIp.set(ip, left);
+    const its = session && this.bySession.get(session);
+    if (its !== undefined && session) this.bySession.set(session, its - bytes);
   }
 
   /** Bytes reserved now (metrics, tests). */

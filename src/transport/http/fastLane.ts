@@ -11,6 +11,7 @@ import type { MaybePromise } from "../../maybePromise.js";
 import { endAndClose } from "./endAndClose.js";
 import { BODY_BUDGET_EXCEEDED, type BodyBudget } from "./bodyBudget.js";
 import { normalise } from "./clientIp.js";
+import { giveBack, LargeBody } from "../../memory/largeBody.js";
 
 export interface FastLaneOptions {
   /** Whether the lane answers this method and path; the connection goes to node:http otherwise. */
@@ -31,6 +32,7 @@ export interface FastLaneOptions {
 /** node:http's default limit; a longer head goes to node:http, which answers 431. */
 const MAX_HEAD_BYTES = 16 * 1024;
 const HEAD_END = Buffer.from("\r\n\r\n");
+const NOTHING = Buffer.alloc(0);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Control characters other than tab: node:http refuses them in a header value; so do we (by handing off). */
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
@@ -93,8 +95,7 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
    * plus these; 0 when no body is awaited). Joined chunk by chunk, a 700 KB body in small chunks cost 40 ms of
    * copying (quadratic), and two such requests held every other caller.
    */
-  let arriving: Buffer[] = [];
-  let arrivingBytes = 0;
+  let arriving: LargeBody | undefined;
   let awaitedEnd = 0;
   let busy = false;
   let done = false;
@@ -115,13 +116,12 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   socket.setTimeout(options.keepAliveTimeoutMs);
 
   const onData = (chunk: Buffer): void => {
-    if (awaitedEnd > 0) {
-      arriving.push(chunk);
-      arrivingBytes += chunk.length;
-      if (buf.length + arrivingBytes < awaitedEnd) return;
-      buf = Buffer.concat([buf, ...arriving]);
-      arriving = [];
-      arrivingBytes = 0;
+    if (arriving) {
+      // The lane is the socket's one reader: a read copied into the body's spill is given back at once.
+      if (arriving.push(chunk) !== chunk) giveBack(chunk);
+      if (buf.length + arriving.size < awaitedEnd) return;
+      buf = Buffer.concat([buf, arriving.bytes()]);
+      arriving = undefined;
       awaitedEnd = 0;
     } else buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
     if (!busy) pump();
@@ -194,12 +194,14 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
         }
         reserved = head.contentLength;
         awaitedEnd = end;
+        arriving = new LargeBody(end - buf.length);
         return armDeadline(false);
       }
       release();
       clearDeadline();
       const body = buf.toString("utf8", head.headLength, end);
-      buf = buf.subarray(end);
+      // (Not an empty view of a large body's buffer, kept for as long as the connection idles.)
+      buf = end === buf.length ? NOTHING : buf.subarray(end);
       receivingSince = 0;
       busy = true;
       let answer: MaybePromise<HttpAnswer>;

@@ -10,6 +10,7 @@ import { endAndClose } from "./endAndClose.js";
 import { normalise, type ProxyMatcher } from "./clientIp.js";
 import { ConnectionSlots } from "./connectionSlots.js";
 import { BodyBudget } from "./bodyBudget.js";
+import { spillArriving } from "./spillArriving.js";
 import { StreamResets } from "./streamResets.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
@@ -48,6 +49,8 @@ export interface ConnectionLimits {
   /** Request bodies still arriving (see limits/bodyBudget.ts). */
   bodyBudgetBytes: number;
   bodyBudgetPerIpBytes: number;
+  /** One HTTP/2 session's share of it. */
+  bodyBudgetPerSessionBytes: number;
   /** Connections of this port held elsewhere (WebSockets handed to fan-out shards): they count too. */
   heldElsewhere?: () => number;
 }
@@ -82,6 +85,7 @@ export async function listenDual(
   const budget = new BodyBudget({
     totalBytes: limits.bodyBudgetBytes,
     perIpBytes: limits.bodyBudgetPerIpBytes,
+    perSessionBytes: limits.bodyBudgetPerSessionBytes,
     ...(limits.exempt ? { exempt: limits.exempt } : {}),
   });
   const handler: NodeHandlerFn = (req, res) => {
@@ -91,13 +95,18 @@ export async function listenDual(
     // (One past any share is no body the routes read: theirs is a 413.)
     if (declared > 0 && declared <= limits.bodyBudgetPerIpBytes) {
       const ip = normalise(req.socket?.remoteAddress ?? "unknown");
-      if (!budget.reserve(ip, declared)) {
+      const session = "stream" in req ? req.stream.session : undefined;
+      if (!budget.reserve(ip, declared, session)) {
         res.writeHead(503, { "content-type": "application/json", "retry-after": "1", ...(req.httpVersionMajor === 1 ? { connection: "close" } : {}) });
         res.end(BODY_REFUSED);
         return;
       }
-      res.once("close", () => budget.release(ip, declared));
-    } else if (!(declared >= 0) && req.method !== "GET" && req.method !== "HEAD") budgetAsItArrives(req, res);
+      res.once("close", () => budget.release(ip, declared, session));
+      spillArriving(req, declared);
+    } else if (!(declared >= 0) && req.method !== "GET" && req.method !== "HEAD") {
+      budgetAsItArrives(req, res);
+      spillArriving(req, 0);
+    }
     inFlight++;
     res.once("close", () => inFlight--);
     return innerHandler(req, res);
@@ -111,12 +120,13 @@ export async function listenDual(
    */
   const budgetAsItArrives = (req: Parameters<NodeHandlerFn>[0], res: Parameters<NodeHandlerFn>[1]): void => {
     const ip = normalise(req.socket?.remoteAddress ?? "unknown");
+    const session = "stream" in req ? req.stream.session : undefined;
     let held = 0;
     const push = req.push;
     req.push = function budgeted(this: typeof req, chunk: unknown, encoding?: BufferEncoding): boolean {
       if (chunk !== null && chunk !== undefined) {
         const n = typeof chunk === "string" ? Buffer.byteLength(chunk, encoding) : (chunk as Uint8Array).length;
-        if (!budget.reserve(ip, n)) {
+        if (!budget.reserve(ip, n, session)) {
           req.push = push;
           if ("stream" in req) req.stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
           else req.socket.destroy();
@@ -126,7 +136,7 @@ export async function listenDual(
       }
       return push.call(this, chunk, encoding);
     } as typeof req.push;
-    res.once("close", () => budget.release(ip, held));
+    res.once("close", () => budget.release(ip, held, session));
   };
   const h1 = http.createServer({ connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs) }, handler as http.RequestListener);
   h1.keepAliveTimeout = limits.keepAliveTimeoutMs;

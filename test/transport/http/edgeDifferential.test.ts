@@ -40,6 +40,7 @@ const LIMITS = {
   maxConnectionsPerIp: 10_000,
   bodyBudgetBytes: 256 * 1024 * 1024,
   bodyBudgetPerIpBytes: 256 * 1024 * 1024,
+  bodyBudgetPerSessionBytes: 8 * 1024 * 1024,
 };
 
 /** The corpus: each entry is the raw bytes a client sends (latin1), then it waits for the answers. */
