@@ -6,7 +6,7 @@ import { create, type DescMessage, type DescMethodUnary, type MessageShape } fro
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GatewayError } from "../../errors.js";
 import type { HttpAnswer, RestRequest, RestRoute } from "../http/restRouter.js";
-import { json, retryAfter } from "../http/restRouter.js";
+import { costsBeforeAdmission, json, retryAfter } from "../http/restRouter.js";
 import { handleJsonRpc } from "./handleJsonRpc.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
 import type { Caller } from "../../policy/policy.js";
@@ -53,10 +53,12 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
   const serve = (req: RestRequest, caller: Caller, route: string): MaybePromise<HttpAnswer> => {
     const handlers = jsonRpcViaHandlers(options.rpc, caller, route, options.admitMalformed);
     const run = (text: string): MaybePromise<HttpAnswer> => handleJsonRpc(text, handlers, options.maxBatchSize);
-    if (req.text !== undefined) return run(req.text);
-    // A body still to come (node:http, HTTP/2) is not read for a caller already over its limit.
+    const { text } = req;
+    if (text !== undefined && !costsBeforeAdmission(req)) return run(text);
+    // A body still to come (node:http, HTTP/2) is not read, nor a large one parsed, for a caller already over
+    // its limit.
     const early = options.refuseEarly?.(caller);
-    return andThen(early, (refused) => (refused ? renderError(refused) : req.body().then(run)));
+    return andThen(early, (refused) => (refused ? renderError(refused) : text !== undefined ? run(text) : req.body().then(run)));
   };
   const keyed = (pattern: RegExp, route: string): RestRoute => ({
     method: "POST",

@@ -20,7 +20,7 @@ import { isReadOnlyCall } from "../../zkt/contractAbi.js";
 import type { Logger } from "../../log/logger.js";
 import type { Caller } from "../../policy/policy.js";
 import type { MaybePromise } from "../../maybePromise.js";
-import { json, type HttpAnswer, type RestRequest, type RestRoute } from "../http/restRouter.js";
+import { costsBeforeAdmission, json, type HttpAnswer, type RestRequest, type RestRoute } from "../http/restRouter.js";
 import { callInProcess } from "../http/callInProcess.js";
 import { zktErrorAnswer } from "./errorMap.js";
 import { idOf, parseZktBody, type ZktId } from "./parseZktBody.js";
@@ -90,8 +90,9 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
   ) => callInProcess(method, handler, message, caller, req.path);
 
   const submit = async (req: RestRequest, apiKey: string | undefined): Promise<HttpAnswer> => {
-    if (req.text === undefined && options.refuseEarly) {
-      // A body still to come (node:http, HTTP/2) is not read for a caller already over its limit.
+    if (options.refuseEarly && costsBeforeAdmission(req)) {
+      // A body still to come (node:http, HTTP/2) is not read, nor a large one parsed, for a caller already over
+      // its limit.
       const refused = await options.refuseEarly({ apiKey, clientIp: req.clientIp });
       if (refused) return zktErrorAnswer(refused);
     }
