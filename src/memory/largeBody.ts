@@ -6,6 +6,8 @@
 // pages written resident, so a 2 MB body costs 2 MB of RSS, not 33. Small bodies, nearly all of them, take
 // the list as before.
 
+import { copiedOut } from "./youngCollection.js";
+
 /** Bodies up to this size stay a list of pieces (no copy). */
 export const SPILL_AT = 512 * 1024;
 /** Above glibc's DEFAULT_MMAP_THRESHOLD_MAX (32 MB on 64-bit): always its own mapping. */
@@ -36,6 +38,7 @@ export class LargeBody {
       this.grow(Math.max(end, this.expected), start);
     } else if (end > this.spill.length) this.grow(end, start);
     piece.copy(this.spill!, start);
+    copiedOut(piece.length);
     return this.spill!.subarray(start, end);
   }
 

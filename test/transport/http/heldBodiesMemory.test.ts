@@ -6,29 +6,29 @@
 // process of its own: the memory measured is the gateway's.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { Gateway } from "../../../src/gateway.js";
 import { postJson, startTestGateway } from "../../helpers/gateway.js";
 import { MB, peakRss, rss, settle } from "../../helpers/memory.js";
 
 describe("bodies held half-sent", () => {
-  let gw: Gateway;
-  let port: number;
-  beforeAll(async () => {
-    gw = await startTestGateway({
-      mutate: (c) => {
-        c.http.maxConnections = 1_500;
-        c.http.maxConnectionsPerIp = 1_000;
-        c.http.bodyBudgetPerIpBytes = 192 * MB;
-      },
-    });
-    port = Number(new URL(gw.network("testnet").url).port);
+  let gw: Gateway | undefined;
+  afterEach(async () => {
+    await gw?.close();
+    gw = undefined;
   });
-  afterAll(() => gw?.close());
 
   for (const framing of ["chunked", "content-length", "h2"] as const) {
     it(`(${framing}): RSS grows < 300 MB, and comes back near its start once they close`, { timeout: 60_000 }, async () => {
-      // A few answers first, so the start is a gateway that has served.
+      // A gateway of its own (the last attack's connections and budget gone), that has served a few answers.
+      gw = await startTestGateway({
+        mutate: (c) => {
+          c.http.maxConnections = 1_500;
+          c.http.maxConnectionsPerIp = 1_000;
+          c.http.bodyBudgetPerIpBytes = 192 * MB;
+        },
+      });
+      const port = Number(new URL(gw.network("testnet").url).port);
       for (let i = 0; i < 20; i++) await postJson(gw.network("testnet").url, { jsonrpc: "2.0", id: i, method: "eth_chainId", params: [] });
       await settle();
       const start = rss();
@@ -43,9 +43,9 @@ describe("bodies held half-sent", () => {
       try {
         await next();
         await new Promise((r) => setTimeout(r, 2_000));
-        // They are held (~190 MB of bodies; on HTTP/2 each session's 8 MB share, 120 MB): the attack did take
-        // memory.
-        expect(rss() - start).toBeGreaterThan((framing === "h2" ? 70 : 120) * MB);
+        // They are held (up to 192 MB of bodies; on HTTP/2 each session's 8 MB share, 120 MB): the attack did
+        // take memory.
+        expect(rss() - start).toBeGreaterThan(70 * MB);
         attacker.stdin!.write("close\n");
         await next();
       } finally {
@@ -53,10 +53,10 @@ describe("bodies held half-sent", () => {
       }
       expect(peak.stop() - start).toBeLessThan(300 * MB);
       await settle();
-      // Within 20 % for bodies of a declared length (the fast lane's). A chunked body goes through node:http,
-      // whose own per-connection allocations stay in glibc's heap: 11 to 26 % over in runs here (before
-      // largeBody.ts, 140 %).
-      expect(rss()).toBeLessThan(start * (framing === "chunked" ? 1.35 : 1.2));
+      // Within 20 % for bodies of a declared length (the fast lane's) and on HTTP/2 (measured +1 to +3 %). A
+      // chunked body goes through node:http, whose own per-connection allocations stay in glibc's heap: +7 to
+      // +15 % in runs here, held to 25 % (before largeBody.ts, +140 %).
+      expect(rss()).toBeLessThan(start * (framing === "chunked" ? 1.25 : 1.2));
     });
   }
 });
