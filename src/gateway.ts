@@ -84,7 +84,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       staleAfterMs: config.idempotencyStaleMs,
     });
     // Housekeeping, on start and hourly; every replica may run it, concurrent deletes are harmless. Expired
-    // Idempotency-Key answers and finished journal records past retention would otherwise stay for good.
+    // Idempotency-Key answers, finished journal records and finished webhook deliveries past retention would
+    // otherwise stay for good (deliveries: a row per event per endpoint, until the disk was full).
     const prune = (): void => {
       const failed = (what: string) => (err: unknown) => log.warn(`${what} prune failed`, { error: String(err) });
       void idempotency.prune().then((n) => n > 0 && log.info("expired idempotency answers pruned", { count: n }), failed("idempotency"));
@@ -94,6 +95,13 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           .prune(before)
           .then((n) => n > 0 && log.info("finished journal records pruned", { count: n, before: before.toISOString() }), failed("journal"));
       }
+      const deliveredBefore = new Date(Date.now() - config.webhooks.deliveryRetentionMs);
+      void webhookStore
+        .pruneFinished(deliveredBefore)
+        .then(
+          (n) => n > 0 && log.info("finished webhook deliveries pruned", { count: n, before: deliveredBefore.toISOString() }),
+          failed("webhook deliveries"),
+        );
     };
     prune();
     pruneTimer = setInterval(prune, 3_600_000).unref();

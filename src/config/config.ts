@@ -442,6 +442,10 @@ export const configSchema = z.strictObject({
         env: "WEBHOOK_GIVE_UP_MS",
         doc: "A delivery not accepted (2xx) this long after its event is marked failed (visible in its endpoint's deliveries, replayable) and the next one goes.",
       }),
+      deliveryRetentionMs: setting(positiveInt().default(7 * 86_400_000), {
+        env: "WEBHOOK_DELIVERY_RETENTION_MS",
+        doc: "Delivered and failed deliveries are kept this long after they end (an endpoint's history, replayable), then deleted, hourly. Pending ones are kept until they end.",
+      }),
     })
     .prefault({}),
   adminTokens: setting(

@@ -89,6 +89,11 @@ export interface WebhookStore {
   delivered(deliveryId: string, status: number): Promise<void>;
   attempted(deliveryId: string, attempts: number, lastStatus: number | null, lastError: string): Promise<void>;
   failed(deliveryId: string, lastError: string): Promise<void>;
+  /**
+   * Deletes finished (delivered or failed) deliveries that ended, or were made, before `before`, in slices;
+   * returns how many. Pending ones are never touched.
+   */
+  pruneFinished(before: Date): Promise<number>;
 }
 
 /** The event a journal status names, when it names one. */

@@ -35,6 +35,9 @@ interface DeliveryDbRow {
   delivered_at: Date | number | null;
 }
 
+/** Finished deliveries are deleted this many at a time. */
+const PRUNE_SLICE = 1_000;
+
 /** Events as stored: a comma list with commas around it, so `,event,` finds one exactly. */
 export const eventsText = (events: string[]): string => `,${events.join(",")},`;
 
@@ -173,6 +176,19 @@ export function sqlWebhookStore(db: Pick<SqlClient, "query">): WebhookStore {
     async failed(id, lastError) {
       await db.query("update webhook_deliveries set status = 'failed', last_error = $2 where id = $1", [id, lastError]);
     },
+    async pruneFinished(before) {
+      let total = 0;
+      for (;;) {
+        const gone = await db.query(
+          `delete from webhook_deliveries where seq in (
+             select seq from webhook_deliveries where status <> 'pending' and coalesce(delivered_at, created_at) < $1 limit $2)
+           returning seq`,
+          [before, PRUNE_SLICE],
+        );
+        total += gone.length;
+        if (gone.length < PRUNE_SLICE) return total;
+      }
+    },
   };
 }
 
@@ -240,6 +256,11 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
       "update webhook_deliveries set attempts = ?, last_status = ?, last_error = ? where id = ?",
     ),
     failed: statement<[string, string], never>(db, "update webhook_deliveries set status = 'failed', last_error = ? where id = ?"),
+    pruneFinished: statement<[number, number], never>(
+      db,
+      `delete from webhook_deliveries where seq in (
+         select seq from webhook_deliveries where status <> 'pending' and coalesce(delivered_at, created_at) < ? limit ?)`,
+    ),
   };
   return {
     async insert(w) {
@@ -298,6 +319,16 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
     },
     async failed(id, lastError) {
       sql.failed.run(lastError, id);
+    },
+    async pruneFinished(before) {
+      let total = 0;
+      for (;;) {
+        const n = Number(sql.pruneFinished.run(before.getTime(), PRUNE_SLICE).changes);
+        total += n;
+        if (n < PRUNE_SLICE) return total;
+        // SQLite's deletes hold the event loop: a slice at a time.
+        await new Promise((r) => setImmediate(r));
+      }
     },
   };
 }
