@@ -3,7 +3,7 @@
 // only what the pool needs from it: an answer's status and text, or why there was none.
 import type { ConnectionOptions } from "node:tls";
 import { type Dispatcher, Pool } from "undici";
-import { LargeBody } from "../memory/largeBody.js";
+import { LargeBody, SPILL_AT } from "../memory/largeBody.js";
 
 export interface UpstreamAnswer {
   status: number;
@@ -65,7 +65,7 @@ function classify(err: Error & { code?: string }, timeoutMs: number): UpstreamHt
  */
 class Exchange implements Dispatcher.DispatchHandler {
   private status = 0;
-  private readonly answer = new LargeBody();
+  private answer = new LargeBody();
   private sentAt = 0;
   /**
    * The whole-answer deadline, armed only when a body comes in more than one chunk: undici's bodyTimeout
@@ -113,6 +113,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     const declared = Number(headers["content-length"]);
     if (declared > this.client.maxAnswerBytes) controller.abort(this.tooLarge());
+    // A large answer of a known length is collected in one buffer of that length.
+    else if (declared > SPILL_AT) this.answer = new LargeBody(declared);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {

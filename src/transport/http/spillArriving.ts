@@ -24,7 +24,7 @@ export function spillArriving(req: NodeServerRequest, declared: number): void {
     if (!body) {
       passed += chunk.length;
       if (passed <= PASS_BYTES) return push.call(this, chunk, encoding);
-      body = new LargeBody(SPILL_AT + 1);
+      body = new LargeBody(0, true);
     }
     const kept = body.push(chunk);
     if (own) giveBack(chunk);
