@@ -11,7 +11,9 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 # unprivileged "node" user. State (the embedded store, the master seed, the dev chain) lives in the /data
 # volume; with DATABASE_URL the store is PostgreSQL instead.
 FROM node:24-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data
+# A fixed glibc mmap threshold: a buffer of 256 KB or more is its own mapping, unmapped when freed, so what
+# large request bodies held goes back to the system (docs/OPERATIONS.md, "Memory after a huge answer").
+ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data MALLOC_MMAP_THRESHOLD_=262144
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
