@@ -12,6 +12,8 @@ import { requireAllowedRawTarget } from "./keys/allowedTargets.js";
 import { UpstreamPool } from "./chain/upstreamPool.js";
 import { InflightReads } from "./rpc/inflightReads.js";
 import { RpcCore } from "./rpc/rpcCore.js";
+import { callGasCapOf } from "./rpc/callGasCapOf.js";
+import { NodeShares } from "./limits/nodeShares.js";
 import { ImmutableCache } from "./rpc/immutableCache.js";
 import { GatewayError, type JsonValue } from "./errors.js";
 import { Validators } from "./platform/validators.js";
@@ -195,6 +197,12 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       gw.coalesceReads ? new InflightReads() : undefined,
     );
     if (net.feeMode === "zero") answerZeroFees(core, pool);
+    const nodeShares = new NodeShares({
+      perCaller: gw.nodeSharePerCaller,
+      queuePerCaller: gw.nodeQueuePerCaller,
+      refused: () => m.nodeShareRefusals.inc({ network: net.name }),
+    });
+    core.boundNodeWork(await callGasCapOf(net, pool), nodeShares);
     const trusted = trustedProxies(gw.trustedProxies);
     // The journal is keyed by network *and* chain (its genesis): a fresh embedded anvil is a new chain, and
     // what was journaled for the old one must not be replayed onto it.
@@ -486,6 +494,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         await s.drain();
         await sockets.close();
         filters.close();
+        nodeShares.stop();
         deps.store.outboxListeners?.delete(wakeWebhooks);
         logEvents.stop();
         await webhooks.stop();

@@ -9,6 +9,9 @@ import { once } from "node:events";
 import type { FeeMode } from "../config/config.js";
 import { restoreStateFile, type StateRestored, TORN_STATE, writeGoodCopy } from "./stateFileCopy.js";
 
+/** The embedded chain's block gas limit (anvil's default, made explicit). */
+export const EMBEDDED_BLOCK_GAS_LIMIT = 30_000_000;
+
 export interface EmbeddedNodeOptions {
   chainId: number;
   blockTimeSeconds: number;
@@ -140,6 +143,10 @@ async function launch(options: EmbeddedNodeOptions, port: number): Promise<Omit<
     "--block-time",
     String(options.blockTimeSeconds),
     ...(options.feeMode === "zero" ? ["--gas-price", "0", "--base-fee", "0"] : []),
+    // The block gas limit, said rather than left to anvil's default: the gateway caps a call's gas to it
+    // (rpc/callGasCap.ts), anvil having no cap and no EVM timeout of its own.
+    "--gas-limit",
+    String(EMBEDDED_BLOCK_GAS_LIMIT),
     // Quiet: anvil otherwise logs every request and every mined transaction, which this process had to read
     // and discard (a measurable CPU cost per transaction; bench/README.md). Quiet also drops its
     // "Listening on" line, hence the port chosen here.

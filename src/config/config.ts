@@ -126,6 +126,13 @@ export function networkSchema(name: NetworkName) {
       doc: "Token contracts platform_getSupportedTokens lists (checked at start to hold code).",
     }),
     cacheConfirmations: setting(positiveInt().default(2), { doc: "Blocks this deep are final for the read cache (reorg safety)." }),
+    callGasCap: setting(positiveInt().optional(), {
+      env: "CALL_GAS_CAP",
+      doc:
+        "Most gas one eth_call, eth_estimateGas, eth_createAccessList or eth_simulateV1 (its calls together) may " +
+        "carry; a larger gas is lowered to it before the node sees the call. Unset: the node's block gas limit or " +
+        "50,000,000 (geth's --rpc.gascap), whichever is lower.",
+    }),
     // How requests are spread over several upstreams (one upstream: nothing to choose).
     routing: z
       .strictObject({
@@ -216,6 +223,17 @@ export const configSchema = z.strictObject({
   upstreamMaxAnswerBytes: setting(positiveInt().default(128 * 1024 * 1024), {
     env: "UPSTREAM_MAX_ANSWER_BYTES",
     doc: "A node's answer larger than this fails the call (-32603 / UPSTREAM_UNAVAILABLE) and its connection is closed: answers are held whole.",
+  }),
+  nodeSharePerCaller: setting(positiveInt().default(1), {
+    env: "NODE_SHARE_PER_CALLER",
+    doc:
+      "Requests that make a node work (eth_call, eth_estimateGas, eth_createAccessList, eth_simulateV1, " +
+      "eth_getLogs, eth_getFilterLogs) one client IP has at the node at once, per network; its next ones wait " +
+      "in its own line (nodeQueuePerCaller), so one address's heavy reads take at most this many of the node's cores.",
+  }),
+  nodeQueuePerCaller: setting(positiveInt().default(200), {
+    env: "NODE_QUEUE_PER_CALLER",
+    doc: "Heavy requests (see nodeSharePerCaller) one client IP may have waiting for its share; more are refused -32005 / 429.",
   }),
   upstreamProbeIntervalMs: setting(positiveInt().default(1_000), { doc: "How often upstream health (and the chain head) is probed." }),
   logLevel: setting(z.enum(["debug", "info", "warn", "error", "silent"], { error: "must be debug, info, warn, error or silent" }).default("info"), {

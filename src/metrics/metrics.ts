@@ -154,6 +154,12 @@ export class Metrics {
     labelNames: ["network"],
     registers: [this.registry],
   });
+  readonly nodeShareRefusals = new Counter({
+    name: "gateway_node_share_refusals_total",
+    help: "Requests refused because their caller already had its share of heavy calls (eth_call, eth_getLogs, …) at the node",
+    labelNames: ["network"],
+    registers: [this.registry],
+  });
   private readonly sequencerSources = new Map<string, () => SequencerFigures>();
 
   constructor() {

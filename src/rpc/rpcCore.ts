@@ -8,6 +8,8 @@ import { checkMethodAllowed, WRITE_METHODS } from "./methodPolicy.js";
 import type { ImmutableCache } from "./immutableCache.js";
 import type { InflightReads } from "./inflightReads.js";
 import type { MaybePromise } from "../maybePromise.js";
+import { capCallGas, DEFAULT_CALL_GAS_CAP, EXECUTING_METHODS } from "./callGasCap.js";
+import type { NodeShares } from "../limits/nodeShares.js";
 
 export interface CallContext {
   access: Access;
@@ -35,6 +37,10 @@ export class RpcCore implements RpcDispatcher {
   /** Answers that never change for a network, with their JSON text (no JSON.stringify per call). */
   private readonly local: Map<string, { value: JsonValue; raw: string }>;
   private readonly custom = new Map<string, CustomMethod>();
+  /** The most gas a call that runs code may carry (callGasCap.ts). */
+  private gasCap = DEFAULT_CALL_GAS_CAP;
+  /** Per-caller shares of the node for calls that make it work; absent, unshared. */
+  private shares: NodeShares | undefined;
 
   constructor(
     private readonly pool: UpstreamPool,
@@ -61,6 +67,12 @@ export class RpcCore implements RpcDispatcher {
     this.local.set(method, { value, raw: JSON.stringify(value) });
   }
 
+  /** Bounds the node's work per call (gas) and per caller (concurrent heavy calls). */
+  boundNodeWork(gasCap: bigint, shares?: NodeShares): void {
+    this.gasCap = gasCap;
+    this.shares = shares;
+  }
+
   /** Registers a gateway-implemented method (platform_*). */
   register(method: string, fn: CustomMethod): void {
     this.custom.set(method, fn);
@@ -74,6 +86,22 @@ export class RpcCore implements RpcDispatcher {
   }
 
   callMany(ctx: CallContext, calls: CoreCall[]): MaybePromise<RpcOutcome[]> {
+    // A request that makes the node work takes one of its caller's slots (one node request) until answered.
+    if (this.shares !== undefined) {
+      const heavy = calls.find((c) => HEAVY_METHODS.has(c.method));
+      if (heavy !== undefined) {
+        return this.shares
+          .run(callerOf(ctx), heavy.method, () => Promise.resolve(this.callAll(ctx, calls)))
+          .catch((err: unknown) => {
+            const error = toGatewayError(err);
+            return calls.map((): RpcOutcome => ({ ok: false, error }));
+          });
+      }
+    }
+    return this.callAll(ctx, calls);
+  }
+
+  private callAll(ctx: CallContext, calls: CoreCall[]): MaybePromise<RpcOutcome[]> {
     const outcomes: (RpcOutcome | Promise<RpcOutcome>)[] = new Array(calls.length);
     const proxied: Proxied[] = [];
     // Writes first pass the daily quota (async); everything else is routed synchronously, in request order.
@@ -86,7 +114,7 @@ export class RpcCore implements RpcDispatcher {
         if (!Array.isArray(call.params)) {
           throw new GatewayError("invalid_params", `Invalid params: ${call.method} takes positional params (a JSON array)`);
         }
-        const params = call.params;
+        const params = EXECUTING_METHODS.has(call.method) ? capCallGas(call.method, call.params, this.gasCap) : call.params;
         if (WRITE_METHODS.has(call.method)) {
           (quotaChecks ??= []).push(
             this.beforeWrite(ctx)
@@ -172,6 +200,13 @@ export class RpcCore implements RpcDispatcher {
       if (p.key !== undefined) this.inflight!.track(p.key, outcome);
     });
   }
+}
+
+/** What a per-caller node share counts: code execution and log scans. */
+const HEAVY_METHODS = new Set([...EXECUTING_METHODS, "eth_getLogs", "eth_getFilterLogs"]);
+
+function callerOf(ctx: CallContext): string {
+  return ctx.clientIp !== undefined && ctx.clientIp !== "unknown" ? `ip:${ctx.clientIp}` : ctx.access.kind === "key" ? `key:${ctx.access.keyId}` : "public";
 }
 
 interface Proxied {
