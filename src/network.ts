@@ -86,6 +86,8 @@ export interface RunningNetwork {
   /** The node(s) behind it; the embedded anvil's URL when there is one. */
   upstreamUrls: string[];
   embedded: boolean;
+  /** The embedded anvil's watchdog process (anvil is its child), when there is one. */
+  embeddedPid?: number;
   core: RpcCore;
   zkt: ZktCore;
   pool: UpstreamPool;
@@ -170,6 +172,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       timeoutMs: gw.upstreamTimeoutMs,
       maxAnswerBytes: gw.upstreamMaxAnswerBytes,
       probeIntervalMs: gw.upstreamProbeIntervalMs,
+      probeTimeoutMs: gw.upstreamProbeTimeoutMs,
       batchReads: gw.batchUpstreamReads,
       log,
     });
@@ -482,6 +485,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       url,
       upstreamUrls,
       embedded: embedded !== undefined,
+      ...(embedded ? { embeddedPid: embedded.pid } : {}),
       core,
       zkt,
       pool,

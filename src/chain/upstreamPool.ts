@@ -81,6 +81,8 @@ export interface UpstreamPoolOptions {
   /** A node's answer larger than this fails (see UpstreamHttpOptions.maxAnswerBytes). */
   maxAnswerBytes?: number;
   probeIntervalMs: number;
+  /** A node that does not answer its probe within this is unresponsive: not ready, sent nothing until it answers. */
+  probeTimeoutMs?: number;
   log: Logger;
   routing?: Partial<RoutingOptions>;
   /** Single point reads arriving in one event-loop turn go as one batch (readBatcher.ts); default true. */
@@ -108,6 +110,8 @@ export class UpstreamPool {
   private readonly batcher: ReadBatcher | undefined;
   /** Nodes whose last probe batch was answered with one object: reads are not gathered while any is in the pool. */
   private readonly refusesBatches = new Set<Upstream>();
+  /** Nodes with a probe in flight. */
+  private readonly probing = new Set<Upstream>();
 
   constructor(private readonly options: UpstreamPoolOptions) {
     if (options.urls.length === 0) throw new Error("an upstream pool needs at least one URL");
@@ -526,14 +530,18 @@ export class UpstreamPool {
     const expected = "0x" + this.options.chainId.toString(16);
     await Promise.all(
       this.upstreams.map(async (u) => {
+        // A node still holding its last probe gets no second one: that probe's deadline decides.
+        if (this.probing.has(u)) return;
+        this.probing.add(u);
+        const deadline = probeDeadline(this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS);
         try {
           // One round trip (upstreamProbe.ts); a node (or proxy) without batch support answers one object:
           // ask one call at a time instead.
-          let replies = parseJson(await this.post(u, PROBE_BATCH));
+          let replies = parseJson(await this.post(u, PROBE_BATCH, deadline.signal));
           if (Array.isArray(replies)) this.refusesBatches.delete(u);
           else {
             this.refusesBatches.add(u);
-            replies = await Promise.all(PROBE_CALLS.map(async (c) => parseJson(await this.post(u, JSON.stringify(c)))));
+            replies = await Promise.all(PROBE_CALLS.map(async (c) => parseJson(await this.post(u, JSON.stringify(c), deadline.signal))));
           }
           const reading = readProbe(replies as unknown[], expected, this.genesisHash);
           if (reading.wrongChain) {
@@ -542,6 +550,8 @@ export class UpstreamPool {
             throw new TransientUpstreamError(reading.wrongChain);
           }
           u.wrongChain = false;
+          if (u.stalled) this.options.log.info("upstream answers its probe again", { upstream: u.label });
+          u.stalled = false;
           const head = reading.head;
           if (head !== undefined) u.head = Number.parseInt(head, 16);
           if (reading.syncing !== u.syncing)
@@ -553,10 +563,18 @@ export class UpstreamPool {
           this.setHealth(u, true);
           u.lastError = undefined;
         } catch (err) {
+          // Past its deadline the node is unresponsive (frozen, overloaded): nothing is sent to it until a probe
+          // answers, so callers get an error at once instead of a 10 s wait each.
+          const timedOut = deadline.signal.aborted;
+          const message = timedOut ? `did not answer its health probe within ${deadline.ms} ms` : (err as Error).message;
+          if (timedOut) u.stalled = true;
           recordProbeFailure(u, this.routing);
-          if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: u.label, error: (err as Error).message });
+          if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: u.label, error: message });
           this.setHealth(u, false);
-          u.lastError = (err as Error).message;
+          u.lastError = message;
+        } finally {
+          deadline.clear();
+          this.probing.delete(u);
         }
       }),
     );
@@ -564,6 +582,16 @@ export class UpstreamPool {
     for (const u of this.upstreams)
       this.options.observer?.routing?.(u.label, { lag: u.head < 0 ? 0 : best - u.head, score: score(u), open: u.openUntil > Date.now() });
   }
+}
+
+const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
+
+/** An abort signal that fires after `ms`, and its timer's clearing. */
+function probeDeadline(ms: number): { signal: AbortSignal; ms: number; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  timer.unref();
+  return { signal: controller.signal, ms, clear: () => clearTimeout(timer) };
 }
 
 /**

@@ -31,6 +31,8 @@ export interface Upstream {
   healthy: boolean;
   /** Reports another chain (chain id or genesis): never sent anything until a probe finds it right again. */
   wrongChain: boolean;
+  /** Its last probe got no answer in time (frozen, overloaded): sent nothing until a probe answers. */
+  stalled: boolean;
   /** Taken out of service by an operator (AdminService.CordonUpstream): never sent anything; probes go on. */
   cordoned: boolean;
   lastError: string | undefined;
@@ -56,6 +58,7 @@ export function newUpstream(url: string, routing: RoutingOptions, timeoutMs: num
     http: new UpstreamHttp(new URL(url), { connections: routing.connections, timeoutMs, ...(maxAnswerBytes ? { maxAnswerBytes } : {}) }),
     healthy: true,
     wrongChain: false,
+    stalled: false,
     cordoned: false,
     lastError: undefined,
     head: -1,
@@ -71,21 +74,26 @@ export function newUpstream(url: string, routing: RoutingOptions, timeoutMs: num
 
 /**
  * Nodes in the order to try: healthy ones that are not behind (by score), then lagging healthy ones, then
- * unhealthy ones (a last resort, circuit open or not). A node of another chain, or cordoned, is never tried.
+ * unhealthy ones (a last resort, circuit open or not). A node of another chain, cordoned, or that let its
+ * last probe go unanswered (stalled), is never tried.
  */
 export function routeOrder(upstreams: Upstream[], routing: RoutingOptions): Upstream[] {
   // One node (the embedded default): nothing to choose, and nothing allocated per request.
-  if (upstreams.length === 1) return upstreams[0]!.wrongChain || upstreams[0]!.cordoned ? [] : upstreams;
+  if (upstreams.length === 1) return out(upstreams[0]!) ? [] : upstreams;
   const now = Date.now();
   const best = Math.max(...upstreams.map((u) => u.head));
   const lagging = (u: Upstream): boolean => u.syncing || (u.head >= 0 && best - u.head > routing.maxLagBlocks);
   const closed = (u: Upstream): boolean => u.openUntil <= now;
   const byScore = (a: Upstream, b: Upstream): number => score(a) - score(b);
-  const candidates = upstreams.filter((u) => !u.wrongChain && !u.cordoned);
+  const candidates = upstreams.filter((u) => !out(u));
   const fresh = candidates.filter((u) => u.healthy && closed(u) && !lagging(u)).sort(byScore);
   const behind = candidates.filter((u) => u.healthy && closed(u) && lagging(u)).sort((a, b) => b.head - a.head);
   const rest = candidates.filter((u) => !fresh.includes(u) && !behind.includes(u)).sort(byScore);
   return [...fresh, ...behind, ...rest];
+}
+
+function out(u: Upstream): boolean {
+  return u.wrongChain || u.cordoned || u.stalled;
 }
 
 /** Lower is better: answer time, tripled by a node that fails half its requests. */

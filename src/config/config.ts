@@ -236,6 +236,12 @@ export const configSchema = z.strictObject({
     doc: "Heavy requests (see nodeSharePerCaller) one client IP may have waiting for its share; more are refused -32005 / 429.",
   }),
   upstreamProbeIntervalMs: setting(positiveInt().default(1_000), { doc: "How often upstream health (and the chain head) is probed." }),
+  upstreamProbeTimeoutMs: setting(positiveInt().default(2_000), {
+    env: "UPSTREAM_PROBE_TIMEOUT_MS",
+    doc:
+      "A node that does not answer its health probe within this is unresponsive (frozen, overloaded): readiness " +
+      "turns false when no node answers, and nothing is sent to it (callers get -32603 / 503 at once) until a probe answers.",
+  }),
   logLevel: setting(z.enum(["debug", "info", "warn", "error", "silent"], { error: "must be debug, info, warn, error or silent" }).default("info"), {
     env: "LOG_LEVEL",
     doc: "debug, info, warn, error or silent.",

@@ -2,22 +2,8 @@
 // (SIGINT), on SIGTERM, and even when the gateway itself is killed with SIGKILL.
 import { describe, expect, it } from "vitest";
 import { spawn, execFileSync } from "node:child_process";
-import { isAlive } from "../helpers/processes.js";
+import { descendants, isAlive } from "../helpers/processes.js";
 
-function childrenOf(pid: number): number[] {
-  try {
-    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
-      .split("\n")
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
-function descendants(pid: number): number[] {
-  const kids = childrenOf(pid);
-  return kids.flatMap((k) => [k, ...descendants(k)]);
-}
 function anvilPids(root: number): number[] {
   return descendants(root).filter((p) => {
     try {

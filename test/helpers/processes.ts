@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 // Whether a process is still there (signal 0 checks without signalling), for tests that make sure nothing
 // the gateway started is left running.
 export function isAlive(pid: number): boolean {
@@ -7,4 +8,18 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Every process below `pid` (children, theirs, …). */
+export function descendants(pid: number): number[] {
+  let kids: number[] = [];
+  try {
+    kids = execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // none
+  }
+  return kids.flatMap((k) => [k, ...descendants(k)]);
 }

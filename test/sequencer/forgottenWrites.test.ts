@@ -2,12 +2,12 @@
 // file: the file is torn, the next start takes the whole copy kept beside it, which is older than the journal,
 // and every write the journal holds as completed is on the chain again, once, under the hash it was answered
 // with.
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, statSync, truncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startGatewayProcess } from "../helpers/gatewayProcess.js";
+import { descendants } from "../helpers/processes.js";
 import { postJson, rpc } from "../helpers/gateway.js";
 
 const SOURCE = "pragma solidity ^0.8.20;\ncontract Counter { uint256 public n; function inc() public { n += 1; } }";
@@ -15,19 +15,6 @@ const ABI = [
   { type: "function", name: "n", inputs: [], outputs: [{ name: "", type: "uint256" }], stateMutability: "view" },
   { type: "function", name: "inc", inputs: [], outputs: [], stateMutability: "nonpayable" },
 ];
-
-function descendants(pid: number): number[] {
-  let kids: number[] = [];
-  try {
-    kids = execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
-      .split("\n")
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    // none
-  }
-  return kids.flatMap((k) => [k, ...descendants(k)]);
-}
 
 function signalIfThere(pid: number, signal: NodeJS.Signals): void {
   try {
