@@ -475,6 +475,10 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
         bodyLimitBytes: gw.bodyLimitBytes,
       },
       sockets.upgrade,
+      {
+        h2Banned: (reason) => m.h2Bans.inc({ network: net.name, reason }),
+        refusedAtAccept: () => m.refusedAtAccept.inc({ network: net.name }),
+      },
     );
     const url = `http://${gw.host}:${server.port}`;
     const srv = server;

@@ -347,6 +347,13 @@ export const configSchema = z.strictObject({
         env: "HTTP_BODY_BUDGET_PER_IP_BYTES",
         doc: "One client IP's share of bodyBudgetBytes (trusted proxies exempt).",
       }),
+      h2StreamsPerIpPer10s: setting(positiveInt().default(5_000), {
+        env: "HTTP2_STREAMS_PER_IP_PER_10S",
+        doc:
+          "HTTP/2 streams one client IP may open in 10 s, across its connections (trusted proxies exempt); past it (a " +
+          "request flood), as past 500 streams reset unanswered (a rapid-reset storm), its sessions get GOAWAY " +
+          "ENHANCE_YOUR_CALM and its new connections are closed at accept for 30 s, doubling while it goes on.",
+      }),
       bodyBudgetPerSessionBytes: setting(positiveInt().default(8 * 1024 * 1024), {
         env: "HTTP_BODY_BUDGET_PER_SESSION_BYTES",
         doc: "One HTTP/2 session's share of bodyBudgetBytes: its streams' bodies past it are refused (503) or reset (trusted proxies exempt).",

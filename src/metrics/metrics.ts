@@ -154,6 +154,18 @@ export class Metrics {
     labelNames: ["network"],
     registers: [this.registry],
   });
+  readonly h2Bans = new Counter({
+    name: "gateway_http2_bans_total",
+    help: "Client IPs that passed an HTTP/2 budget (reason: resets, streams): sessions ended, new connections refused for a back-off",
+    labelNames: ["network", "reason"],
+    registers: [this.registry],
+  });
+  readonly refusedAtAccept = new Counter({
+    name: "gateway_connections_refused_at_accept_total",
+    help: "Connections closed at accept, unread, because their IP is in an HTTP/2 back-off",
+    labelNames: ["network"],
+    registers: [this.registry],
+  });
   readonly nodeShareRefusals = new Counter({
     name: "gateway_node_share_refusals_total",
     help: "Requests refused because their caller already had its share of heavy calls (eth_call, eth_getLogs, …) at the node",

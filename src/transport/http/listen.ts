@@ -27,8 +27,8 @@ export interface DualServer {
 const CLOSE_GRACE_MS = 5_000;
 const H2_MAX_STREAMS = 100;
 /**
- * Streams one IP may reset unanswered in 10 s before its sessions end and it waits 30 s (doubling) for a new
- * one: far above what cancelling clients do (a gRPC deadline, a page left), far below a reset storm.
+ * Streams one IP may reset unanswered in 10 s before its sessions end and its connections are refused for
+ * 30 s (doubling): far above what cancelling clients do (a gRPC deadline, a page left), far below a storm.
  */
 const H2_RESETS = { budget: 500, windowMs: 10_000, backoffMs: 30_000 };
 
@@ -53,6 +53,16 @@ export interface ConnectionLimits {
   bodyBudgetPerSessionBytes: number;
   /** Connections of this port held elsewhere (WebSockets handed to fan-out shards): they count too. */
   heldElsewhere?: () => number;
+  /** HTTP/2 streams one IP may open per 10 s (a plain request flood) before it is treated as a reset storm is. */
+  h2StreamsPerIpPer10s: number;
+}
+
+/** What the edge refused, for metrics. */
+export interface EdgeObserver {
+  /** An IP passed an HTTP/2 budget (resets or streams): its sessions were ended, its new connections refused. */
+  h2Banned?: (why: "resets" | "streams") => void;
+  /** A connection closed at accept, before a byte of it was read, because its IP is in its back-off. */
+  refusedAtAccept?: () => void;
 }
 
 /** Answer to a connection past a cap: plain HTTP/1.1, which is what nearly every client speaks first. */
@@ -79,6 +89,7 @@ export async function listenDual(
   fastLane?: Omit<FastLaneOptions, "keepAliveTimeoutMs" | "requestTimeoutMs" | "headersTimeoutMs" | "budget">,
   /** HTTP/1.1 upgrades (WebSocket); without it node:http closes them. */
   upgrade?: (req: http.IncomingMessage, socket: import("node:stream").Duplex, head: Buffer) => void,
+  observer: EdgeObserver = {},
 ): Promise<DualServer> {
   // Requests in flight on every path (fast lane, node:http, http2), for close() to wait on.
   let inFlight = 0;
@@ -128,7 +139,7 @@ export async function listenDual(
         const n = typeof chunk === "string" ? Buffer.byteLength(chunk, encoding) : (chunk as Uint8Array).length;
         if (!budget.reserve(ip, n, session)) {
           req.push = push;
-          if ("stream" in req) req.stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+          if ("stream" in req) closeStream(req.stream, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
           else req.socket.destroy();
           return false;
         }
@@ -176,20 +187,31 @@ export async function listenDual(
     requestTimeoutMs: limits.requestTimeoutMs,
     budget,
   };
-  // At most this many streams at once per session (nginx allows 128, Go 250): each is a request in flight.
-  const resets = new StreamResets({ ...H2_RESETS, ...(limits.exempt ? { exempt: limits.exempt } : {}) });
-  /** Open h2 sessions per client IP, to end them all when the IP passes its reset budget. */
+  // Counted per client IP across its connections (reconnecting starts no fresh budget): streams the peer
+  // reset before their answer began, and streams opened at all (a plain flood). Past either, every session of
+  // the IP gets GOAWAY ENHANCE_YOUR_CALM and its new connections are closed at accept for a doubling back-off.
+  const exempt = limits.exempt ? { exempt: limits.exempt } : {};
+  const resets = new StreamResets({ ...H2_RESETS, ...exempt });
+  const opened = new StreamResets({ ...H2_RESETS, budget: limits.h2StreamsPerIpPer10s, ...exempt });
+  const bannedIp = (ip: string): boolean => resets.banned(ip) || opened.banned(ip);
+  /** Open h2 sessions per client IP, to end them all when the IP passes a budget. */
   const sessionsOf = new Map<string, Set<http2.ServerHttp2Session>>();
-  const reset = (ip: string): void => {
-    if (!resets.note(ip)) return;
-    for (const session of sessionsOf.get(ip) ?? []) session.destroy(undefined, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+  const ban = (ip: string, why: "resets" | "streams"): void => {
+    observer.h2Banned?.(why);
+    for (const session of sessionsOf.get(ip) ?? []) {
+      // destroy()'s own GOAWAY says NO_ERROR: the code is sent first, and the session ended once it is out.
+      session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      setImmediate(() => session.destroy());
+    }
   };
+  /** Streams this server closed itself (timeouts, budgets): their reset is not the peer's. */
+  const closedByUs = new WeakSet<http2.Http2Stream>();
+  const closeStream = (stream: http2.Http2Stream, code: number): void => {
+    closedByUs.add(stream);
+    stream.close(code);
+  };
+  // At most this many streams at once per session (nginx allows 128, Go 250): each is a request in flight.
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: H2_MAX_STREAMS } }, (req, res) => {
-    const ip = normalise(req.socket?.remoteAddress ?? "unknown");
-    // A client's reset (RST_STREAM) of an unanswered stream counts against its IP's budget.
-    req.stream.once("close", () => {
-      if (!res.writableFinished && req.stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) reset(ip);
-    });
     // The handler starts a turn later: a stream reset in the same read as its HEADERS (rapid reset) is closed
     // by then and costs no handler work.
     setImmediate(() => {
@@ -198,7 +220,7 @@ export async function listenDual(
       // idle for the keep-alive timeout, so a body trickled a byte at a time was held without end. (A
       // bidirectional stream's request side, gRPC reflection's, is bounded alike.)
       const late = setTimeout(() => {
-        if (!req.complete) req.stream.close(http2.constants.NGHTTP2_CANCEL);
+        if (!req.complete) closeStream(req.stream, http2.constants.NGHTTP2_CANCEL);
       }, limits.requestTimeoutMs);
       late.unref();
       req.once("end", () => clearTimeout(late));
@@ -214,6 +236,16 @@ export async function listenDual(
     session.once("close", () => {
       mine.delete(session);
       if (mine.size === 0 && sessionsOf.get(ip) === mine) sessionsOf.delete(ip);
+    });
+    session.on("stream", (stream) => {
+      if (opened.note(ip)) return ban(ip, "streams");
+      // A reset the peer sent on a stream whose answer had not begun, whatever state Node's response object
+      // reports (it reads finished for streams the client reset).
+      stream.once("close", () => {
+        if (stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR && stream.rstCode !== undefined && !stream.headersSent && !closedByUs.has(stream)) {
+          if (resets.note(ip)) ban(ip, "resets");
+        }
+      });
     });
   });
   // An h2 session with no frames for this long is closed (no listener for "timeout": http2 destroys it).
@@ -237,8 +269,6 @@ export async function listenDual(
       socket.off("timeout", silent);
       socket.setTimeout(0);
       if (isH2) {
-        // An IP in its reset back-off gets no new session.
-        if (resets.banned(normalise(socket.remoteAddress ?? "unknown"))) return void socket.destroy();
         socket.pause();
         socket.unshift(seen);
         // http2 drains the socket's buffered bytes itself on the next tick; resuming here would lose them.
@@ -252,8 +282,13 @@ export async function listenDual(
   const slots = new ConnectionSlots(limits.maxConnectionsPerIp, limits.exempt);
   const server = net.createServer((socket) => {
     destroyOnError(socket);
-    if (sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections) return void endAndClose(socket, TOO_MANY);
     const ip = normalise(socket.remoteAddress ?? "unknown");
+    // An IP in its HTTP/2 back-off is closed at accept: not a byte read, no frame parsed.
+    if (bannedIp(ip)) {
+      observer.refusedAtAccept?.();
+      return void socket.destroy();
+    }
+    if (sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections) return void endAndClose(socket, TOO_MANY);
     if (!slots.take(ip)) return void endAndClose(socket, TOO_MANY_FROM_IP);
     sockets.add(socket);
     socket.once("close", () => {
@@ -276,6 +311,7 @@ export async function listenDual(
       // The fast lane writes its answers in the check phase (write batching): let the last ones go out.
       await new Promise((r) => setImmediate(r));
       resets.close();
+      opened.close();
       h1.closeAllConnections();
       h1.close(); // stops its timeout checker
       for (const s of sockets) s.destroy();
