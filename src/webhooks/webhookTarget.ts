@@ -6,7 +6,10 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "nod
 import { BlockList, isIP } from "node:net";
 import { GatewayError } from "../errors.js";
 
-const blocked = new BlockList();
+// Two lists: Node's BlockList matches an IPv4 address against IPv6 rules as ::ffff:a.b.c.d, so one list with
+// ::ffff:0:0/96 in it refused every IPv4 address, public ones included.
+const blockedV4 = new BlockList();
+const blockedV6 = new BlockList();
 for (const [net, prefix] of [
   ["0.0.0.0", 8], // "this network", unspecified
   ["10.0.0.0", 8],
@@ -20,25 +23,64 @@ for (const [net, prefix] of [
   ["224.0.0.0", 4], // multicast
   ["240.0.0.0", 4], // reserved, broadcast
 ] as const)
-  blocked.addSubnet(net, prefix, "ipv4");
+  blockedV4.addSubnet(net, prefix, "ipv4");
 for (const [net, prefix] of [
   ["::", 128],
   ["::1", 128],
-  ["::ffff:0:0", 96], // IPv4-mapped: checked as IPv4 below
   ["64:ff9b::", 96], // NAT64
   ["fc00::", 7], // unique local
   ["fe80::", 10], // link-local
   ["ff00::", 8], // multicast
 ] as const)
-  blocked.addSubnet(net, prefix, "ipv6");
+  blockedV6.addSubnet(net, prefix, "ipv6");
 
 /** Whether an address is one a webhook must not reach (loopback, private, link-local, metadata, ...). */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return blocked.check(mapped[1]!, "ipv4");
   const family = isIP(address);
   if (family === 0) return true;
-  return blocked.check(address, family === 4 ? "ipv4" : "ipv6");
+  if (family === 4) return blockedV4.check(address, "ipv4");
+  // IPv6 forms that carry an IPv4 address are judged by it: IPv4-mapped, IPv4-compatible (::a.b.c.d, written
+  // ::7f00:1 once a URL is parsed) and 6to4 (2002:aabb:ccdd::).
+  const embedded = embeddedIpv4(address);
+  if (embedded !== undefined) return blockedV4.check(embedded, "ipv4");
+  return blockedV6.check(address, "ipv6");
+}
+
+/** The IPv4 address an IPv6 one embeds (mapped ::ffff:0:0/96, compatible ::/96, 6to4 2002::/16), if any. */
+export function embeddedIpv4(address: string): string | undefined {
+  const bytes = ipv6Bytes(address);
+  if (bytes === undefined) return undefined;
+  const v4 = (at: number) => `${bytes[at]}.${bytes[at + 1]}.${bytes[at + 2]}.${bytes[at + 3]}`;
+  const zeroUpTo = (n: number) => bytes.subarray(0, n).every((b) => b === 0);
+  if (zeroUpTo(10) && bytes[10] === 0xff && bytes[11] === 0xff) return v4(12);
+  // :: and ::1 are blocked as themselves; anything else in ::/96 is IPv4-compatible.
+  if (zeroUpTo(12) && (bytes[12]! | bytes[13]! | bytes[14]!) !== 0) return v4(12);
+  if (zeroUpTo(12) && bytes[15]! > 1) return v4(12);
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return v4(2);
+  return undefined;
+}
+
+/** An IPv6 address's 16 bytes (a trailing dotted quad allowed); undefined when it is not one. */
+function ipv6Bytes(address: string): Uint8Array | undefined {
+  if (isIP(address) !== 6) return undefined;
+  let text = address.replace(/%.*$/, "");
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes("::") ? (text.split("::") as [string, string]) : [text, undefined];
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right];
+  if (groups.length !== 8) return undefined;
+  const bytes = new Uint8Array(16);
+  groups.forEach((g, i) => {
+    const n = Number.parseInt(g, 16);
+    bytes[2 * i] = n >> 8;
+    bytes[2 * i + 1] = n & 0xff;
+  });
+  return bytes;
 }
 
 const refused = (url: string, why: string): GatewayError =>

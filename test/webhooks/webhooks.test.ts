@@ -269,6 +269,12 @@ describe("webhooks: private targets", () => {
       "http://10.1.2.3/",
       "http://[::1]/",
       "http://192.168.1.1/",
+      // IPv6 forms embedding a private IPv4 address (#62): IPv4-compatible, 6to4, IPv4-mapped in hex.
+      "http://[::127.0.0.1]/",
+      "http://[2002:7f00:1::]/",
+      "http://[2002:a9fe:a9fe::1]/",
+      "http://[::ffff:7f00:1]/",
+      "http://[::a00:1]/",
     ]) {
       const res = await postJson(`${base}/zgt/${apiKey}/webhooks`, { url, events: EVENTS });
       expect(res.status, url).toBe(400);
