@@ -274,6 +274,12 @@ export const configSchema = z.strictObject({
         env: "RATE_LIMIT_PER_IP",
         doc: "Requests per client IP per window across all its free (self-service) keys; keys with limits of their own are exempt.",
       }),
+      adminAttemptsPerWindow: setting(positiveInt().default(120), {
+        env: "ADMIN_RATE_LIMIT",
+        doc:
+          "Admin API calls per client IP per window, right token or wrong: a budget of their own, so a flood of wrong " +
+          "tokens does not spend the IP's API limit (and API traffic does not lock the operator out). Past it, 429.",
+      }),
       tryItOutRequestsPerWindow: setting(positiveInt().default(100), {
         env: "TRY_IT_OUT_RATE_LIMIT",
         doc: "Stricter limit for POST /zkt/try-it-out, per IP per window.",

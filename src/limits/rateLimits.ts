@@ -35,6 +35,8 @@ export interface RateLimitConfig {
   /** Writes per key per day and per 30 days, across networks (unlimited when unset; a key's transactionsPerDay wins). */
   writesPerDay?: number | undefined;
   writesPerMonth?: number | undefined;
+  /** Admin API calls per client IP per window, on their own budget (the API's request limit is not touched). */
+  adminAttemptsPerWindow?: number;
   /** Test-fund credits (POST /zgt/<key>/faucet) per key per day (10 when unset). */
   faucetCreditsPerDay?: number;
   /** When Redis is unreachable: "open" serves unlimited, "closed" refuses with 503. */
@@ -46,7 +48,7 @@ export interface RateLimitConfig {
   keyPrefix?: string;
 }
 
-export type LimitScope = "requests" | "requests-per-ip" | "try-it-out" | "transactions" | "writes-month" | "faucet";
+export type LimitScope = "requests" | "requests-per-ip" | "try-it-out" | "transactions" | "writes-month" | "faucet" | "admin-attempts";
 
 export class RateLimits {
   /** What each key used (usageOf). */
@@ -145,6 +147,15 @@ export class RateLimits {
       retryAfterSeconds: reset,
       details: { limit, windowSeconds: this.config.windowMs / 1000, retryAfterSeconds: reset },
     });
+  }
+
+  /**
+   * One admin API call from `ip`, on a budget of its own: a flood of wrong tokens spends it, not the IP's API
+   * limit, so the real operator's JSON-RPC from that address goes on (and the API's load does not lock out
+   * the admin API). Past it, every admin call from the IP is refused unread: a right guess would otherwise pass.
+   */
+  checkAdminAttempt(network: string, ip: string): LimitDecision | undefined | Promise<LimitDecision | undefined> {
+    return this.take("admin-attempts", network, `ip:${ip}`, this.config.adminAttemptsPerWindow ?? 120, this.config.windowMs, 1, "admin API calls");
   }
 
   async checkTryItOut(network: string, ip: string): Promise<LimitDecision | undefined> {

@@ -63,13 +63,17 @@ export class Policy {
     return this.deps.authenticate(caller.apiKey).then((access) => this.limit(op, access, caller.clientIp, weight));
   }
 
-  /** Counted against the caller's IP first, so guessing tokens is rate limited like anything else. */
-  private admitAdmin(op: OperationName, caller: Caller, weight: number): MaybePromise<Admission> {
-    return andThen(this.limit(op, PUBLIC, caller.clientIp, weight), (a) => {
+  /**
+   * Counted against the caller's IP on the admin budget first (its own, not the API's request limit), so
+   * guessing tokens is rate limited without locking the IP's API callers out.
+   */
+  private admitAdmin(_op: OperationName, caller: Caller, _weight: number): MaybePromise<Admission> {
+    const { limits, network } = this.deps;
+    return andThen(limits.checkAdminAttempt(network, caller.clientIp), (d) => {
       const admin = this.deps.adminTokens?.nameOf(caller.apiKey);
       if (admin === undefined)
         throw new GatewayError("unauthorized", caller.apiKey === undefined ? "the admin API needs authorization: Bearer <ADMIN_TOKEN>" : "not an admin token");
-      return { ...a, admin };
+      return { access: PUBLIC, admin, headers: d ? rateLimitHeaders(d) : NO_HEADERS };
     });
   }
 

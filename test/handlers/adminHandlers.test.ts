@@ -213,3 +213,48 @@ describe("admin API with ADMIN_TOKEN", () => {
     expect(lines.some((l) => l.includes('"action":"CancelWrite"'))).toBe(true);
   });
 });
+
+describe("admin API: wrong tokens have a budget of their own (#62)", () => {
+  let gw: Gateway;
+  let url: string;
+  beforeAll(async () => {
+    gw = await startTestGateway({ mutate: (c) => (c.adminTokens = [`alice:${TOKEN}`]) });
+    url = gw.network("testnet").url;
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it("2,000 wrong admin tokens from one IP: 401, then 429 for admin calls only; the IP's JSON-RPC goes on within its limit", { timeout: 60_000 }, async () => {
+    const { Agent, request } = await import("undici");
+    const attacker = new Agent({ localAddress: "127.0.0.7", connections: 32 });
+    try {
+      const post = async (path: string, body: string, headers: Record<string, string>) => {
+        const res = await request(url + path, { method: "POST", body, headers: { "content-type": "application/json", ...headers }, dispatcher: attacker });
+        return { status: res.statusCode, text: await res.body.text() };
+      };
+      const statuses = new Map<number, number>();
+      for (let round = 0; round < 20; round++) {
+        const batch = await Promise.all(
+          Array.from({ length: 100 }, (_, i) =>
+            post("/chaingateway.admin.v1.AdminService/ListKeys", "{}", { authorization: `Bearer wrong-token-${round}-${i}-0123456789abcdef` }),
+          ),
+        );
+        for (const r of batch) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      }
+      expect(statuses.get(401)).toBe(120);
+      expect(statuses.get(429)).toBe(1_880);
+      // The same address's JSON-RPC: its own limit (1,500 a minute) untouched by the flood.
+      for (let i = 0; i < 50; i++) {
+        const r = await post("/", JSON.stringify({ jsonrpc: "2.0", id: i, method: "eth_blockNumber", params: [] }), {});
+        expect(r.status, r.text).toBe(200);
+        expect(JSON.parse(r.text).result).toMatch(/^0x/);
+      }
+      // The operator from another address is not locked out.
+      const admin = createClient(AdminService, createConnectTransport({ baseUrl: url, httpVersion: "1.1", interceptors: [bearer(TOKEN)] }));
+      expect((await admin.listKeys({})).keys).toBeDefined();
+    } finally {
+      await attacker.close();
+    }
+  });
+});

@@ -11,7 +11,7 @@ const LOOP_CODE = "0x5b600056";
 const LOOP = "0x00000000000000000000000000000000000100ff";
 
 function from(localAddress: string): Agent {
-  return new Agent({ connect: { localAddress }, connections: 64 });
+  return new Agent({ localAddress, connections: 64 });
 }
 
 async function post(

@@ -57,7 +57,7 @@ describe("HTTP/2 abuse from one IP", () => {
   let gw: Gateway;
   let url: string;
   let port: number;
-  const agent = new Agent({ connect: { localAddress: "127.0.0.2" } });
+  const agent = new Agent({ localAddress: "127.0.0.2" });
   beforeAll(async () => {
     gw = await startTestGateway({ mutate: (c) => (c.rateLimit.requestsPerWindow = 10_000_000) });
     url = gw.network("testnet").url;
