@@ -16,6 +16,7 @@ export type ErrorKind =
   | "transaction_rejected"
   | "execution_reverted"
   | "unauthorized"
+  | "key_required"
   | "payload_too_large"
   | "unsupported_encoding"
   | "validation"
@@ -56,6 +57,9 @@ export const errorKinds: Record<ErrorKind, KindInfo> = {
   transaction_rejected: { jsonRpcCode: -32003, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },
   // Reverts keep the node's own code (3 for geth/anvil) and data; see GatewayError.jsonRpcCode.
   execution_reverted: { jsonRpcCode: 3, httpStatus: 422, connectCode: Code.FailedPrecondition, zktCode: "TXN_NOT_PROCESSED" },
+  // What only a key holder may do, asked without a key (a write on the public path, pending transactions):
+  // -32003 as a refused write, Connect permission_denied; -32001 stays "unknown or revoked key".
+  key_required: { jsonRpcCode: -32003, httpStatus: 403, connectCode: Code.PermissionDenied, zktCode: "UNAUTHORIZED" },
   unauthorized: { wholeRequest: true, jsonRpcCode: -32001, httpStatus: 401, connectCode: Code.Unauthenticated, zktCode: "UNAUTHORIZED" },
   payload_too_large: { wholeRequest: true, jsonRpcCode: -32600, httpStatus: 413, connectCode: Code.ResourceExhausted, zktCode: "PAYLOAD_TOO_LARGE" },
   // A compressed body (Content-Encoding gzip, deflate, br): refused unread rather than taken for bad JSON.

@@ -29,8 +29,7 @@ export function registerFilterMethods(core: RpcCore, filters: GatewayFilters, lo
   core.register("eth_newPendingTransactionFilter", async (ctx, params) => {
     noParams(params, "eth_newPendingTransactionFilter");
     // As the newPendingTransactions subscription: the pool's traffic is a keyed caller's to watch.
-    if (ctx.access.kind !== "key")
-      throw new GatewayError("transaction_rejected", "eth_newPendingTransactionFilter needs an API key: call it on /zgt/<API_KEY>", { jsonRpcCode: -32003 });
+    if (ctx.access.kind !== "key") throw new GatewayError("key_required", "eth_newPendingTransactionFilter needs an API key: call it on /zgt/<API_KEY>");
     return filters.newPendingTransactionFilter(ownerOf(ctx));
   });
   core.register("eth_getFilterChanges", async (_ctx, params) => filters.changes(filterId(params, "eth_getFilterChanges")));

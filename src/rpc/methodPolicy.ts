@@ -107,9 +107,8 @@ export function checkMethodAllowed(method: string, access: Access, isCustom: boo
   if ((c === "unknown" || c === "unknown write") && !isCustom) throw new GatewayError("method_not_found", `Method not found: ${method}`);
   if (c !== "unknown" && access.kind === "public") {
     throw new GatewayError(
-      "transaction_rejected",
+      "key_required",
       `${method} needs an API key: the public endpoint is read-only. Get a free key with POST /portal/keys, then send to POST /zgt/<API_KEY>`,
-      { jsonRpcCode: -32003 },
     );
   }
 }

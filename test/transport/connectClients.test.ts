@@ -65,6 +65,8 @@ describe("Connect clients on the JSON-RPC port", () => {
 
       const write = await client.sendRawTransaction({ rawTransaction: "0x00" }).catch((e: unknown) => e as ConnectError);
       expect((write as ConnectError).rawMessage).toMatch(/needs an API key/);
+      // permission_denied, not failed_precondition (#68).
+      expect((write as ConnectError).code).toBe(Code.PermissionDenied);
     });
   }
 

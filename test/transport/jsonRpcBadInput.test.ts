@@ -31,7 +31,7 @@ describe("JSON-RPC bad input", () => {
     ["jsonrpc as number", { jsonrpc: 2.0, id: 1, method: "eth_chainId", params: [] }, 400, -32600, /"jsonrpc" must be exactly "2.0"/],
     ["missing method", { jsonrpc: "2.0", id: 1, params: [] }, 400, -32600, /"method" must be a string/],
     ["method not a string", { jsonrpc: "2.0", id: 1, method: 5, params: [] }, 400, -32600, /"method" must be a string/],
-    ["params a string", { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: "x" }, 400, -32600, /"params" must be an array or an object/],
+    ["params a string", { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: "x" }, 400, -32600, /"params" must be an array, an object or null/],
     ["params an object", { jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: { address: PROBE } }, 200, -32602, /positional params/],
     ["id an object", { jsonrpc: "2.0", id: {}, method: "eth_chainId", params: [] }, 400, -32600, /"id" must be a string, a number or null/],
     ["empty batch", [], 400, -32600, /empty batch/],
@@ -110,6 +110,19 @@ describe("JSON-RPC bad input", () => {
     expect(items[0]!.result).toBe("0x133edcb");
     expect(items[1]!.error!.code).toBe(-32601);
     expect(items[2]!.error!.code).toBe(-32601);
+  });
+
+  it("params null is no params, as the node reads it (#68), over HTTP and WebSocket", async () => {
+    const res = await postJson(url, { jsonrpc: "2.0", method: "eth_chainId", params: null, id: 1 });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ jsonrpc: "2.0", id: 1, result: "0x133edcb" });
+    const { WebSocket } = await import("ws");
+    const ws = new WebSocket(url.replace("http://", "ws://"));
+    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+    const answer = new Promise<string>((resolve) => ws.once("message", (d) => resolve(String(d))));
+    ws.send(JSON.stringify({ jsonrpc: "2.0", method: "eth_blockNumber", params: null, id: 2 }));
+    expect(JSON.parse(await answer)).toMatchObject({ id: 2, result: expect.stringMatching(/^0x/) });
+    ws.close();
   });
 
   it("a batch of exactly 40 is served", async () => {

@@ -197,7 +197,8 @@ describe.each([
     const c = await open(wsUrl);
     onTestFinished(() => c.ws.close());
     expect(await c.call({ method: "eth_subscribe", params: ["syncing2"] })).toMatchObject({ error: { code: -32602 } });
-    expect(await c.call({ method: "eth_subscribe", params: ["newPendingTransactions"] })).toMatchObject({ error: { code: -32001 } });
+    // -32003 as eth_newPendingTransactionFilter answers it (#68): -32001 means an unknown or revoked key.
+    expect(await c.call({ method: "eth_subscribe", params: ["newPendingTransactions"] })).toMatchObject({ error: { code: -32003 } });
     expect(await c.call({ method: "eth_subscribe", params: ["logs", { topics: ["0x12"] }] })).toMatchObject({ error: { code: -32602 } });
     expect(await c.call({ method: "eth_sendRawTransaction", params: ["0x00"] })).toMatchObject({ error: { code: -32003 } });
     for (let i = 0; i < 3; i++) expect(await c.call({ method: "eth_subscribe", params: ["newHeads"] })).toHaveProperty("result");

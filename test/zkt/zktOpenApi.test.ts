@@ -1,5 +1,6 @@
 // GET /zkt/openapi.json describes what the server really accepts and returns: real requests and their real
 // responses (successes and errors) are validated against the served document.
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
@@ -84,6 +85,16 @@ describe("ZKT OpenAPI document", () => {
       const out = await exchange(body);
       expect(out.success).toBe(false);
     }
+    // A compressed body: 415, documented (#68).
+    const gzipped = await fetch(base + "/zkt/try-it-out", {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+      body: new Uint8Array(gzipSync(JSON.stringify(valid[0]))),
+    });
+    expect(gzipped.status).toBe(415);
+    const gzipSchema = post.responses["415"]?.content?.["application/json"].schema;
+    expect(gzipSchema, "status 415 is documented").toBeDefined();
+    check(resolveRefs(gzipSchema), await gzipped.json());
     const status = await fetch(`${base}/zkt/transactions/${deployed.queueId as string}`);
     check(resolveRefs(doc.paths["/zkt/transactions/{queueId}"]!.get!.responses["200"]!.content!["application/json"].schema), await status.json());
   });

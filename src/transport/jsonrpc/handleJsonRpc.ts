@@ -164,7 +164,8 @@ function parseRequest(req: unknown, numericIdText: () => string | undefined): Pa
   if (r.jsonrpc !== "2.0") return invalid('"jsonrpc" must be exactly "2.0"');
   if (typeof r.method !== "string") return invalid('"method" must be a string');
   if (!idValid) return invalid('"id" must be a string, a number or null');
-  if ("params" in r && (typeof r.params !== "object" || r.params === null)) return invalid('"params" must be an array or an object');
+  // null is no params, as nodes read it (geth, anvil): {"params": null} is answered, not refused.
+  if ("params" in r && r.params !== null && typeof r.params !== "object") return invalid('"params" must be an array, an object or null');
   const params = (r.params ?? []) as CoreCall["params"];
   return { ok: true, id, notification: !hasId, call: { method: r.method, params } };
 }

@@ -183,7 +183,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       );
     }
     if (kind === "newPendingTransactions" && ctx.access.kind === "public") {
-      throw new GatewayError("unauthorized", "newPendingTransactions needs an API key: subscribe on /zgt/<API_KEY>");
+      throw new GatewayError("key_required", "newPendingTransactions needs an API key: subscribe on /zgt/<API_KEY>");
     }
     if (kind !== "logs" && params.length > 1 && params[1] !== null && kind !== "newHeads")
       throw new GatewayError("invalid_params", `Invalid params: ${kind} takes no filter`);

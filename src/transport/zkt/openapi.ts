@@ -1,5 +1,7 @@
 // The ZKT OpenAPI 3.0.3 document served at GET /zkt/openapi.json. Tests validate real requests and
 // responses against it, so it cannot drift from what the server does.
+import { errorKinds } from "../../errors.js";
+
 const address = { type: "string", pattern: "^0x[0-9a-fA-F]{40}$" };
 const hash = { type: "string", pattern: "^0x[0-9a-fA-F]{64}$" };
 const id = { oneOf: [{ type: "string" }, { type: "number" }], description: "Request identifier, echoed in the response." };
@@ -15,18 +17,8 @@ const errorResponse = {
     error: { type: "string", description: "What went wrong, for people." },
     errorCode: {
       type: "string",
-      enum: [
-        "VALIDATION_ERROR",
-        "COMPILATION_ERROR",
-        "UNAUTHORIZED",
-        "PAYLOAD_TOO_LARGE",
-        "RATE_LIMITED",
-        "TXN_NOT_PROCESSED",
-        "UPSTREAM_UNAVAILABLE",
-        "NOT_FOUND",
-        "INTERNAL_ERROR",
-        "CLIENT_CLOSED",
-      ],
+      // Every code the error family can answer with, so the document cannot miss one (415's did).
+      enum: [...new Set(Object.values(errorKinds).map((k) => k.zktCode))],
     },
     details: { description: "Machine-readable specifics: compiler messages with line/column, revert reason and data, …" },
     id,
@@ -284,10 +276,12 @@ const submitResponses = {
     [
       ["400", "VALIDATION_ERROR or COMPILATION_ERROR: the body is malformed, an argument is wrong, or the source does not compile"],
       ["401", "UNAUTHORIZED: unknown or revoked API key"],
+      ["403", "FORBIDDEN_TARGET: the key may not write to that address"],
       ["409", "VALIDATION_ERROR: a request with this Idempotency-Key is still in progress"],
       ["413", "PAYLOAD_TOO_LARGE: body over 1 MB"],
+      ["415", "UNSUPPORTED_MEDIA_TYPE: a compressed body (Content-Encoding gzip, deflate, br); send it uncompressed"],
       ["422", "TXN_NOT_PROCESSED: the node rejected the transaction or it reverted; VALIDATION_ERROR: an Idempotency-Key reused with another body"],
-      ["429", "RATE_LIMITED: over the caller's limit; see Retry-After"],
+      ["429", "RATE_LIMITED: over the caller's limit; QUOTA_EXCEEDED: the key's write quota is spent; see Retry-After"],
       ["503", "UPSTREAM_UNAVAILABLE: no node reachable, or not mined in time"],
     ].map(([code, description]) => [code, { description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorResponse" } } } }]),
   ),
