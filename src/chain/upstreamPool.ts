@@ -511,6 +511,7 @@ export class UpstreamPool {
     try {
       answer = await upstream.http.post(body, signal, traceparent);
       this.options.observer?.latency(upstream.label, (performance.now() - started) / 1000);
+      upstream.answeredAt = performance.now();
       if (answer.status < 500 && answer.status !== 429) this.succeeded(upstream, performance.now() - started);
     } catch (err) {
       // A cancelled hedge is no failure of its node.
@@ -566,6 +567,8 @@ export class UpstreamPool {
           // Past its deadline the node is unresponsive (frozen, overloaded): nothing is sent to it until a probe
           // answers, so callers get an error at once instead of a 10 s wait each.
           const timedOut = deadline.signal.aborted;
+          // A node that answered other requests since the probe went is loaded, not frozen: a slow probe says no more.
+          if (timedOut && u.answeredAt > deadline.sentAt) return;
           const message = timedOut ? `did not answer its health probe within ${deadline.ms} ms` : (err as Error).message;
           if (timedOut) u.stalled = true;
           recordProbeFailure(u, this.routing);
@@ -587,11 +590,11 @@ export class UpstreamPool {
 const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
 
 /** An abort signal that fires after `ms`, and its timer's clearing. */
-function probeDeadline(ms: number): { signal: AbortSignal; ms: number; clear: () => void } {
+function probeDeadline(ms: number): { signal: AbortSignal; ms: number; sentAt: number; clear: () => void } {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), ms);
   timer.unref();
-  return { signal: controller.signal, ms, clear: () => clearTimeout(timer) };
+  return { signal: controller.signal, ms, sentAt: performance.now(), clear: () => clearTimeout(timer) };
 }
 
 /**

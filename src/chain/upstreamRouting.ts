@@ -31,8 +31,10 @@ export interface Upstream {
   healthy: boolean;
   /** Reports another chain (chain id or genesis): never sent anything until a probe finds it right again. */
   wrongChain: boolean;
-  /** Its last probe got no answer in time (frozen, overloaded): sent nothing until a probe answers. */
+  /** Its last probe got no answer in time, nor did anything else (frozen): sent nothing until a probe answers. */
   stalled: boolean;
+  /** When it last answered anything (performance.now()). */
+  answeredAt: number;
   /** Taken out of service by an operator (AdminService.CordonUpstream): never sent anything; probes go on. */
   cordoned: boolean;
   lastError: string | undefined;
@@ -59,6 +61,7 @@ export function newUpstream(url: string, routing: RoutingOptions, timeoutMs: num
     healthy: true,
     wrongChain: false,
     stalled: false,
+    answeredAt: 0,
     cordoned: false,
     lastError: undefined,
     head: -1,

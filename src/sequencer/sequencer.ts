@@ -92,7 +92,7 @@ const BROADCAST_BATCH = 100;
  */
 const MAX_UNSENT = 2 * BROADCAST_BATCH;
 
-type BroadcastResult = "accepted" | "rejected" | "unreachable";
+type BroadcastResult = "accepted" | "rejected" | "unreachable" | "waiting";
 
 export class Sequencer {
   /** Nonce lanes by signer, least recently used first (see lane()). */
@@ -663,11 +663,19 @@ export class Sequencer {
         if (repriced) return this.broadcast(repriced, opts);
       }
       if (NONCE_TOO_LOW.test(error.message) && RESIGNABLE.has(rec.kind)) {
-        const moved = await this.stuckWrites.moveIfNonceSpent(rec).catch((e: unknown) => {
-          log.warn("could not move a write to a new nonce", { queueId: rec.queueId, error: (e as Error).message });
-          return undefined;
+        const spent = await this.stuckWrites.moveIfNonceSpent(rec).catch((e: unknown) => {
+          log.warn("could not tell what spent a write's nonce: it waits", { queueId: rec.queueId, error: (e as Error).message });
+          return { kind: "wait" as const, why: (e as Error).message };
         });
-        if (moved) return this.broadcast(moved, opts);
+        if (spent?.kind === "moved") return this.broadcast(spent.rec, opts);
+        if (spent?.kind === "mined") {
+          // On chain under `hash` (its own, or an earlier signing's): followed as any broadcast write is.
+          if (spent.hash !== rec.hash) await this.options.store.update(rec.queueId, { hash: spent.hash });
+          this.markBroadcast(spent.hash === rec.hash ? rec : { ...rec, hash: spent.hash });
+          return { result: "accepted" };
+        }
+        // Not proven absent: journaled as it is, tried again by a later pass.
+        if (spent?.kind === "wait") return { result: "waiting" };
       }
       // A caller's own signed transaction refused by the node is the caller's doing (warn); ours is a fault (error).
       (rec.kind === "raw" ? log.warn : log.error)("broadcast rejected for good", { queueId: rec.queueId, nonce: rec.nonce, error: error.message });

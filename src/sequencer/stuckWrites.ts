@@ -13,9 +13,10 @@ import type { NonceLane } from "./nonceLane.js";
 import { newQueueId } from "./queueId.js";
 import { resignAtNonce, resignWithHigherFees } from "./resign.js";
 import { type SigningWallet, signTransaction } from "./signTransaction.js";
+import { NonceSpenders } from "./nonceSpender.js";
 
-const NONCE_SPENT_RECHECK_MS = 1_000;
-const NONCE_SPENT_TRUST_MS = 10_000;
+/** What moveIfNonceSpent found: signed again, already mined (under `hash`), or not proven either way. */
+export type NonceSpentVerdict = { kind: "moved"; rec: SubmissionRecord } | { kind: "mined"; hash: string } | { kind: "wait"; why: string };
 
 export interface StuckWritesOptions {
   chainId: number;
@@ -43,10 +44,12 @@ export class StuckWrites {
   private readonly unmined = new Map<string, { since: number; bumps: number }>();
   /** Writes moved to a new nonce since the last pass, by signer. */
   private readonly moved: LaneTally = new Map();
-  /** Per signer: the node's mined nonce count when a spent nonce was last confirmed by a second look. */
-  private readonly spentConfirmed = new Map<string, { count: number; at: number }>();
+  /** Where nonces were spent, as this pass read it from the node's blocks. */
+  private spenders: NonceSpenders;
 
-  constructor(private readonly options: StuckWritesOptions) {}
+  constructor(private readonly options: StuckWritesOptions) {
+    this.spenders = new NonceSpenders(options.pool);
+  }
 
   /** The gateway's wallet of a signer, if it holds one. */
   walletOf(signer: string): Promise<SigningWallet | undefined> {
@@ -68,30 +71,28 @@ export class StuckWrites {
   }
 
   /**
-   * The node's account state has the write's nonce used, but no transaction under its hash: a node that lost
-   * blocks while keeping later state (anvil's periodic dump is not atomic), or that took another transaction
-   * of this signer at that nonce. Sending the same bytes can never succeed, so the write is signed again at the
-   * lane's next nonce: same queueId, new hash (the status endpoint answers with it). Asked twice, a second
-   * apart, so a node still catching up (or a lagging replica of the pool) is not taken for one that lost it.
+   * The node's account state has the write's nonce used. Sending the same bytes can never succeed; whether the
+   * write is on chain is read from the block where the nonce was spent (nonceSpender.ts), never from a by-hash
+   * lookup a node may answer null to: "mined" (the caller follows it), "absent" (another transaction, or none,
+   * spent it: the write is signed again at the lane's next nonce, same queueId, new hash), or "wait" (not
+   * proven either way: a duplicate is worse than a delay, so the write stays as it is until a later pass).
+   * undefined: the nonce is not spent, the usual retries apply.
    */
-  async moveIfNonceSpent(rec: SubmissionRecord): Promise<SubmissionRecord | undefined> {
+  async moveIfNonceSpent(rec: SubmissionRecord): Promise<NonceSpentVerdict | undefined> {
     const { pool, store } = this.options;
     const wallet = await this.options.walletOf(rec.signer);
     if (!wallet) return undefined;
-    // A lane's writes tend to be lost together: one confirmed recheck covers its later ones for a while.
-    const confirmed = this.spentConfirmed.get(rec.signer);
-    const checks = confirmed && confirmed.count > rec.nonce && Date.now() - confirmed.at < NONCE_SPENT_TRUST_MS ? 1 : 2;
-    for (let check = 0; check < checks; check++) {
-      if (check > 0) await new Promise((r) => setTimeout(r, NONCE_SPENT_RECHECK_MS));
-      const [known, receipt, mined] = await pool.callMany([
-        { method: "eth_getTransactionByHash", params: [rec.hash] },
-        { method: "eth_getTransactionReceipt", params: [rec.hash] },
-        { method: "eth_getTransactionCount", params: [rec.signer, "latest"] },
-      ]);
-      if (!known?.ok || known.result !== null || !receipt?.ok || receipt.result !== null || !mined?.ok) return undefined;
-      const count = Number(BigInt(mined.result as string));
-      if (count <= rec.nonce) return undefined; // not spent: the usual retries apply
-      if (check > 0) this.spentConfirmed.set(rec.signer, { count, at: Date.now() });
+    const mined = Number(BigInt((await pool.call("eth_getTransactionCount", [rec.signer, "latest"])) as string));
+    if (mined <= rec.nonce) return undefined;
+    const spent = await this.spenders.of(rec, this.options.feeMode === "market");
+    if (spent.verdict === "mined") return { kind: "mined", hash: spent.hash };
+    if (spent.verdict === "unknown") {
+      this.options.log.warn("a write's nonce is spent but the node does not show by what: it waits rather than risk signing it twice", {
+        queueId: rec.queueId,
+        nonce: rec.nonce,
+        why: spent.why,
+      });
+      return { kind: "wait", why: spent.why };
     }
     const lane = this.options.lane(rec.signer);
     const chainPending = Number(BigInt((await pool.call("eth_getTransactionCount", [rec.signer, "pending"])) as string));
@@ -102,7 +103,7 @@ export class StuckWrites {
     lane.next = Math.max(lane.next ?? 0, moved.nonce + 1);
     this.unmined.delete(rec.queueId);
     tally(this.moved, rec);
-    return moved;
+    return { kind: "moved", rec: moved };
   }
 
   /**
@@ -175,7 +176,8 @@ export class StuckWrites {
         firstNonce: s.first,
       });
     this.moved.clear();
-    for (const [signer, c] of this.spentConfirmed) if (Date.now() - c.at > NONCE_SPENT_TRUST_MS) this.spentConfirmed.delete(signer);
+    // A rewind can change a past block's state: each pass searches afresh.
+    this.spenders = new NonceSpenders(this.options.pool);
   }
 
   private seen(rec: SubmissionRecord): { since: number; bumps: number } {

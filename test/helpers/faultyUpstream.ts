@@ -39,6 +39,14 @@ export interface FaultyUpstream {
    * range asked, and eth_getBlockByNumber("latest") answers a block 3 older.
    */
   lie(): void;
+  /**
+   * eth_getTransactionByHash and eth_getTransactionReceipt answer null for this share of hashes (chosen by the
+   * hash, so the same ones every time), alone or in batches: a node rebuilding its transaction index, one
+   * with limited history, a balancer's lagging member. Everything else (blocks, nonces) stays true.
+   */
+  hideHashes(share: number): void;
+  /** By-hash answers made null so far. */
+  readonly hidden: number;
   close(): void;
 }
 
@@ -51,6 +59,10 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   /** Filter ids this proxy made, when it keeps its own table (undefined: it does not). */
   let filters: Set<string> | undefined;
   let lying = false;
+  let hiddenShare = 0;
+  let hidden = 0;
+  const hides = (hash: unknown): boolean =>
+    typeof hash === "string" && /^0x[0-9a-fA-F]{8}/.test(hash) && Number.parseInt(hash.slice(2, 10), 16) / 0x1_0000_0000 < hiddenShare;
   // Any path that asks the node: when the node is gone or resets the connection, answer as a proxy would, not
   // with an unhandled rejection in whichever test runs next (one failed a CI run: ECONNRESET in boundedLogs).
   const server = http.createServer(
@@ -129,6 +141,23 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
         return;
       }
     }
+    if (hiddenShare > 0 && /"method":"eth_getTransaction(ByHash|Receipt)"/.test(body)) {
+      type Call = { id: unknown; method: string; params: unknown[] };
+      const calls = JSON.parse(body) as Call | Call[];
+      const list = Array.isArray(calls) ? calls : [calls];
+      const answers = (await (
+        await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(list) })
+      ).json()) as { id: unknown; result?: unknown }[];
+      for (const a of answers) {
+        const c = list.find((x) => x.id === a.id);
+        if (c && /^eth_getTransaction(ByHash|Receipt)$/.test(c.method) && a.result != null && hides(c.params[0])) {
+          a.result = null;
+          hidden++;
+        }
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? answers : answers[0]));
+      return;
+    }
     if (lying && body.startsWith("{") && /"method":"(eth_getLogs|eth_getBlockByNumber)"/.test(body)) {
       type Call = { id: unknown; method: string; params: unknown[] };
       const c = JSON.parse(body) as Call;
@@ -172,6 +201,12 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
       delayMs = ms;
       rule = match;
       state.matched = 0;
+    },
+    hideHashes(share) {
+      hiddenShare = share;
+    },
+    get hidden() {
+      return hidden;
     },
     refuse(method) {
       refused = method;
