@@ -37,6 +37,7 @@ import {
 import { GatewayError, fromUpstreamError, type JsonValue, toGatewayError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { keccak256 } from "ethers";
+import { monotonicNow } from "../clock.js";
 
 const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown|transaction already exists/i;
 const WRITES = new Set(["eth_sendRawTransaction"]);
@@ -157,7 +158,7 @@ export class UpstreamPool {
   /** Each node as the router sees it (the admin API's ListUpstreams). */
   states(): UpstreamState[] {
     const best = Math.max(...this.upstreams.map((u) => u.head));
-    const now = Date.now();
+    const now = monotonicNow();
     return this.upstreams.map((u) => ({
       url: u.label,
       healthy: u.healthy,
@@ -305,7 +306,7 @@ export class UpstreamPool {
 
   /** Writes go to every usable node at once: the first acceptance answers; "already known" is an acceptance. */
   private async write(calls: RpcCall[]): Promise<RpcOutcome[]> {
-    const now = Date.now();
+    const now = monotonicNow();
     const targets = this.usable();
     if (targets.length <= 1) return this.callOn(calls, undefined);
     const answers = targets.map((u) => this.callOn(calls, u).catch((err: unknown) => err as Error));
@@ -583,7 +584,7 @@ export class UpstreamPool {
     );
     const best = Math.max(...this.upstreams.map((u) => u.head));
     for (const u of this.upstreams)
-      this.options.observer?.routing?.(u.label, { lag: u.head < 0 ? 0 : best - u.head, score: score(u), open: u.openUntil > Date.now() });
+      this.options.observer?.routing?.(u.label, { lag: u.head < 0 ? 0 : best - u.head, score: score(u), open: u.openUntil > monotonicNow() });
   }
 }
 

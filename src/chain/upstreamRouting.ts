@@ -2,6 +2,7 @@
 // reads), its score (recent errors, latency), its circuit (open after failures in a row, for a cooldown),
 // and when a read to it is worth hedging. Bookkeeping only: the pool sends, logs and reports.
 import { UpstreamHttp } from "./upstreamHttp.js";
+import { monotonicNow } from "../clock.js";
 
 /** How reads and writes are routed (config `routing`, per network). */
 export interface RoutingOptions {
@@ -83,7 +84,7 @@ export function newUpstream(url: string, routing: RoutingOptions, timeoutMs: num
 export function routeOrder(upstreams: Upstream[], routing: RoutingOptions): Upstream[] {
   // One node (the embedded default): nothing to choose, and nothing allocated per request.
   if (upstreams.length === 1) return out(upstreams[0]!) ? [] : upstreams;
-  const now = Date.now();
+  const now = monotonicNow();
   const best = Math.max(...upstreams.map((u) => u.head));
   const lagging = (u: Upstream): boolean => u.syncing || (u.head >= 0 && best - u.head > routing.maxLagBlocks);
   const closed = (u: Upstream): boolean => u.openUntil <= now;
@@ -115,8 +116,8 @@ export function hedgeDelay(u: Upstream, routing: RoutingOptions): number {
 export function recordFailure(u: Upstream, routing: RoutingOptions): boolean {
   u.failures++;
   u.errorRate = u.errorRate * 0.9 + 0.1;
-  if (u.failures < routing.breakerFailures || u.openUntil > Date.now()) return false;
-  u.openUntil = Date.now() + routing.breakerCooldownMs;
+  if (u.failures < routing.breakerFailures || u.openUntil > monotonicNow()) return false;
+  u.openUntil = monotonicNow() + routing.breakerCooldownMs;
   return true;
 }
 
@@ -141,7 +142,7 @@ export function recordProbeSuccess(u: Upstream): void {
 /** A probe failed: a failure like a failed request's, and a dead node's circuit stays open (re-armed each time). */
 export function recordProbeFailure(u: Upstream, routing: RoutingOptions): void {
   u.failures++;
-  if (u.failures >= routing.breakerFailures) u.openUntil = Date.now() + routing.breakerCooldownMs;
+  if (u.failures >= routing.breakerFailures) u.openUntil = monotonicNow() + routing.breakerCooldownMs;
 }
 
 /** Upstream URLs may embed provider keys in the path or userinfo; keep only the origin for logs. */

@@ -6,6 +6,7 @@ import { GatewayError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { KeyLimitsRow, KeyRow, KeyTable } from "../store/keyTable.js";
 import type { MasterSeed } from "./masterSeed.js";
+import { monotonicNow } from "../clock.js";
 
 export interface ApiKeyInfo extends KeyRow {
   walletAddress: string;
@@ -89,7 +90,7 @@ export class ApiKeys {
    */
   async authenticate(apiKey: string): Promise<Access> {
     const hash = hashKey(apiKey);
-    const now = Date.now();
+    const now = monotonicNow();
     let hit = this.recent.get(hash);
     if (!hit || now - hit.at > LOOKUP_CACHE_MS) {
       const found = await this.table.byHash(hash);

@@ -4,6 +4,7 @@
 // so replicas sharing Redis share one reservoir per caller.
 import Bottleneck from "bottleneck";
 import { sweepIdleCallers, type CallerLimiter, type LimitDecision } from "./windowLimiter.js";
+import { monotonicNow } from "../clock.js";
 
 export interface ClusteredWindowLimiterOptions {
   limit: number;
@@ -32,7 +33,7 @@ export class ClusteredWindowLimiter implements CallerLimiter {
 
   async take(caller: string, weight = 1): Promise<LimitDecision> {
     const entry = this.entry(caller);
-    entry.lastUsed = Date.now();
+    entry.lastUsed = monotonicNow();
     let left: number;
     try {
       left = await entry.limiter.incrementReservoir(-weight);
@@ -42,7 +43,7 @@ export class ClusteredWindowLimiter implements CallerLimiter {
     }
     const allowed = left >= 0;
     if (!allowed) await entry.limiter.incrementReservoir(weight);
-    const elapsed = (Date.now() - entry.started) % this.options.windowMs;
+    const elapsed = (monotonicNow() - entry.started) % this.options.windowMs;
     return {
       allowed,
       limit: this.options.limit,
@@ -75,7 +76,7 @@ export class ClusteredWindowLimiter implements CallerLimiter {
       limiter.on("error", () => undefined);
       // Its Redis setup can fail while Redis is away; take() reports that, nothing else should.
       limiter.ready().catch(() => undefined);
-      e = { limiter, started: Date.now(), lastUsed: Date.now() };
+      e = { limiter, started: monotonicNow(), lastUsed: monotonicNow() };
       this.callers.set(caller, e);
     }
     return e;

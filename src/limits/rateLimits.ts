@@ -10,6 +10,7 @@ import type { Logger } from "../log/logger.js";
 import { WindowLimiter, type CallerLimiter, type LimitDecision } from "./windowLimiter.js";
 import { ClusteredWindowLimiter } from "./clusteredWindowLimiter.js";
 import { type UsageReport, UsageMeter } from "./usageMeter.js";
+import { monotonicNow } from "../clock.js";
 
 /** A key's use, its limits and when they reset (GET /zgt/<key>/usage); 0 for a limit means none. */
 export interface KeyUsage extends UsageReport {
@@ -241,7 +242,7 @@ export class RateLimits {
     if (this.breaker.open) {
       const probe = this.breaker.probe;
       if (probe) return probe.then((ok) => (ok ? this.take(scope, network, caller, limit, windowMs, weight, what, kind) : this.failPolicy()));
-      const now = Date.now();
+      const now = monotonicNow();
       if (now < this.breaker.retryAt) return this.failPolicy();
       // This request is the probe; the ones arriving meanwhile wait for its outcome.
       this.breaker.retryAt = now + this.breaker.backoffMs;
@@ -311,7 +312,7 @@ export class RateLimits {
     }
     this.breaker.open = true;
     this.breaker.backoffMs = Math.min(MAX_PROBE_BACKOFF_MS, Math.max(250, this.breaker.backoffMs * 2));
-    this.breaker.retryAt = Date.now() + this.breaker.backoffMs;
+    this.breaker.retryAt = monotonicNow() + this.breaker.backoffMs;
   }
 
   /** What the configured policy answers without the store: open serves, closed refuses with 503. */

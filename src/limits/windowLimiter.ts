@@ -2,6 +2,7 @@
 // (the window starts at the caller's first request). Synchronous and allocation-free on the hot path, where
 // bottleneck's local datastore cost a measurable share of each proxied call (bench/README.md).
 // Replicas sharing Redis use ClusteredWindowLimiter (bottleneck) with the same semantics.
+import { monotonicNow } from "../clock.js";
 
 export interface LimitDecision {
   allowed: boolean;
@@ -30,7 +31,7 @@ export function sweepIdleCallers(callers: Map<string, { lastUsed: number }>, win
   const idleMs = Math.max(5 * 60_000, windowMs * 3);
   const sweeper = setInterval(
     () => {
-      const now = Date.now();
+      const now = monotonicNow();
       for (const [caller, e] of callers) if (now - e.lastUsed > idleMs) forget(caller);
     },
     Math.min(idleMs, 60_000),
@@ -55,7 +56,7 @@ export class WindowLimiter implements CallerLimiter {
 
   take(caller: string, weight = 1): LimitDecision {
     const { limit, windowMs } = this.options;
-    const now = Date.now();
+    const now = monotonicNow();
     let w = this.callers.get(caller);
     if (!w) this.callers.set(caller, (w = { started: now, left: limit, lastUsed: now }));
     // Refill at each window boundary since the caller's first request, like bottleneck's reservoir refresh.
@@ -74,7 +75,7 @@ export class WindowLimiter implements CallerLimiter {
   resetIn(caller: string): number | undefined {
     const w = this.callers.get(caller);
     if (!w) return undefined;
-    const elapsed = Date.now() - w.started;
+    const elapsed = monotonicNow() - w.started;
     return elapsed >= this.options.windowMs ? undefined : Math.max(1, Math.ceil((this.options.windowMs - elapsed) / 1000));
   }
 
@@ -82,7 +83,7 @@ export class WindowLimiter implements CallerLimiter {
   spent(caller: string): number | undefined {
     const w = this.callers.get(caller);
     if (!w || w.left > 0) return undefined;
-    const elapsed = Date.now() - w.started;
+    const elapsed = monotonicNow() - w.started;
     return elapsed >= this.options.windowMs ? undefined : Math.max(1, Math.ceil((this.options.windowMs - elapsed) / 1000));
   }
 

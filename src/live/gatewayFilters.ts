@@ -8,6 +8,7 @@ import { GatewayError, type JsonValue } from "../errors.js";
 import type { LogFilter } from "./logFilter.js";
 import { parseLogFilter } from "./parseLogFilter.js";
 import { newSubscriptionId, type SharedResult, type SubscriptionHub, type SubscriptionKind } from "./subscriptions.js";
+import { monotonicNow } from "../clock.js";
 
 export interface FilterLimits {
   /** A filter not polled for this long is dropped (geth: 5 minutes). */
@@ -64,7 +65,7 @@ export class GatewayFilters {
     const created = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? raw : undefined;
     if (created === undefined || created.blockHash !== undefined)
       throw new GatewayError("invalid_params", "Invalid params: eth_newFilter takes one filter object {fromBlock?, toBlock?, address?, topics?}");
-    const filter: Filter = { kind: "logs", owner, polledAt: Date.now(), backlog: [], created };
+    const filter: Filter = { kind: "logs", owner, polledAt: monotonicNow(), backlog: [], created };
     const from = blockNumber(created.fromBlock);
     const to = blockNumber(created.toBlock);
     if (from !== undefined) filter.from = from;
@@ -73,18 +74,18 @@ export class GatewayFilters {
   }
 
   newBlockFilter(owner: string): string {
-    return this.add({ kind: "blocks", owner, polledAt: Date.now(), backlog: [] }, {});
+    return this.add({ kind: "blocks", owner, polledAt: monotonicNow(), backlog: [] }, {});
   }
 
   newPendingTransactionFilter(owner: string): string {
-    return this.add({ kind: "pending", owner, polledAt: Date.now(), backlog: [] }, {});
+    return this.add({ kind: "pending", owner, polledAt: monotonicNow(), backlog: [] }, {});
   }
 
   /** eth_getFilterChanges: what arrived since the last poll (block hashes, logs, or transaction hashes). */
   changes(id: string): JsonValue[] {
     const filter = this.filters.get(normalId(id));
     if (!filter) throw this.goneError(normalId(id));
-    filter.polledAt = Date.now();
+    filter.polledAt = monotonicNow();
     const backlog = filter.backlog;
     filter.backlog = [];
     const out: JsonValue[] = [];
@@ -102,7 +103,7 @@ export class GatewayFilters {
     if (!filter) throw this.goneError(normalId(id));
     if (filter.kind !== "logs" || !filter.created)
       throw new GatewayError("invalid_params", "Invalid params: eth_getFilterLogs needs a log filter (eth_newFilter)");
-    filter.polledAt = Date.now();
+    filter.polledAt = monotonicNow();
     return this.getLogs(filter.created, signal);
   }
 
@@ -151,12 +152,12 @@ export class GatewayFilters {
     const held = (this.perOwner.get(filter.owner) ?? 1) - 1;
     if (held <= 0) this.perOwner.delete(filter.owner);
     else this.perOwner.set(filter.owner, held);
-    if (why) this.gone.set(id, { why, at: Date.now() });
+    if (why) this.gone.set(id, { why, at: monotonicNow() });
     return true;
   }
 
   private sweep(): void {
-    const before = Date.now() - this.limits.idleMs;
+    const before = monotonicNow() - this.limits.idleMs;
     for (const [id, g] of this.gone) if (g.at < before) this.gone.delete(id);
     for (const [id, f] of this.filters) if (f.polledAt < before) this.drop(id);
   }

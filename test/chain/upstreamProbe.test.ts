@@ -35,7 +35,7 @@ describe("routeOrder", () => {
     const slow = node("slow", { head: 99, latencyMs: 50 });
     const behind = node("behind", { head: 90, latencyMs: 1 });
     const syncing = node("syncing", { head: 100, latencyMs: 1, syncing: true });
-    const open = node("open", { head: 100, latencyMs: 1, openUntil: Date.now() + 60_000 });
+    const open = node("open", { head: 100, latencyMs: 1, openUntil: performance.now() + 60_000 });
     const down = node("down", { head: 100, latencyMs: 2, healthy: false });
     const other = node("other", { head: 100, wrongChain: true });
     const order = routeOrder([down, other, behind, open, slow, syncing, fast], DEFAULT_ROUTING).map((u) => u.label);

@@ -4,6 +4,7 @@
 // every other caller waited. Counted per client IP over a sliding window, so reconnecting does not reset the
 // count; an IP past the budget has its sessions ended (GOAWAY ENHANCE_YOUR_CALM) and its new h2 connections
 // refused for a back-off that doubles each time (up to 10 minutes).
+import { monotonicNow } from "../../clock.js";
 export interface StreamResetOptions {
   /** Resets tolerated per IP per window. */
   budget: number;
@@ -29,7 +30,7 @@ export class StreamResets {
   constructor(private readonly options: StreamResetOptions) {
     // IPs quiet for a while are forgotten (their back-off too, once over): the map stays bounded.
     this.sweeper = setInterval(() => {
-      const now = Date.now();
+      const now = monotonicNow();
       for (const [ip, s] of this.byIp) if (now - s.windowStart > 2 * options.windowMs && now > s.bannedUntil) this.byIp.delete(ip);
     }, options.windowMs).unref();
   }
@@ -37,7 +38,7 @@ export class StreamResets {
   /** One reset stream from `ip`; true when that takes the IP past its budget (it is banned from now). */
   note(ip: string): boolean {
     if (this.options.exempt?.has(ip)) return false;
-    const now = Date.now();
+    const now = monotonicNow();
     let s = this.byIp.get(ip);
     if (!s) this.byIp.set(ip, (s = { windowStart: now, count: 0, bannedUntil: 0, backoffMs: 0 }));
     if (now - s.windowStart > this.options.windowMs) {
@@ -54,7 +55,7 @@ export class StreamResets {
   /** Whether `ip` is in its back-off now. */
   banned(ip: string): boolean {
     const s = this.byIp.get(ip);
-    return s !== undefined && Date.now() < s.bannedUntil;
+    return s !== undefined && monotonicNow() < s.bannedUntil;
   }
 
   close(): void {
