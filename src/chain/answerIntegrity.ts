@@ -32,8 +32,13 @@ export function suspect(call: RpcCall, o: RpcOutcome, view: PoolView): Integrity
     const newest = tag === "latest" ? view.best : (view.tagged.get(tag) ?? -1);
     return n !== undefined && n < newest ? "stale_block" : undefined;
   }
+  // No block at a height some node already has: the node asked is behind it.
+  if (call.method === "eth_getBlockByNumber" && isNull(o)) {
+    const n = quantity(tag);
+    return n !== undefined && n <= view.best ? "missing_behind" : undefined;
+  }
   if (call.method === "eth_getLogs") return suspectLogs(call.params[0], o, view);
-  if (BY_HASH.has(call.method) && view.lowest < view.best && (o.raw !== undefined ? o.raw === "null" : o.result === null)) return "missing_behind";
+  if (BY_HASH.has(call.method) && view.lowest < view.best && isNull(o)) return "missing_behind";
   return undefined;
 }
 
@@ -66,6 +71,10 @@ function suspectLogs(filter: JsonValue | undefined, o: Extract<RpcOutcome, { ok:
     if ((from !== undefined && n < from) || (to !== undefined && n > to)) return "logs_outside_range";
   }
   return undefined;
+}
+
+function isNull(o: Extract<RpcOutcome, { ok: true }>): boolean {
+  return o.raw !== undefined ? o.raw === "null" : o.result === null;
 }
 
 function blockNumberOf(o: RpcOutcome): number | undefined {

@@ -6,6 +6,7 @@
 // hash sent through this pool is asked of the other nodes too (read-your-writes); single point reads that
 // arrive together ride as one batch (readBatcher.ts). Policy lives in front of it.
 import { BATCHABLE, ReadBatcher } from "./readBatcher.js";
+import { blockNeeded } from "./blockNeeded.js";
 import { UpstreamHttpError } from "./upstreamHttp.js";
 import { inSpan, outgoingTraceparent, SpanKind, tracingOn } from "../trace/tracing.js";
 import { PROBE_BATCH, PROBE_CALLS, readProbe } from "./upstreamProbe.js";
@@ -235,7 +236,11 @@ export class UpstreamPool {
     if (calls.length === 0) return [];
     if (this.upstreams.length === 1) return this.callOn(calls, undefined, caller);
     if (calls.every((c) => WRITES.has(c.method))) return this.write(calls);
-    const outcomes = await this.callOn(calls, undefined, caller);
+    // A read naming a block (latest: the gateway's head) goes to a node known to have it.
+    const holder = this.holderOf(calls);
+    const outcomes = holder
+      ? await this.callOn(calls, holder, caller).catch(() => this.callOn(calls, undefined, caller))
+      : await this.callOn(calls, undefined, caller);
     // eth_blockNumber never goes backwards for a client: a node behind the best answers the best seen.
     for (const [i, c] of calls.entries()) {
       const o = outcomes[i]!;
@@ -265,6 +270,27 @@ export class UpstreamPool {
       }
     }
     return outcomes;
+  }
+
+  /**
+   * For reads that need a block some node in service lacks: the best-placed node whose head is at least that
+   * block, else the one furthest ahead. undefined: every node has it (or none is known), usual routing.
+   */
+  private holderOf(calls: RpcCall[]): Upstream | undefined {
+    const head = this.head ?? -1;
+    let need = -1;
+    for (const c of calls) {
+      const n = blockNeeded(c, head);
+      if (n !== undefined && n > need) need = n;
+    }
+    if (need < 0) return undefined;
+    const usable = this.usable();
+    if (usable.every((u) => u.head >= need)) return undefined;
+    const having = usable.find((u) => u.head >= need);
+    if (having) return having;
+    let ahead: Upstream | undefined;
+    for (const u of usable) if (!ahead || u.head > ahead.head) ahead = u;
+    return ahead && usable.some((u) => u.head < ahead!.head) ? ahead : undefined;
   }
 
   /** What the integrity checks compare an answer with: the nodes' heads and the tagged blocks served. */

@@ -45,6 +45,11 @@ export interface FaultyUpstream {
    * with limited history, a balancer's lagging member. Everything else (blocks, nonces) stays true.
    */
   hideHashes(share: number): void;
+  /**
+   * Plays a node `blocks` behind the real one (the usual state of one node in a pool): its head, `latest`, blocks
+   * past its head (null) and log ranges past it (cut) are as that node would answer; state reads pass through.
+   */
+  lagBehind(blocks: number): void;
   /** By-hash answers made null so far. */
   readonly hidden: number;
   close(): void;
@@ -59,6 +64,7 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   /** Filter ids this proxy made, when it keeps its own table (undefined: it does not). */
   let filters: Set<string> | undefined;
   let lying = false;
+  let lag = 0;
   let hiddenShare = 0;
   let hidden = 0;
   const hides = (hash: unknown): boolean =>
@@ -141,6 +147,44 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
         return;
       }
     }
+    if (lag > 0) {
+      type Call = { jsonrpc: string; id: unknown; method: string; params: unknown[] };
+      const calls = JSON.parse(body) as Call | Call[];
+      const list = Array.isArray(calls) ? calls : [calls];
+      const ask = async (batch: unknown[]) =>
+        (await (await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(batch) })).json()) as {
+          id: unknown;
+          result?: unknown;
+        }[];
+      const real = (await ask([{ jsonrpc: "2.0", id: "head", method: "eth_blockNumber", params: [] }]))[0]?.result;
+      const head = Math.max(0, Number(real) - lag);
+      const hex = `0x${head.toString(16)}`;
+      const answers: { id: unknown; result?: unknown; jsonrpc?: string }[] = [];
+      const forward: Call[] = [];
+      for (const c of list) {
+        if (c.method === "eth_blockNumber") answers.push({ jsonrpc: "2.0", id: c.id, result: hex });
+        else if (c.method === "eth_getBlockByNumber") {
+          const tag = c.params[0];
+          const n = tag === "latest" || tag === "pending" ? head : typeof tag === "string" && tag.startsWith("0x") ? Number(tag) : undefined;
+          if (n !== undefined && n > head) answers.push({ jsonrpc: "2.0", id: c.id, result: null });
+          else forward.push(n === undefined ? c : { ...c, params: [`0x${n.toString(16)}`, ...c.params.slice(1)] });
+        } else if (c.method === "eth_getLogs") {
+          const f = { ...(c.params[0] as Record<string, string>) };
+          if (f.blockHash === undefined) {
+            const to = f.toBlock === undefined || f.toBlock === "latest" || f.toBlock === "pending" ? head : Math.min(Number(f.toBlock), head);
+            f.toBlock = `0x${to.toString(16)}`;
+            if (f.fromBlock === "latest" || f.fromBlock === "pending") f.fromBlock = f.toBlock;
+          }
+          if (f.fromBlock !== undefined && f.fromBlock.startsWith("0x") && Number(f.fromBlock) > Number(f.toBlock))
+            answers.push({ jsonrpc: "2.0", id: c.id, result: [] });
+          else forward.push({ ...c, params: [f] });
+        } else forward.push(c);
+      }
+      if (forward.length > 0) answers.push(...(await ask(forward)));
+      const ordered = list.map((c) => answers.find((a) => a.id === c.id)!);
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? ordered : ordered[0]));
+      return;
+    }
     if (hiddenShare > 0 && /"method":"eth_getTransaction(ByHash|Receipt)"/.test(body)) {
       type Call = { id: unknown; method: string; params: unknown[] };
       const calls = JSON.parse(body) as Call | Call[];
@@ -201,6 +245,9 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
       delayMs = ms;
       rule = match;
       state.matched = 0;
+    },
+    lagBehind(blocks) {
+      lag = blocks;
     },
     hideHashes(share) {
       hiddenShare = share;
