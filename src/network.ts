@@ -237,6 +237,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
       devFunding: embedded !== undefined && net.feeMode === "market",
       creditFeeDust: embedded !== undefined && net.feeMode === "zero",
       stuckAfterMs: gw.stuckTransactionMs,
+      droppedAfterMs: gw.droppedSendMs,
       maxIdleLanes: gw.maxIdleLanes,
       observer: {
         queueDepth: (n) => m.sequencerQueueDepth.set({ network: net.name }, n),

@@ -500,6 +500,12 @@ export const configSchema = z.strictObject({
         "log records. At least 24 characters: `openssl rand -base64 32`.",
     },
   ),
+  droppedSendMs: setting(positiveInt().default(5_000), {
+    env: "DROPPED_SEND_MS",
+    doc:
+      "A write the node answered but does not hold this long after (not in its pool, not mined: a node that drops " +
+      "sends) is sent again as it is, without waiting for stuckTransactionMs.",
+  }),
   stuckTransactionMs: setting(positiveInt().default(30_000), {
     env: "STUCK_TRANSACTION_MS",
     doc: "A broadcast transaction unmined this long is sent again; on fee networks it is first replaced with +12.5 % fees (at most 3 times).",

@@ -7,6 +7,7 @@ import { Transaction } from "ethers";
 import pRetry from "p-retry";
 import { GatewayError } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
+import type { RpcOutcome } from "../chain/upstreamReplies.js";
 import type { LaneReservation, SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
 import type { Logger } from "../log/logger.js";
 import { FeeOracle } from "./feeOracle.js";
@@ -64,6 +65,8 @@ export interface SequencerOptions {
   walletFor?: (address: string) => Promise<SigningWallet | undefined>;
   /** A broadcast transaction not mined after this long is sent again (fee networks: replaced with higher fees). */
   stuckAfterMs?: number;
+  /** A write the node took but does not hold (not in its pool, not mined) after this long is sent again. */
+  droppedAfterMs?: number;
   /** At most this many replacements per transaction, each +12.5 % (nodes require ≥ 10 %). */
   maxFeeBumps?: number;
   /** The node's new-heads push: the chain follower reads each head at once while it follows writes. */
@@ -77,6 +80,9 @@ const NONCE_TOO_LOW = /nonce too low|nonce.*lower than/i;
 /** The node refused the fees (the base fee rose past our cap): re-price and resend rather than give up. */
 const FEE_TOO_LOW = /max fee per gas less than block base fee|fee cap less than block base fee|underpriced|feecap too low|gas price too low/i;
 /** Gateway-signed kinds that can be signed again at another nonce (a caller's own bytes cannot; a refill is moot). */
+/** Processing writes looked up per pass for a node that dropped them, and per lookup batch. */
+const DROPPED_LOOKUPS = 10_000;
+const DROPPED_BATCH = 500;
 const RESIGNABLE = new Set<SubmissionRecord["kind"]>(["message", "call", "deploy", "funding"]);
 /** Most submissions of one lane, and of all lanes, in one group commit (PostgreSQL: ≤ 65,535 parameters). */
 const MAX_LANE_BATCH = 128;
@@ -605,6 +611,7 @@ export class Sequencer {
             if (!(await this.stuckWrites.bumpIfStuck(rec)) && this.stuckWrites.dueForResend(rec, stuck)) this.enqueue(rec);
           }
         }
+        if (!includeProcessing) await this.resendDropped(stuckBefore);
         this.stuckWrites.endPass(stuck);
         this.options.observer?.stuckLanes?.(stuck.size);
         // A lane that stopped moving may wait behind a write the journal has as completed and the node lost
@@ -617,6 +624,36 @@ export class Sequencer {
       }
     })();
     return this.resuming;
+  }
+
+  /**
+   * Writes the node answered but does not hold (not in its pool, not in a block): a node that drops sends
+   * (answers the hash, never forwards it) left them for the 30 s stuck timer. Looked up after droppedAfterMs
+   * and sent again as they are (the same bytes: a node that has them says "already known").
+   */
+  private async resendDropped(stuckBefore: Date): Promise<void> {
+    const { store, network, pool, log } = this.options;
+    const droppedBefore = new Date(Date.now() - (this.options.droppedAfterMs ?? 5_000));
+    const recent = (await store.listByStatus(network, "processing", DROPPED_LOOKUPS, droppedBefore)).filter(
+      (r) => r.createdAt >= stuckBefore && !this.inFlight.has(r.queueId),
+    );
+    if (recent.length === 0) return;
+    const held: RpcOutcome[] = [];
+    for (let at = 0; at < recent.length; at += DROPPED_BATCH) {
+      const chunk = recent.slice(at, at + DROPPED_BATCH).map((r) => ({ method: "eth_getTransactionByHash", params: [r.hash] }));
+      const answers = await pool.callMany(chunk).catch(() => undefined);
+      if (!answers) return;
+      held.push(...answers);
+    }
+    let resent = 0;
+    recent.forEach((rec, i) => {
+      const answer = held[i];
+      if (answer?.ok && answer.result === null) {
+        this.enqueue(rec);
+        resent++;
+      }
+    });
+    if (resent > 0) log.warn("the node does not hold writes it answered: sent again", { count: resent });
   }
 
   private async broadcast(rec: SubmissionRecord, opts: { refill: boolean }): Promise<{ result: BroadcastResult; error?: GatewayError }> {

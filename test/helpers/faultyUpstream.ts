@@ -50,6 +50,8 @@ export interface FaultyUpstream {
    * past its head (null) and log ranges past it (cut) are as that node would answer; state reads pass through.
    */
   lagBehind(blocks: number): void;
+  /** This share of sends (at random, each time) are answered with the transaction's hash and never reach the node. */
+  dropSends(share: number): void;
   /** By-hash answers made null so far. */
   readonly hidden: number;
   close(): void;
@@ -65,6 +67,7 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   let filters: Set<string> | undefined;
   let lying = false;
   let lag = 0;
+  let dropShare = 0;
   let hiddenShare = 0;
   let hidden = 0;
   const hides = (hash: unknown): boolean =>
@@ -146,6 +149,31 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? answers : answers[0]));
         return;
       }
+    }
+    if (dropShare > 0 && body.includes('"method":"eth_sendRawTransaction"')) {
+      type Call = { jsonrpc: string; id: unknown; method: string; params: string[] };
+      const calls = JSON.parse(body) as Call | Call[];
+      const list = Array.isArray(calls) ? calls : [calls];
+      const answers: { id: unknown }[] = [];
+      const forward: Call[] = [];
+      for (const c of list) {
+        const hash = c.method === "eth_sendRawTransaction" ? keccak256(c.params[0]!) : undefined;
+        if (hash && Math.random() < dropShare) {
+          state.lost++;
+          answers.push({ jsonrpc: "2.0", id: c.id, result: hash } as { id: unknown });
+        } else forward.push(c);
+      }
+      if (forward.length > 0) {
+        const got = (await (
+          await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(forward) })
+        ).json()) as {
+          id: unknown;
+        }[];
+        answers.push(...got);
+      }
+      const ordered = list.map((c) => answers.find((a) => a.id === c.id)!);
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? ordered : ordered[0]));
+      return;
     }
     if (lag > 0) {
       type Call = { jsonrpc: string; id: unknown; method: string; params: unknown[] };
@@ -245,6 +273,9 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
       delayMs = ms;
       rule = match;
       state.matched = 0;
+    },
+    dropSends(share) {
+      dropShare = share;
     },
     lagBehind(blocks) {
       lag = blocks;
