@@ -443,7 +443,12 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
           admitMalformed: (caller, weight) => policy.admitUnhandled(caller, weight),
           refuseEarly: (caller) => policy.refusedBeforeBody(caller),
         }),
-        ...zktRoutes({ zkt: handlers.zkt, log, refuseEarly: (caller) => policy.refusedBeforeBody(caller) }),
+        ...zktRoutes({
+          zkt: handlers.zkt,
+          log,
+          refuseEarly: (caller) => policy.refusedBeforeBody(caller, true),
+          admitRefused: (caller) => policy.admit("ZktService.WriteMessage", caller),
+        }),
         ...webhookRoutes({ webhooks: handlers.webhooks, admitMalformed: (caller, weight) => policy.admitUnhandled(caller, weight) }),
         ...deps.sharedRoutes,
       ],

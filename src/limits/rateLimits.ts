@@ -159,6 +159,23 @@ export class RateLimits {
     return this.take("admin-attempts", network, `ip:${ip}`, this.config.adminAttemptsPerWindow ?? 120, this.config.windowMs, 1, "admin API calls");
   }
 
+  /** Like spentRequests, for the try-it-out window of a client address (public ZKT submissions). */
+  spentTryItOut(network: string, ip: string): GatewayError | undefined {
+    if (this.connection) return undefined;
+    const limit = this.config.tryItOutRequestsPerWindow;
+    const reset = this.localLimiter("try-it-out", network, limit)?.spent(`ip:${ip}`);
+    if (reset === undefined) return undefined;
+    this.onReject(network, "try-it-out");
+    return new GatewayError(
+      "rate_limited",
+      `rate limit exceeded: at most ${limit} try-it-out submissions per ${formatWindow(this.config.windowMs)}; retry in ${reset} s`,
+      {
+        retryAfterSeconds: reset,
+        details: { limit, windowSeconds: this.config.windowMs / 1000, retryAfterSeconds: reset },
+      },
+    );
+  }
+
   async checkTryItOut(network: string, ip: string): Promise<LimitDecision | undefined> {
     return await this.take("try-it-out", network, `ip:${ip}`, this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submissions");
   }

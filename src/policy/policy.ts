@@ -98,9 +98,10 @@ export class Policy {
    * The refusal the caller's next request would get for its spent request window, counting nothing: asked
    * before a request's body is read (an over-limit caller's bodies are then neither read nor parsed).
    */
-  refusedBeforeBody(caller: Caller): MaybePromise<GatewayError | undefined> {
+  refusedBeforeBody(caller: Caller, tryItOut = false): MaybePromise<GatewayError | undefined> {
     const { limits, network } = this.deps;
-    if (caller.apiKey === undefined) return limits.spentRequests(network, PUBLIC, caller.clientIp);
+    if (caller.apiKey === undefined)
+      return limits.spentRequests(network, PUBLIC, caller.clientIp) ?? (tryItOut ? limits.spentTryItOut(network, caller.clientIp) : undefined);
     return this.deps.authenticate(caller.apiKey).then(
       (access) => limits.spentRequests(network, access, caller.clientIp),
       // A key that does not authenticate is refused by the operation itself, as usual.

@@ -33,6 +33,11 @@ export interface ZktRouteOptions {
   log: Logger;
   /** The policy's refusal of a caller whose request window is spent, asked before a body still arriving is read. */
   refuseEarly?: (caller: Caller) => MaybePromise<GatewayError | undefined>;
+  /**
+   * Counts a submission refused before it reached a handler (too large, not JSON, malformed) against the
+   * caller's limits, as a submission (the try-it-out limit too); throws the limit's refusal when over it.
+   */
+  admitRefused?: (caller: Caller) => MaybePromise<unknown>;
 }
 
 const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
@@ -81,7 +86,7 @@ function headerValue(v: string | string[] | undefined): string | undefined {
 
 export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
   const { zkt } = options;
-  const run = <I extends DescMessage, O extends DescMessage>(
+  const runIn = <I extends DescMessage, O extends DescMessage>(
     req: RestRequest,
     caller: Caller,
     method: DescMethodUnary<I, O>,
@@ -96,16 +101,40 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       const refused = await options.refuseEarly({ apiKey, clientIp: req.clientIp });
       if (refused) return zktErrorAnswer(refused);
     }
+    const caller: Caller = { apiKey, clientIp: req.clientIp, idempotencyKey: headerValue(req.headers["idempotency-key"]) };
+    // A refusal before any handler admitted the request still counts, so refusals cost the caller its limit
+    // like requests do (1,121 oversized ABIs in 15 s were counted as none).
+    let admitted = false;
+    const refusedUnadmitted = async (refusal: GatewayError, id?: ZktId): Promise<HttpAnswer> => {
+      if (!admitted && options.admitRefused && refusal.kind !== "client_gone") {
+        try {
+          await options.admitRefused(caller);
+        } catch (limit) {
+          if (limit instanceof GatewayError) return zktErrorAnswer(limit, id);
+          throw limit;
+        }
+      }
+      return zktErrorAnswer(refusal, id);
+    };
     let body: unknown;
     try {
       body = JSON.parse(await req.body());
     } catch (err) {
-      if (err instanceof GatewayError) throw err;
-      return zktErrorAnswer(new GatewayError("validation", "the body is not valid JSON"));
+      if (err instanceof GatewayError && err.kind === "client_gone") throw err;
+      return refusedUnadmitted(err instanceof GatewayError ? err : new GatewayError("validation", "the body is not valid JSON"));
     }
     const id = idOf(body);
-    const caller: Caller = { apiKey, clientIp: req.clientIp, idempotencyKey: headerValue(req.headers["idempotency-key"]) };
     let headers: () => Record<string, string> = () => ({});
+    const run = <I extends DescMessage, O extends DescMessage>(
+      r: RestRequest,
+      c: Caller,
+      method: DescMethodUnary<I, O>,
+      handler: (req: MessageShape<I>, ctx: HandlerContext) => Promise<MessageInitShape<O>> | MessageInitShape<O>,
+      message: MessageShape<I>,
+    ) => {
+      admitted = true;
+      return runIn(r, c, method, handler, message);
+    };
     try {
       const op = parseZktBody(body);
       switch (op.op) {
@@ -175,6 +204,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
     } catch (err) {
       const gw = toGatewayError(err);
       if (gw.kind === "internal") options.log.error("ZKT request failed", { requestId: req.requestId, error: String(gw.cause ?? gw) });
+      if (!admitted) return refusedUnadmitted(gw, id);
       const answer = zktErrorAnswer(gw, id);
       answer.headers = { ...headers(), ...answer.headers };
       return answer;
@@ -193,7 +223,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       pattern: /^\/zkt\/transactions\/([^/]+)$/,
       renderError,
       async handle(req) {
-        const call = run(
+        const call = runIn(
           req,
           { clientIp: req.clientIp },
           ZktService.method.getTransactionStatus,
