@@ -125,15 +125,9 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
     }
     const id = idOf(body);
     let headers: () => Record<string, string> = () => ({});
-    const run = <I extends DescMessage, O extends DescMessage>(
-      r: RestRequest,
-      c: Caller,
-      method: DescMethodUnary<I, O>,
-      handler: (req: MessageShape<I>, ctx: HandlerContext) => Promise<MessageInitShape<O>> | MessageInitShape<O>,
-      message: MessageShape<I>,
-    ) => {
+    const run: typeof runIn = (...args) => {
       admitted = true;
-      return runIn(r, c, method, handler, message);
+      return runIn(...args);
     };
     try {
       const op = parseZktBody(body);
