@@ -561,15 +561,29 @@ export class UpstreamPool {
         // A node still holding its last probe gets no second one: that probe's deadline decides.
         if (this.probing.has(u)) return;
         this.probing.add(u);
-        const deadline = probeDeadline(this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS);
+        // Past its deadline with nothing answered since it went, the node is frozen (not merely busy): stalled,
+        // so callers get an error at once instead of a 10 s wait each. The probe itself goes on: a slow node
+        // that answers it is back in service at once.
+        const sentAt = performance.now();
+        const deadlineMs = this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
+        const deadline = setTimeout(() => {
+          if (u.answeredAt > sentAt || u.stalled) return;
+          u.stalled = true;
+          const message = `did not answer its health probe within ${deadlineMs} ms`;
+          if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: u.label, error: message });
+          recordProbeFailure(u, this.routing);
+          this.setHealth(u, false);
+          u.lastError = message;
+        }, deadlineMs);
+        deadline.unref();
         try {
           // One round trip (upstreamProbe.ts); a node (or proxy) without batch support answers one object:
           // ask one call at a time instead.
-          let replies = parseJson(await this.post(u, PROBE_BATCH, deadline.signal));
+          let replies = parseJson(await this.post(u, PROBE_BATCH));
           if (Array.isArray(replies)) this.refusesBatches.delete(u);
           else {
             this.refusesBatches.add(u);
-            replies = await Promise.all(PROBE_CALLS.map(async (c) => parseJson(await this.post(u, JSON.stringify(c), deadline.signal))));
+            replies = await Promise.all(PROBE_CALLS.map(async (c) => parseJson(await this.post(u, JSON.stringify(c)))));
           }
           const reading = readProbe(replies as unknown[], expected, this.genesisHash);
           if (reading.wrongChain) {
@@ -591,19 +605,12 @@ export class UpstreamPool {
           this.setHealth(u, true);
           u.lastError = undefined;
         } catch (err) {
-          // Past its deadline the node is unresponsive (frozen, overloaded): nothing is sent to it until a probe
-          // answers, so callers get an error at once instead of a 10 s wait each.
-          const timedOut = deadline.signal.aborted;
-          // A node that answered other requests since the probe went is loaded, not frozen: a slow probe says no more.
-          if (timedOut && u.answeredAt > deadline.sentAt) return;
-          const message = timedOut ? `did not answer its health probe within ${deadline.ms} ms` : (err as Error).message;
-          if (timedOut) u.stalled = true;
           recordProbeFailure(u, this.routing);
-          if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: u.label, error: message });
+          if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: u.label, error: (err as Error).message });
           this.setHealth(u, false);
-          u.lastError = message;
+          if (!u.stalled) u.lastError = (err as Error).message;
         } finally {
-          deadline.clear();
+          clearTimeout(deadline);
           this.probing.delete(u);
         }
       }),
@@ -615,14 +622,6 @@ export class UpstreamPool {
 }
 
 const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
-
-/** An abort signal that fires after `ms`, and its timer's clearing. */
-function probeDeadline(ms: number): { signal: AbortSignal; ms: number; sentAt: number; clear: () => void } {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ms);
-  timer.unref();
-  return { signal: controller.signal, ms, sentAt: performance.now(), clear: () => clearTimeout(timer) };
-}
 
 /**
  * A single call answered with one error of id null: the node could not read the request. Its envelope is

