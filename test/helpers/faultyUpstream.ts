@@ -203,8 +203,7 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
             f.toBlock = `0x${to.toString(16)}`;
             if (f.fromBlock === "latest" || f.fromBlock === "pending") f.fromBlock = f.toBlock;
           }
-          if (f.fromBlock !== undefined && f.fromBlock.startsWith("0x") && Number(f.fromBlock) > Number(f.toBlock))
-            answers.push({ jsonrpc: "2.0", id: c.id, result: [] });
+          if (f.fromBlock?.startsWith("0x") && Number(f.fromBlock) > Number(f.toBlock)) answers.push({ jsonrpc: "2.0", id: c.id, result: [] });
           else forward.push({ ...c, params: [f] });
         } else forward.push(c);
       }
