@@ -7,6 +7,10 @@
 import { Transaction } from "ethers";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 
+/** Blocks scanBack reads at most per search, and at once. */
+const SCAN_BLOCKS = 2_000;
+const SCAN_BATCH = 50;
+
 export type SpentBy =
   /** The nonce was spent by this write (`hash` is what was mined: the record's own, or an earlier signing of it). */
   | { verdict: "mined"; hash: string; block: number }
@@ -42,6 +46,11 @@ export class NonceSpenders {
   /** Per signer: nonces [from, to) known spent within blocks read whole (a nonce there without a transaction is absent). */
   private readonly covered = new Map<string, { from: number; to: number; block: number }[]>();
 
+  /** The node answered no past state: searches read blocks instead (scanBack). */
+  private pastStateMissing = false;
+  /** Blocks scanBack read whole (all their transactions). */
+  private readonly blockTxs = new Map<number, BlockTx[]>();
+
   constructor(private readonly pool: Reader) {}
 
   /**
@@ -52,20 +61,72 @@ export class NonceSpenders {
     const signer = write.signer.toLowerCase();
     try {
       let found = this.lookUp(signer, write.nonce);
+      if (found === undefined && this.pastStateMissing) found = await this.scanBack(signer, write.nonce);
       if (found === undefined) {
-        const block = await this.blockThatSpent(signer, write.nonce);
-        if (typeof block === "object") return block;
+        const block = await this.blockThatSpent(signer, write.nonce).catch(async (err: unknown) => {
+          // A node without past states (restarted on a state dump, pruned) cannot be searched by nonce: its
+          // blocks are read instead, newest first (scanBack).
+          this.pastStateMissing = true;
+          const scanned = await this.scanBack(signer, write.nonce);
+          if (scanned === undefined) throw err;
+          return scanned;
+        });
+        if (typeof block === "object" && "verdict" in block) return block;
+        if (typeof block === "object") return this.decide(block, write, repriced);
         if (!(await this.read(signer, block))) return { verdict: "unknown", why: `block ${block}, where nonce ${write.nonce} was spent, was not given whole` };
         found = this.lookUp(signer, write.nonce) ?? { block };
       }
+      return this.decide(found, write, repriced);
+    } catch (err) {
+      return { verdict: "unknown", why: `the node did not answer: ${(err as Error).message}` };
+    }
+  }
+
+  private decide(found: (BlockTx & { block: number }) | { block: number }, write: SpentWrite, repriced: boolean): SpentBy {
+    {
       const tx = "hash" in found ? found : undefined;
       if (!tx) return { verdict: "absent", block: found.block };
       if (tx.hash.toLowerCase() === write.hash.toLowerCase() || (repriced && samePayload(tx, write.raw)))
         return { verdict: "mined", hash: tx.hash, block: tx.block };
       return { verdict: "absent", block: tx.block };
-    } catch (err) {
-      return { verdict: "unknown", why: `the node did not answer: ${(err as Error).message}` };
     }
+  }
+
+  /**
+   * Without past states: blocks read whole from the newest back (those read before skipped, not re-asked)
+   * until one holds a transaction of the signer's below `nonce`, at most SCAN_BLOCKS new ones. The spender if
+   * found, `{ block }` when every block since then was read and none spent it, undefined when the scan ran out.
+   */
+  private async scanBack(signer: string, nonce: number): Promise<(BlockTx & { block: number }) | { block: number } | undefined> {
+    const head = await this.head();
+    let fresh = 0;
+    for (let n = head; n >= 0 && fresh < SCAN_BLOCKS; ) {
+      const missing: number[] = [];
+      for (let m = n; m >= 0 && missing.length < SCAN_BATCH; m--) if (!this.blockTxs.has(m)) missing.push(m);
+      const got = await Promise.all(missing.map((m) => this.pool.call("eth_getBlockByNumber", [`0x${m.toString(16)}`, true])));
+      got.forEach((b, i) => {
+        const txs = ((b as { transactions?: BlockTx[] } | null)?.transactions ?? []).filter(
+          (tx) => typeof tx === "object" && tx !== null && typeof tx.from === "string",
+        );
+        if (b !== null) this.blockTxs.set(missing[i]!, txs);
+        for (const tx of txs) this.spent.set(`${tx.from.toLowerCase()}:${Number(BigInt(tx.nonce))}`, { ...tx, block: missing[i]! });
+      });
+      fresh += missing.length;
+      // Walk down the blocks now read, in order: a gap (a block not given) ends what can be told.
+      for (; n >= 0; n--) {
+        const txs = this.blockTxs.get(n);
+        if (txs === undefined) break;
+        for (const tx of txs) {
+          if (tx.from.toLowerCase() !== signer) continue;
+          const spentHere = Number(BigInt(tx.nonce));
+          if (spentHere === nonce) return { ...tx, block: n };
+          // Every block above this one was read, and none spent the nonce there.
+          if (spentHere < nonce) return { block: n + 1 };
+        }
+      }
+      if (missing.length === 0) break;
+    }
+    return undefined;
   }
 
   /** From blocks already read: the spender, `{ block }` when the nonce was spent there by no transaction, or undefined. */
