@@ -566,15 +566,22 @@ export class UpstreamPool {
         // that answers it is back in service at once.
         const sentAt = performance.now();
         const deadlineMs = this.options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
-        const deadline = setTimeout(() => {
-          if (u.answeredAt > sentAt || u.stalled) return;
-          u.stalled = true;
-          const message = `did not answer its health probe within ${deadlineMs} ms`;
-          if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: u.label, error: message });
-          recordProbeFailure(u, this.routing);
-          this.setHealth(u, false);
-          u.lastError = message;
-        }, deadlineMs);
+        let probeDone = false;
+        // Judged after this turn's I/O (setImmediate): timers run before the poll phase, so an answer already
+        // waiting on the socket after a busy turn of this process must not read as a silent node.
+        const deadline = setTimeout(
+          () =>
+            setImmediate(() => {
+              if (probeDone || u.answeredAt > sentAt || u.stalled) return;
+              u.stalled = true;
+              const message = `did not answer its health probe within ${deadlineMs} ms`;
+              if (u.healthy) this.options.log.warn("upstream unhealthy", { upstream: u.label, error: message });
+              recordProbeFailure(u, this.routing);
+              this.setHealth(u, false);
+              u.lastError = message;
+            }).unref(),
+          deadlineMs,
+        );
         deadline.unref();
         try {
           // One round trip (upstreamProbe.ts); a node (or proxy) without batch support answers one object:
@@ -610,6 +617,7 @@ export class UpstreamPool {
           this.setHealth(u, false);
           if (!u.stalled) u.lastError = (err as Error).message;
         } finally {
+          probeDone = true;
           clearTimeout(deadline);
           this.probing.delete(u);
         }
