@@ -9,6 +9,8 @@ export interface PendingSignature {
   sign(nonce: number): Promise<SubmissionRecord>;
   resolve(r: SubmissionRecord): void;
   reject(err: unknown): void;
+  /** Its record once signed: a commit whose outcome is unknown names it to the caller. */
+  signed?: SubmissionRecord;
 }
 
 export class NonceLane {

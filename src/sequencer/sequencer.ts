@@ -19,6 +19,7 @@ import { newQueueId } from "./queueId.js";
 import { creditFeeDust, toQuantity, topUpSigner } from "./devChainFunds.js";
 import { type LaneTally, refillRecord, StuckWrites } from "./stuckWrites.js";
 import { reopenForgottenWrites } from "./forgottenWrites.js";
+import { commitUnknown, mayBeRecorded } from "./unconfirmedCommit.js";
 import { noopInPlaceOf } from "./resign.js";
 import { inSpan, SpanKind, tracingOn } from "../trace/tracing.js";
 import type { FeeMode } from "../config/config.js";
@@ -223,7 +224,7 @@ export class Sequencer {
     const lane = this.lane(from);
     const runNoCode = this.runNoCode;
     return new Promise<SubmissionRecord>((resolve, reject) => {
-      lane.waiting.push({
+      const entry: PendingSignature = {
         resolve,
         reject,
         async sign(nonce) {
@@ -241,9 +242,11 @@ export class Sequencer {
             ...(intent.idempotencyKey ? { idempotencyKey: intent.idempotencyKey } : {}),
           };
           if (localGas !== undefined) runNoCode.add(rec);
+          entry.signed = rec;
           return rec;
         },
-      });
+      };
+      lane.waiting.push(entry);
       this.scheduleCommit(lane);
     });
   }
@@ -349,6 +352,15 @@ export class Sequencer {
           const results = await (tracingOn ? inSpan("sequencer journal", SpanKind.INTERNAL, journal) : journal());
           ready.forEach((part, i) => journaled(part, results[i]!));
         } catch (err) {
+          // A commit that may have landed is never retried (that would journal each write twice): each caller
+          // hears its queueId, and what did land is sent by the next journal pass like any pending write.
+          if (commitUnknown(err)) {
+            for (const part of ready) {
+              this.released(part.lane, part.batch.length);
+              for (const b of part.batch) b.reject(mayBeRecorded(err, b.signed));
+            }
+            continue;
+          }
           // A lone lane has had its try; several are retried one by one.
           for (const part of ready) {
             try {
@@ -356,7 +368,7 @@ export class Sequencer {
               else throw err;
             } catch (laneErr) {
               this.released(part.lane, part.batch.length);
-              for (const b of part.batch) b.reject(laneErr);
+              for (const b of part.batch) b.reject(commitUnknown(laneErr) ? mayBeRecorded(laneErr, b.signed) : laneErr);
             }
           }
         }

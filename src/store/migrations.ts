@@ -157,23 +157,26 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {
-  return db.transaction(async (tx) => {
-    await tx.query("select pg_advisory_xact_lock(727274)");
-    await tx.query(
-      "create table if not exists schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())",
-    );
-    const done = new Set((await tx.query<{ version: number }>("select version from schema_migrations")).map((r) => r.version));
-    const applied: number[] = [];
-    for (const m of MIGRATIONS) {
-      if (done.has(m.version)) continue;
-      for (const stmt of m.sql
-        .split(";")
-        .map((s) => s.trim())
-        .filter(Boolean))
-        await tx.query(stmt);
-      await tx.query("insert into schema_migrations (version, name) values ($1, $2)", [m.version, m.name]);
-      applied.push(m.version);
-    }
-    return applied;
-  });
+  return db.transaction(
+    async (tx) => {
+      await tx.query("select pg_advisory_xact_lock(727274)");
+      await tx.query(
+        "create table if not exists schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())",
+      );
+      const done = new Set((await tx.query<{ version: number }>("select version from schema_migrations")).map((r) => r.version));
+      const applied: number[] = [];
+      for (const m of MIGRATIONS) {
+        if (done.has(m.version)) continue;
+        for (const stmt of m.sql
+          .split(";")
+          .map((s) => s.trim())
+          .filter(Boolean))
+          await tx.query(stmt);
+        await tx.query("insert into schema_migrations (version, name) values ($1, $2)", [m.version, m.name]);
+        applied.push(m.version);
+      }
+      return applied;
+    },
+    { deadlineMs: 0 },
+  );
 }

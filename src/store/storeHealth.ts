@@ -6,10 +6,10 @@
 import { GatewayError } from "../errors.js";
 
 /** PostgreSQL SQLSTATE classes that mean "the server is not there for you": connection exceptions, shutdowns, resources. */
-const PG_OUTAGE = /^(08|53|57P0)/;
+const PG_OUTAGE = /^(08|53|57P0|57014)/; // 57014: statement_timeout, the server's half of a deadline
 /** What node-postgres and Node's sockets say when the connection itself fails. */
 const SOCKET_OUTAGE = /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)$/;
-const PG_CLIENT_OUTAGE = /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed/i;
+const PG_CLIENT_OUTAGE = /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed|Query read timeout/i;
 /** SQLite result codes (node:sqlite's errcode; the extended codes keep the primary one in the low byte). */
 const SQLITE_OUTAGE = new Set([10 /* IOERR */, 13 /* FULL */, 14 /* CANTOPEN */, 8 /* READONLY */]);
 
@@ -59,15 +59,35 @@ export class StoreHealth {
   fault(err: unknown): unknown {
     const reason = outageReason(err);
     if (reason === undefined) return err;
-    if (this.down === undefined) {
-      this.down = { since: Date.now(), reason };
-      this.onChange(false, reason);
-      this.scheduleProbe();
-    }
-    return new GatewayError("upstream_unavailable", `the journal is unavailable (${reason}); nothing was done, try again shortly`, {
+    this.markDown(reason);
+    // A commit sent without an answer may have landed: the caller is told, not promised "nothing was done".
+    if ((err as { commitUnknown?: boolean }).commitUnknown)
+      return new GatewayError("upstream_unavailable", `the journal did not confirm in time (${reason}); what was being recorded may have been`, {
+        retryAfterSeconds: 2,
+        cause: err,
+        details: { recorded: "unknown" },
+      });
+    return this.refusal(err);
+  }
+
+  /** Statements wait with no answer at all (a frozen path): down now, before their own deadlines. */
+  stalled(reason: string): void {
+    this.markDown(reason);
+  }
+
+  /** The 503 for a call made (or refused) while the store is down. */
+  refusal(cause?: unknown): GatewayError {
+    return new GatewayError("upstream_unavailable", `the journal is unavailable (${this.down?.reason ?? "outage"}); nothing was done, try again shortly`, {
       retryAfterSeconds: 2,
-      cause: err,
+      ...(cause !== undefined ? { cause } : {}),
     });
+  }
+
+  private markDown(reason: string): void {
+    if (this.down !== undefined) return;
+    this.down = { since: Date.now(), reason };
+    this.onChange(false, reason);
+    this.scheduleProbe();
   }
 
   close(): void {

@@ -8,15 +8,22 @@ import { Sequencer } from "../../src/sequencer/sequencer.js";
 import type { LaneReservation, SubmissionRecord } from "../../src/store/submissionStore.js";
 import { MemorySubmissionStore } from "../helpers/memorySubmissionStore.js";
 import { createLogger } from "../../src/log/logger.js";
+import { GatewayError } from "../../src/errors.js";
 
-/** Records how many lanes each commit carried; refuses multi-lane commits while `refuseShared` is set. */
+/**
+ * Records how many lanes each commit carried; refuses multi-lane commits while `refuseShared` is set; while
+ * `commitThenLose` is set, commits and then answers as a store whose COMMIT went unanswered (sqlClient.ts).
+ */
 class ObservedStore extends MemorySubmissionStore {
   commits: number[] = [];
   refuseShared = false;
-  override reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
+  commitThenLose = false;
+  override async reserveAndInsertLanes(network: string, lanes: LaneReservation[]): Promise<SubmissionRecord[][]> {
     this.commits.push(lanes.length);
-    if (this.refuseShared && lanes.length > 1) return Promise.reject(new Error("serialization failure"));
-    return super.reserveAndInsertLanes(network, lanes);
+    if (this.refuseShared && lanes.length > 1) throw new Error("serialization failure");
+    const out = await super.reserveAndInsertLanes(network, lanes);
+    if (this.commitThenLose) throw new GatewayError("upstream_unavailable", "the journal did not confirm in time", { details: { recorded: "unknown" } });
+    return out;
   }
 }
 
@@ -43,19 +50,18 @@ describe("sequencer: one group commit across lanes", () => {
     await node?.stop();
   });
 
-  const burst = (tag: string) =>
-    Promise.all(
-      wallets.flatMap((wallet) =>
-        Array.from({ length: 5 }, (_, i) =>
-          sequencer.submit({
-            wallet,
-            to: "0x0000000000000000000000000000000000000000",
-            data: "0x" + Buffer.from(`${tag} ${i}`).toString("hex"),
-            kind: "message",
-          }),
-        ),
+  const submissions = (tag: string) =>
+    wallets.flatMap((wallet) =>
+      Array.from({ length: 5 }, (_, i) =>
+        sequencer.submit({
+          wallet,
+          to: "0x0000000000000000000000000000000000000000",
+          data: "0x" + Buffer.from(`${tag} ${i}`).toString("hex"),
+          kind: "message",
+        }),
       ),
     );
+  const burst = (tag: string) => Promise.all(submissions(tag));
 
   const checkMined = async (records: SubmissionRecord[], from: Map<string, number>) => {
     await Promise.all(records.map((r) => sequencer.waitForReceipt(r.hash, 20_000)));
@@ -81,5 +87,26 @@ describe("sequencer: one group commit across lanes", () => {
     const records = await burst("retried");
     expect(store.commits.some((n) => n > 1)).toBe(true); // the shared attempt was made, and refused
     await checkMined(records, new Map(wallets.map((w) => [w.address, 5])));
+  });
+
+  it("a commit whose answer was lost is not retried: each caller hears its queueId, and each write is journaled and mined once", async () => {
+    store.refuseShared = false;
+    store.commitThenLose = true;
+    const outcomes = await Promise.allSettled(submissions("lost answer"));
+    store.commitThenLose = false;
+    const refusals = outcomes.map((o) => (o.status === "rejected" ? (o.reason as GatewayError) : undefined));
+    expect(refusals.every((e) => e?.kind === "upstream_unavailable")).toBe(true);
+    const ids = refusals.map((e) => (e!.details as { queueId: string }).queueId);
+    expect(new Set(ids).size).toBe(20);
+    // Journaled once each (a retry would have journaled every write a second time, at new nonces)…
+    const journaled = (await store.listNewest("testnet", "pending", 1_000)).concat(
+      await store.listNewest("testnet", "processing", 1_000),
+      await store.listNewest("testnet", "completed", 1_000),
+    );
+    const ofBurst = journaled.filter((r) => Buffer.from(r.raw.slice(2), "hex").includes(Buffer.from("lost answer")));
+    expect(ofBurst.map((r) => r.queueId).sort()).toEqual([...ids].sort());
+    // …and sent by the journal pass like any pending write, then mined in nonce order.
+    const records = await Promise.all(ids.map((id) => store.get(id).then((r) => r!)));
+    await checkMined(records, new Map(wallets.map((w) => [w.address, 10])));
   });
 });

@@ -80,7 +80,9 @@ describe("a rewind seen while running", () => {
       const unmined = await unminedAfter(store, node, ids, Math.max(1_000, 60_000 - (Date.now() - backAt)));
       const caughtUpMs = Date.now() - backAt;
       const why = unmined.length > 0 ? await whyUnmined(node, unmined, await Promise.all(ids.map((id) => store.get(id)))).catch((e: unknown) => String(e)) : "";
-      expect(unmined.length, `${depth} blocks: ${unmined.length} of ${ids.length} not mined and completed ${caughtUpMs} ms after the node was back${why}`).toBe(0);
+      expect(unmined.length, `${depth} blocks: ${unmined.length} of ${ids.length} not mined and completed ${caughtUpMs} ms after the node was back${why}`).toBe(
+        0,
+      );
       console.log(`rewind ${depth}: ${ids.length} acknowledged, all mined ${caughtUpMs} ms after the node was back`);
 
       // Exactly once, and nothing completed that the node lacks.
@@ -91,7 +93,11 @@ describe("a rewind seen while running", () => {
     }
     const journal = gw.network("testnet").sequencer as unknown as { options: { network: string } };
     const completed = await store.listNewest(journal.options.network, "completed", 1_000_000);
-    const onChain = await batchRpc<{ blockNumber: string | null } | null>(node, "eth_getTransactionByHash", completed.map((r) => [r.hash]));
+    const onChain = await batchRpc<{ blockNumber: string | null } | null>(
+      node,
+      "eth_getTransactionByHash",
+      completed.map((r) => [r.hash]),
+    );
     expect(completed.filter((_, i) => !onChain[i]?.blockNumber).map((r) => r.queueId)).toEqual([]);
   });
 });
