@@ -5,6 +5,8 @@
 // go to every usable node at once; eth_blockNumber never goes backwards; a null receipt or transaction for a
 // hash sent through this pool is asked of the other nodes too (read-your-writes); single point reads that
 // arrive together ride as one batch (readBatcher.ts). Policy lives in front of it.
+import { HeightWaits, REACH_MAX_GAP } from "./reachHeight.js";
+import { MinedSeen } from "./minedSeen.js";
 import { BATCHABLE, ReadBatcher } from "./readBatcher.js";
 import { blockNeeded } from "./blockNeeded.js";
 import { UpstreamHttpError } from "./upstreamHttp.js";
@@ -98,6 +100,14 @@ export class UpstreamPool {
   readonly routing: RoutingOptions;
   /** The highest block number any answer gave on this network: eth_blockNumber never answers less. */
   private highestBlock = -1;
+  /** Reads waiting for a node to reach a height the gateway named (reachHeight.ts), and the last not reached. */
+  private readonly heights = new HeightWaits(async (u) => {
+    const [o] = await this.callOn([{ method: "eth_blockNumber", params: [] }], u);
+    return o?.ok && typeof o.result === "string" ? Number.parseInt(o.result, 16) : undefined;
+  });
+  private unreached = -1;
+  /** By-hash answers seen mined, with their block (minedSeen.ts). */
+  private readonly minedSeen = new MinedSeen();
   /** The integrity checks' view (answerIntegrity.ts); its safe/finalized blocks persist between calls. */
   private readonly taggedView: PoolView = { best: -1, lowest: -1, tagged: new Map() };
 
@@ -236,8 +246,10 @@ export class UpstreamPool {
     if (calls.length === 0) return [];
     if (this.upstreams.length === 1) return this.callOn(calls, undefined, caller);
     if (calls.every((c) => WRITES.has(c.method))) return this.write(calls);
-    // A read naming a block (latest: the gateway's head) goes to a node known to have it.
-    const holder = this.holderOf(calls);
+    // A read naming a block (latest: the gateway's head) goes to a node known to have it, waited for briefly
+    // when none has it yet (reachHeight.ts).
+    const route = this.holderOf(calls);
+    const holder = typeof route === "number" ? await this.reach(route) : route;
     const outcomes = holder
       ? await this.callOn(calls, holder, caller).catch(() => this.callOn(calls, undefined, caller))
       : await this.callOn(calls, undefined, caller);
@@ -257,10 +269,23 @@ export class UpstreamPool {
       if (failed) outcomes[i] = await this.askElsewhere(c, outcomes[i]!, failed, view);
       observeTagged(c, outcomes[i]!, view);
     }
-    // Read-your-writes: a hash this pool sent, not found on the node asked, is asked of the others.
+    // Read-your-writes: a hash this pool sent, not found on the node asked, is asked of the others; one
+    // answered mined before is asked of a node that has its block (waited for, as above).
     for (const [i, c] of calls.entries()) {
       const o = outcomes[i]!;
-      if (!BY_HASH.has(c.method) || !o.ok || o.result !== null || typeof c.params[0] !== "string" || !this.sent.has(c.params[0].toLowerCase())) continue;
+      if (!BY_HASH.has(c.method) || !o.ok || typeof c.params[0] !== "string") continue;
+      if (o.result !== null) {
+        this.minedSeen.note(c.params[0], o.result);
+        continue;
+      }
+      const minedIn = this.minedSeen.blockOf(c.params[0]);
+      if (minedIn !== undefined) {
+        const there = this.usable().find((u) => u.head >= minedIn) ?? (await this.reach(minedIn));
+        const [again] = there ? await this.callOn([c], there).catch(() => [undefined]) : [undefined];
+        if (again?.ok && again.result !== null) outcomes[i] = again;
+        continue;
+      }
+      if (!this.sent.has(c.params[0].toLowerCase())) continue;
       for (const u of this.usable()) {
         const [again] = await this.callOn([c], u).catch(() => [undefined]);
         if (again?.ok && again.result !== null) {
@@ -274,9 +299,10 @@ export class UpstreamPool {
 
   /**
    * For reads that need a block some node in service lacks: the best-placed node whose head is at least that
-   * block, else the one furthest ahead. undefined: every node has it (or none is known), usual routing.
+   * block; a number: the height none has yet, a few blocks past the best (waited for: reach); else the one
+   * furthest ahead. undefined: every node has it (or none is known), usual routing.
    */
-  private holderOf(calls: RpcCall[]): Upstream | undefined {
+  private holderOf(calls: RpcCall[]): Upstream | number | undefined {
     const head = this.head ?? -1;
     let need = -1;
     for (const c of calls) {
@@ -290,7 +316,18 @@ export class UpstreamPool {
     if (having) return having;
     let ahead: Upstream | undefined;
     for (const u of usable) if (!ahead || u.head > ahead.head) ahead = u;
+    if (ahead && need - ahead.head <= REACH_MAX_GAP && need > this.unreached) return need;
     return ahead && usable.some((u) => u.head < ahead!.head) ? ahead : undefined;
+  }
+
+  /**
+   * A node that reached `height`, waited for; undefined (usual routing) when none did in time. A height not
+   * reached is not waited for again until a node reaches it: the next reads are not held for nothing.
+   */
+  private async reach(height: number): Promise<Upstream | undefined> {
+    const there = await this.heights.reach(height, () => this.usable());
+    if (!there) this.unreached = Math.max(this.unreached, height);
+    return there;
   }
 
   /** What the integrity checks compare an answer with: the nodes' heads and the tagged blocks served. */

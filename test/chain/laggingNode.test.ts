@@ -93,4 +93,40 @@ describe("behind a node that lags a block", () => {
     }
     expect(problems).toEqual([]);
   });
+
+  it("with the level node gone: latest and receipts never go back (200 rounds)", { timeout: 120_000 }, async () => {
+    // The gateway has answered the level node's head; from now only the node a block behind is left.
+    // Receipts of the newest blocks seen while both answered (those the lagging node lacks came from the other).
+    const seen: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const head = await call<string>("eth_blockNumber", []);
+      const block = await call<{ transactions: string[] } | null>("eth_getBlockByNumber", [head, false]);
+      const hash = block?.transactions[0];
+      if (hash && (await call("eth_getTransactionReceipt", [hash])) !== null) seen.push(hash);
+    }
+    level.close();
+    const problems: string[] = [];
+    let last = -1;
+    for (const hash of seen)
+      if ((await call("eth_getTransactionReceipt", [hash])) === null) problems.push(`receipt of ${hash} null once the level node was gone`);
+    for (let round = 0; round < 200; round++) {
+      const head = Number(await call<string>("eth_blockNumber", []));
+      if (head < last) problems.push(`round ${round}: head ${head} after ${last}`);
+      last = Math.max(last, head);
+      const latest = await call<{ number: string; transactions: string[] } | null>("eth_getBlockByNumber", ["latest", false]).catch((e: Error) => e);
+      if (latest instanceof Error || latest === null) problems.push(`round ${round}: latest ${latest instanceof Error ? latest.message : "null"}`);
+      else {
+        if (Number(latest.number) < last) problems.push(`round ${round}: latest ${Number(latest.number)} after ${last}`);
+        last = Math.max(last, Number(latest.number));
+        if (latest.transactions[0]) seen.push(latest.transactions[0]);
+      }
+      for (const hash of seen.slice(-3)) {
+        const receipt = await call<{ blockNumber: string } | null>("eth_getTransactionReceipt", [hash]).catch((e: Error) => e);
+        if (receipt === null || receipt instanceof Error)
+          problems.push(`round ${round}: receipt of ${hash} ${receipt === null ? "null" : receipt.message} after it was seen`);
+      }
+    }
+    expect(seen.length).toBeGreaterThan(20);
+    expect(problems).toEqual([]);
+  });
 });

@@ -208,6 +208,12 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
         } else forward.push(c);
       }
       if (forward.length > 0) answers.push(...(await ask(forward)));
+      // A transaction in a block past this node's head is one it does not know yet.
+      for (const a of answers) {
+        const c = list.find((x) => x.id === a.id);
+        const mined = a.result as { blockNumber?: string | null } | null | undefined;
+        if (c && /^eth_getTransaction(ByHash|Receipt)$/.test(c.method) && mined?.blockNumber && Number(mined.blockNumber) > head) a.result = null;
+      }
       const ordered = list.map((c) => answers.find((a) => a.id === c.id)!);
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? ordered : ordered[0]));
       return;
