@@ -1,0 +1,133 @@
+// A network's edge: its port (HTTP/1.1 and HTTP/2, the fast lane), Connect over the guarded handlers, the REST
+// routes (health, metrics, JSON-RPC, ZKT, webhooks, the portal) and WebSockets. Transports only translate.
+import { availableParallelism } from "node:os";
+import { createContextValues } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { UpstreamPool } from "../chain/upstreamPool.js";
+import { callerKey } from "../handlers/context.js";
+import { admissionGate } from "../handlers/guard.js";
+import type { SubscriptionHub, HubObserver } from "../live/subscriptions.js";
+import type { HeadFeed } from "../live/headFeed.js";
+import { andThen } from "../maybePromise.js";
+import type { Policy } from "../policy/policy.js";
+import { callerGate } from "../transport/connect/callerGate.js";
+import { errorMappingInterceptor } from "../transport/connect/errorMap.js";
+import { withMediaTypeHint } from "../transport/connect/mediaType.js";
+import { connectRoutes } from "../transport/connect/routes.js";
+import { clientIp, trustedProxies } from "../transport/http/clientIp.js";
+import { withCors } from "../transport/http/cors.js";
+import { healthRoutes } from "../transport/http/healthRoutes.js";
+import { type DualServer, listenDual } from "../transport/http/listen.js";
+import { createRestRouter } from "../transport/http/restRouter.js";
+import { jsonRpcRoutes } from "../transport/jsonrpc/jsonRpcRoutes.js";
+import { KEYS_PATH } from "../transport/portal/portalRoutes.js";
+import { webhookRoutes } from "../transport/webhooks/webhookRoutes.js";
+import { shardHost } from "../transport/websocket/shardHost.js";
+import { webSocketEndpoint } from "../transport/websocket/webSocketEndpoint.js";
+import { zktRoutes } from "../transport/zkt/zktRoutes.js";
+import type { GuardedHandlers } from "./handlersPart.js";
+import type { NetworkContext } from "./networkContext.js";
+
+export interface EdgeParts {
+  pool: UpstreamPool;
+  policy: Policy;
+  handlers: GuardedHandlers;
+  hub: SubscriptionHub;
+  feed: HeadFeed;
+  hubObserver: HubObserver;
+  /** Readiness says "draining" once this is true (set at close). */
+  draining: () => boolean;
+}
+
+/** Opens the network's port; returns its base address. */
+export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p: EdgeParts): Promise<string> {
+  const m = deps.metrics;
+  const trusted = trustedProxies(gw.trustedProxies);
+  const socketLimits = { ...gw.websocket, maxPayloadBytes: gw.bodyLimitBytes };
+  const shardCount = gw.websocket.shards ?? Math.max(0, Math.min(8, availableParallelism() - 1));
+  const sockets = webSocketEndpoint({
+    rpc: p.handlers.rpc,
+    hub: p.hub,
+    policy: p.policy,
+    maxBatchSize: gw.maxBatchSize,
+    limits: socketLimits,
+    shards:
+      shardCount > 0
+        ? {
+            socketsInProcess: gw.websocket.socketsInProcess,
+            hosts: (events) =>
+              Array.from({ length: shardCount }, () =>
+                shardHost({ settings: { limits: socketLimits, logLevel: gw.logLevel, network: net.name }, feed: p.feed, observer: p.hubObserver, log }, events),
+              ),
+          }
+        : undefined,
+    trustedProxies: trusted,
+    log,
+    observer: {
+      sockets: (delta) => m.webSockets.inc({ network: net.name }, delta),
+      slowConsumerClosed: () => m.slowConsumerCloses.inc({ network: net.name }),
+    },
+  });
+  // WebSockets are told goodbye before the port closes under them.
+  let server: DualServer | undefined;
+  stack.defer(async () => {
+    await sockets.close();
+    await server?.close();
+  });
+  const policy = p.policy;
+  const rest = createRestRouter(
+    [
+      ...healthRoutes(p.pool, deps.storeHealth, p.draining),
+      {
+        method: "GET",
+        pattern: /^\/metrics$/,
+        renderError: () => ({ status: 500 }),
+        handle: async () => ({ status: 200, body: await m.text(), contentType: "text/plain; version=0.0.4" }),
+      },
+      ...jsonRpcRoutes({
+        maxBatchSize: gw.maxBatchSize,
+        rpc: p.handlers.rpc,
+        admitMalformed: (caller, weight) => policy.admitUnhandled(caller, weight),
+        refuseEarly: (caller) => policy.refusedBeforeBody(caller),
+      }),
+      ...zktRoutes({
+        zkt: p.handlers.zkt,
+        log,
+        refuseEarly: (caller) => policy.refusedBeforeBody(caller, true),
+        admitRefused: (caller) => policy.admit("ZktService.WriteMessage", caller),
+      }),
+      ...webhookRoutes({ webhooks: p.handlers.webhooks, admitMalformed: (caller, weight) => policy.admitUnhandled(caller, weight) }),
+      ...deps.sharedRoutes,
+    ],
+    gw.bodyLimitBytes,
+    log,
+    trusted,
+    (route, status) => m.countHttp(net.name, route, status),
+    (ip) => andThen(policy.admitUnhandled({ clientIp: ip }), (a) => a.headers),
+  );
+  const handler = connectNodeAdapter({
+    routes: connectRoutes(p.handlers),
+    fallback: rest.nodeHandler,
+    readMaxBytes: gw.bodyLimitBytes,
+    // What handlers throw, mapped once (the gate maps its own refusals).
+    interceptors: [errorMappingInterceptor],
+    // Before the body is read: who called, and one request of theirs admitted.
+    requestGate: callerGate(admissionGate(policy)),
+    contextValues: (req) => createContextValues().set(callerKey, { clientIp: clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted) }),
+  });
+  // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
+  await deps.beforeListen?.();
+  server = await listenDual(
+    withCors(withMediaTypeHint(handler), new Map([[KEYS_PATH, new Set(gw.portalKeyOrigins)]])),
+    gw.host,
+    net.port,
+    { ...gw.http, exempt: trusted, heldElsewhere: () => sockets.onShards },
+    { serves: rest.serves, handle: rest.handle, bodyLimitBytes: gw.bodyLimitBytes },
+    sockets.upgrade,
+    {
+      h2Banned: (reason) => m.h2Bans.inc({ network: net.name, reason }),
+      refusedAtAccept: () => m.refusedAtAccept.inc({ network: net.name }),
+    },
+  );
+  return `http://${gw.host}:${server.port}`;
+}

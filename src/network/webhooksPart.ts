@@ -1,0 +1,53 @@
+// A network's webhooks (#56): the journal writes an event's outbox rows with its status change and says so;
+// this network's dispatcher sends them. Write callbacks are the per-write kind.
+import type { UpstreamPool } from "../chain/upstreamPool.js";
+import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";
+import { WebhookDispatcher } from "../webhooks/webhookDispatcher.js";
+import { describeDelivery } from "../webhooks/webhookEvents.js";
+import { WriteCallbacks } from "../webhooks/writeCallbacks.js";
+import type { NetworkContext } from "./networkContext.js";
+
+export interface WebhooksPart {
+  /** Wakes the dispatcher: something was written to the outbox. */
+  wake: () => void;
+  callbacks: WriteCallbacks;
+}
+
+export function startWebhooks({ gw, net, deps, log, stack }: NetworkContext, pool: UpstreamPool): WebhooksPart {
+  const dispatcher = new WebhookDispatcher({
+    network: net.name,
+    store: deps.webhookStore,
+    describe: (d) =>
+      describeDelivery(d, {
+        journal: deps.store,
+        abiOf: (queueId) => deps.webhookStore.abiOf(queueId),
+        call: (method, params) => pool.call(method, params),
+      }),
+    allowPrivate: gw.webhooks.allowPrivate,
+    // Alone on its store, this process's own writes wake the dispatcher; a slow look besides, should a claim
+    // have failed (a full disk) with nothing written since to wake it.
+    pollMs: deps.sharedStore ? 500 : 30_000,
+    maxRetryMs: gw.webhooks.maxRetryMs,
+    giveUpMs: gw.webhooks.giveUpMs,
+    eventsPerSecond: gw.webhooks.eventsPerSecond,
+    log,
+    observer: { attempt: (outcome) => deps.metrics.webhookAttempts.inc({ network: net.name, outcome }) },
+  });
+  const wake = () => dispatcher.wake();
+  deps.store.outboxListeners?.add(wake);
+  stack.defer(async () => {
+    deps.store.outboxListeners?.delete(wake);
+    await dispatcher.stop();
+  });
+  dispatcher.wake();
+  const callbacks = new WriteCallbacks({
+    network: net.name,
+    store: deps.webhookStore,
+    journal: deps.store,
+    allowPrivate: gw.webhooks.allowPrivate,
+    walletOf: (access) => deps.seed.wallet(access.walletIndex).address,
+    seedSecret: deps.seed.wallet(PUBLIC_SIGNER_INDEX).privateKey,
+    written: wake,
+  });
+  return { wake, callbacks };
+}
