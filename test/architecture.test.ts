@@ -36,7 +36,11 @@ describe("architecture", () => {
     // Nothing but the composition root imports a part.
     const intoParts = src
       .filter((f) => !f.startsWith("src/network/") && f !== "src/network.ts")
-      .flatMap((f) => imports(f).filter((i) => i.includes("/network/")).map((i) => `${f} -> ${i}`));
+      .flatMap((f) =>
+        imports(f)
+          .filter((i) => i.includes("/network/"))
+          .map((i) => `${f} -> ${i}`),
+      );
     expect(intoParts).toEqual([]);
   });
 
