@@ -46,7 +46,7 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
   try {
     const chain = await startChain(ctx);
     const { pool, embedded } = chain;
-    const core = await startRpcCore(ctx, pool);
+    const core = await startRpcCore(ctx, chain);
     const writes = await startWrites(ctx, chain, core);
     const hooks = startWebhooks(ctx, pool);
     const zkt = startZkt(ctx, chain, writes, hooks);
@@ -61,7 +61,18 @@ export async function startNetwork(gw: GatewayConfig, net: NetworkConfig, deps: 
     });
     const { sequencer } = writes;
     const { hub, feed } = live;
-    const running = { config: net, url, upstreamUrls: chain.upstreamUrls, embedded: embedded !== undefined, core, zkt, pool, sequencer, hub, feed };
+    const running = {
+      config: { ...net, feeMode: chain.feeMode },
+      url,
+      upstreamUrls: chain.upstreamUrls,
+      embedded: embedded !== undefined,
+      core,
+      zkt,
+      pool,
+      sequencer,
+      hub,
+      feed,
+    };
     return { ...running, ...(embedded ? { embeddedPid: embedded.pid } : {}), close: () => stack.disposeAsync() };
   } catch (err) {
     await stack.disposeAsync().catch(() => undefined);

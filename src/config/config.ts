@@ -102,9 +102,11 @@ export function networkSchema(name: NetworkName) {
         "A node's WebSocket (ws:// or wss://) announcing new heads: the live feed reads at once on each " +
         "instead of at its next poll. The embedded anvil's is used by itself.",
     }),
-    feeMode: setting(z.enum(["zero", "market"], { error: 'must be "zero" or "market"' }).default("zero"), {
+    feeMode: setting(z.enum(["auto", "zero", "market"], { error: 'must be "auto", "zero" or "market"' }).default("auto"), {
       env: "FEE_MODE",
-      doc: "zero (gas price 0) or market (EIP-1559).",
+      doc:
+        "auto (the default: asked of the node at start — a gas price or base fee above 0 is market, else zero; the " +
+        "embedded anvil is zero), zero (gas price 0; refused at start against a node that charges fees) or market (EIP-1559).",
     }),
     blockTimeSeconds: setting(z.number({ error: "must be a positive number" }).positive({ error: "must be a positive number" }).default(0.25), {
       env: "BLOCK_TIME",
@@ -544,7 +546,8 @@ export const configSchema = z.strictObject({
 
 type ParsedConfig = z.output<typeof configSchema>;
 export type NetworkConfig = NonNullable<ParsedConfig["networks"]["testnet"]> & { name: NetworkName };
-export type FeeMode = NetworkConfig["feeMode"];
+/** The fee mode a network runs with, once auto is resolved (chain/feeRegime.ts). */
+export type FeeMode = Exclude<NetworkConfig["feeMode"], "auto">;
 /** The configuration as the gateway uses it: networks as a list, in a fixed order, each with its name. */
 export type GatewayConfig = Omit<ParsedConfig, "networks"> & { networks: NetworkConfig[] };
 

@@ -4,7 +4,12 @@ import { join } from "node:path";
 import { startEmbeddedNode, type EmbeddedNode } from "../chain/embeddedNode.js";
 import { chainGenesis } from "../chain/chainGenesis.js";
 import { UpstreamPool } from "../chain/upstreamPool.js";
+import type { FeeMode } from "../config/config.js";
+import { detectFeeMode } from "../chain/feeRegime.js";
 import type { NetworkContext } from "./networkContext.js";
+
+/** The gateway's own dev chain charges nothing unless told to (Stability's networks are zero-fee). */
+const embeddedFeeMode = (configured: FeeMode | "auto"): FeeMode => (configured === "auto" ? "zero" : configured);
 
 export interface ChainPart {
   embedded: EmbeddedNode | undefined;
@@ -13,6 +18,8 @@ export interface ChainPart {
   genesisHash: string;
   /** The journal's network key: a fresh embedded anvil is a new chain, its old journal not replayed onto it. */
   journalNetwork: string;
+  /** The fee mode run with: FEE_MODE, auto resolved from the node (the embedded anvil's is zero unless set). */
+  feeMode: FeeMode;
 }
 
 export async function startChain({ gw, net, deps, log, stack }: NetworkContext): Promise<ChainPart> {
@@ -61,14 +68,15 @@ export async function startChain({ gw, net, deps, log, stack }: NetworkContext):
   // From now on an upstream on another genesis (a node restarted on a fresh chain) is out of service. Not the
   // gateway's own node: it is this chain whatever block 0 it reports after loading its state (chainGenesis.ts).
   if (!embedded) pool.expectGenesis(genesisHash);
-  return { embedded, upstreamUrls, pool, genesisHash, journalNetwork: `${net.name}:${genesisHash.slice(0, 18)}` };
+  const feeMode = embedded ? embeddedFeeMode(net.feeMode) : await detectFeeMode(pool, net.feeMode, log);
+  return { embedded, upstreamUrls, pool, genesisHash, journalNetwork: `${net.name}:${genesisHash.slice(0, 18)}`, feeMode };
 }
 
 async function startEmbedded({ gw, net, log, stack }: NetworkContext): Promise<EmbeddedNode> {
   const embedded = await startEmbeddedNode({
     chainId: net.chainId,
     blockTimeSeconds: net.blockTimeSeconds,
-    feeMode: net.feeMode,
+    feeMode: embeddedFeeMode(net.feeMode),
     ...(net.embeddedNodePort ? { port: net.embeddedNodePort } : {}),
     // The dev chain survives restarts (contracts, balances, queueIds); delete the file for a fresh one.
     ...(gw.embeddedState ? { stateFile: join(gw.dataDir, `chain-${net.name}.json`) } : {}),

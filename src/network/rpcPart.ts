@@ -1,15 +1,15 @@
 // A network's JSON-RPC core: the node's answers through the immutable cache, counted per method, with the
 // work one caller can put on the node bounded (gas cap, per-IP share).
-import type { UpstreamPool } from "../chain/upstreamPool.js";
 import { NodeShares } from "../limits/nodeShares.js";
 import { callGasCapOf } from "../rpc/callGasCapOf.js";
 import { ImmutableCache } from "../rpc/immutableCache.js";
 import { InflightReads } from "../rpc/inflightReads.js";
 import { RpcCore } from "../rpc/rpcCore.js";
 import { answerZeroFees } from "../rpc/zeroFees.js";
+import type { ChainPart } from "./chainPart.js";
 import type { NetworkContext } from "./networkContext.js";
 
-export async function startRpcCore({ gw, net, deps, stack }: NetworkContext, pool: UpstreamPool): Promise<RpcCore> {
+export async function startRpcCore({ gw, net, deps, stack }: NetworkContext, { pool, feeMode }: Pick<ChainPart, "pool" | "feeMode">): Promise<RpcCore> {
   const m = deps.metrics;
   const cache = new ImmutableCache({ maxEntries: 10_000, confirmations: net.cacheConfirmations });
   pool.onHead = (head) => cache.observeHead(head);
@@ -23,7 +23,7 @@ export async function startRpcCore({ gw, net, deps, stack }: NetworkContext, poo
       m.countRpc(net.name, outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other", outcome.ok ? "ok" : String(outcome.error.jsonRpcCode)),
     gw.coalesceReads ? new InflightReads() : undefined,
   );
-  if (net.feeMode === "zero") answerZeroFees(core, pool);
+  if (feeMode === "zero") answerZeroFees(core, pool);
   const nodeShares = new NodeShares({
     perCaller: gw.nodeSharePerCaller,
     queuePerCaller: gw.nodeQueuePerCaller,

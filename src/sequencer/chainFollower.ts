@@ -11,6 +11,9 @@ import type { JsonValue } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import type { HeadWakeups } from "../live/upstreamHeads.js";
 
+/** Refused hashes remembered for late waiters. */
+const FAILED_KEPT = 1_000;
+
 export interface RpcReceipt {
   status: string;
   blockNumber: string;
@@ -43,6 +46,8 @@ interface Watched {
   /** A later hash was tracked for the same queueId (a fee bump): the journal holds another one. */
   superseded: boolean;
   waiters: ((r: RpcReceipt) => void)[];
+  /** Told when the write ends without a receipt (the node refused it for good). */
+  failers?: ((err: Error) => void)[];
   askedAt: number;
   /** Set once seen in a block. */
   block?: number;
@@ -106,6 +111,8 @@ interface Confirmed {
 export class ChainFollower {
   /** Unconfirmed writes by hash (broadcast, maybe mined, not yet deep enough). */
   private readonly watched = new Map<string, Watched>();
+  /** Hashes refused for good lately (fail), for waits that start after the refusal. */
+  private readonly failed = new Map<string, Error>();
   /** Every hash tracked per submission (fee bumps add hashes). */
   private readonly hashesOf = new Map<string, string[]>();
   /** Recent blocks' hashes by number. */
@@ -163,8 +170,26 @@ export class ChainFollower {
     this.hashesOf.delete(queueId);
   }
 
-  /** Resolves with the receipt once mined (not waiting for depth); rejects after timeoutMs. */
+  /**
+   * The write under `hash` ended without a receipt (the node refused it for good): its waiters hear `err` now,
+   * not when their wait runs out (a waited write answered 503 "not mined in time" 60 s after its status said
+   * error). It is no longer followed.
+   */
+  fail(hash: string, err: Error): void {
+    // Remembered a while: the caller may start waiting only after the refusal (the broadcast runs on its own).
+    if (this.failed.size >= FAILED_KEPT) this.failed.delete(this.failed.keys().next().value!);
+    this.failed.set(hash, err);
+    const w = this.watched.get(hash);
+    if (!w) return;
+    this.watched.delete(hash);
+    this.finished(w);
+    for (const f of w.failers ?? []) f(err);
+  }
+
+  /** Resolves with the receipt once mined (not waiting for depth); rejects after timeoutMs or at fail(). */
   wait(hash: string, timeoutMs: number): Promise<RpcReceipt> {
+    const failed = this.failed.get(hash);
+    if (failed) return Promise.reject(failed);
     this.track(hash);
     this.waiting++;
     const promise = new Promise<RpcReceipt>((resolve, reject) => {
@@ -176,9 +201,14 @@ export class ChainFollower {
         return true;
       };
       const timer = setTimeout(() => settle() && reject(new Error(`not mined within ${timeoutMs} ms`)), timeoutMs);
-      this.watched.get(hash)!.waiters.push((r) => {
+      const w = this.watched.get(hash)!;
+      w.waiters.push((r) => {
         clearTimeout(timer);
         if (settle()) resolve(r);
+      });
+      (w.failers ??= []).push((err) => {
+        clearTimeout(timer);
+        if (settle()) reject(err);
       });
     });
     this.ensureTimer();

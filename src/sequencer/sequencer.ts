@@ -729,6 +729,10 @@ export class Sequencer {
       // A caller's own signed transaction refused by the node is the caller's doing (warn); ours is a fault (error).
       (rec.kind === "raw" ? log.warn : log.error)("broadcast rejected for good", { queueId: rec.queueId, nonce: rec.nonce, error: error.message });
       await store.update(rec.queueId, { status: "error", errorMessage: `the node rejected the transaction: ${error.message}`, processedAt: new Date() });
+      this.follower.fail(
+        rec.hash,
+        new GatewayError("transaction_rejected", `the node rejected the transaction: ${error.message}`, { details: { hash: rec.hash, queueId: rec.queueId } }),
+      );
       if (opts.refill) await this.refillNonce(rec).catch((e: unknown) => log.error("nonce refill failed", { nonce: rec.nonce, error: (e as Error).message }));
       return { result: "rejected", error };
     }

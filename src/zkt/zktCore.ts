@@ -215,7 +215,9 @@ export class ZktCore {
     let raw: RpcReceipt;
     try {
       raw = await this.deps.sequencer.waitForReceipt(rec.hash, this.deps.waitTimeoutMs ?? 60_000);
-    } catch {
+    } catch (err) {
+      // Refused by the node for good: said as soon as it is known.
+      if (err instanceof GatewayError) throw err;
       throw new GatewayError(
         "upstream_unavailable",
         `the transaction was accepted but not mined in time; follow it with GET /zkt/transactions/${rec.queueId}`,
