@@ -189,7 +189,7 @@ export const configSchema = z.strictObject({
     env: "LOGS_MAX_BLOCK_RANGE",
     doc:
       "Most blocks one eth_getLogs may span (a toBlock past the head counts up to the head; a blockHash query is " +
-      "one block): wider is refused with -32005 before it reaches a node. A node refusing a range within it is " +
+      "one block): wider is refused with -32602 before it reaches a node. A node refusing a range within it is " +
       "asked for each half.",
   }),
   filterIdleMs: setting(positiveInt().default(300_000), {
@@ -202,7 +202,7 @@ export const configSchema = z.strictObject({
   }),
   logsMaxResults: setting(positiveInt().default(10_000), {
     env: "LOGS_MAX_RESULTS",
-    doc: "Most logs one eth_getLogs answer may carry: more is refused with -32005 (narrow the range or the filter).",
+    doc: "Most logs one eth_getLogs answer may carry: more is refused with -32602 (narrow the range or the filter).",
   }),
   coalesceReads: setting(onOff.default(true), {
     env: "COALESCE_READS",

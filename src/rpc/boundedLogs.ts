@@ -29,8 +29,10 @@ export function boundedGetLogs(node: LogsNode, bounds: LogBounds): CustomMethod 
     const range = await rangeWithin(node, bounds, filter, ctx.signal, "eth_getLogs");
     const logs = await logsOf(node, filter, range, ctx.signal);
     if (Array.isArray(logs) && logs.length > bounds.maxResults)
+      // -32602, as hosted providers answer: clients take it as "narrow the query", not a rate limit to retry
+      // (-32005 had cast retry for 13 s and viem for 1.4 s, each retry counted).
       throw new GatewayError(
-        "limit_exceeded",
+        "invalid_params",
         `eth_getLogs matched ${logs.length} logs, more than this gateway's limit of ${bounds.maxResults} a query (LOGS_MAX_RESULTS); narrow the range or the filter`,
         { details: { limit: bounds.maxResults, requested: logs.length } },
       );
@@ -74,7 +76,7 @@ async function rangeWithin(
   const width = upTo - from + 1;
   if (width > bounds.maxBlockRange)
     throw new GatewayError(
-      "limit_exceeded",
+      "invalid_params",
       `${what} over ${width} blocks exceeds this gateway's limit of ${bounds.maxBlockRange} blocks a query (LOGS_MAX_BLOCK_RANGE); ask for smaller ranges`,
       { details: { limit: bounds.maxBlockRange, requested: width } },
     );

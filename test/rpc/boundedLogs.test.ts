@@ -1,8 +1,9 @@
-// eth_getLogs within bounds (#54): with LOGS_MAX_BLOCK_RANGE=5 a query (or a log filter) over 20 blocks is refused with -32005
+// eth_getLogs within bounds (#54): with LOGS_MAX_BLOCK_RANGE=5 a query (or a log filter) over 20 blocks is refused with -32602
 // naming the limit, over HTTP, WebSocket and Connect, before any node is asked; one over 5 blocks is answered,
 // complete and in order, even by a node that caps ranges at 3 blocks (the gateway asks it for the halves); an
 // answer of more logs than LOGS_MAX_RESULTS is refused the same way.
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { fromJson } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -18,6 +19,8 @@ import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 /** Deploys a contract whose code is PUSH1 0 PUSH1 0 LOG0 STOP: every call logs. */
 const LOGGER_INIT = "0x6006600c60003960066000f3" + "60006000a000";
 const hex = (n: number) => `0x${n.toString(16)}`;
+
+const run = promisify(execFile);
 
 describe("bounded eth_getLogs", () => {
   let anvil: ChildProcess;
@@ -62,9 +65,9 @@ describe("bounded eth_getLogs", () => {
   });
 
   const wide = { fromBlock: "0x1", toBlock: "0x14" };
-  const refusal = { code: -32005, message: expect.stringMatching(/limit of 5 blocks.*LOGS_MAX_BLOCK_RANGE/), data: { limit: 5, requested: 20 } };
+  const refusal = { code: -32602, message: expect.stringMatching(/limit of 5 blocks.*LOGS_MAX_BLOCK_RANGE/), data: { limit: 5, requested: 20 } };
 
-  it("over 20 blocks: -32005 naming the limit over HTTP, and no node is asked", async () => {
+  it("over 20 blocks: -32602 naming the limit over HTTP, and no node is asked", async () => {
     const before = capped.logQueries;
     const res = await postJson(url, { jsonrpc: "2.0", id: 1, method: "eth_getLogs", params: [wide] });
     expect(res.status).toBe(200);
@@ -87,9 +90,22 @@ describe("bounded eth_getLogs", () => {
     const client = createClient(RpcService, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
     const err = (await client.call({ method: "eth_getLogs", params: fromJson(ListValueSchema, [wide]) }).catch((e: unknown) => e)) as ConnectError;
     expect(err).toBeInstanceOf(ConnectError);
-    expect(err.code).toBe(Code.ResourceExhausted);
-    expect(err.findDetails(RpcErrorSchema)[0]?.code).toBe(-32005);
+    expect(err.code).toBe(Code.InvalidArgument);
+    expect(err.findDetails(RpcErrorSchema)[0]?.code).toBe(-32602);
     expect(err.rawMessage).toMatch(/limit of 5 blocks/);
+  });
+
+  it("cast logs over the cap is answered at once and complete: cast reads -32602 as a range limit and asks in parts", { timeout: 60_000 }, async () => {
+    // -32005 (a rate limit to clients) had cast retry for 13 s, "Max retries exceeded", every retry counted.
+    const from = logBlocks[0]! - 10;
+    const to = logBlocks.at(-1)! + 10;
+    const t0 = Date.now();
+    const { stdout } = await run("node_modules/.bin/cast", ["logs", "--from-block", String(from), "--to-block", String(to), "--json", "--rpc-url", url], {
+      timeout: 30_000,
+    });
+    const logs = JSON.parse(stdout) as { blockNumber: string }[];
+    expect(logs.map((l) => Number(l.blockNumber))).toEqual(logBlocks);
+    expect(Date.now() - t0).toBeLessThan(5_000);
   });
 
   it("over 5 blocks: answered complete and in order by a node that caps ranges at 3", async () => {
@@ -103,10 +119,10 @@ describe("bounded eth_getLogs", () => {
     expect(capped.logQueries - before).toBe(3);
   });
 
-  it("a log filter (eth_newFilter) is held to the same range: over 20 blocks -32005, over 5 a filter id", async () => {
+  it("a log filter (eth_newFilter) is held to the same range: over 20 blocks -32602, over 5 a filter id", async () => {
     const wideFilter = await postJson(url, { jsonrpc: "2.0", id: 6, method: "eth_newFilter", params: [wide] });
     expect(wideFilter.json).toMatchObject({
-      error: { code: -32005, message: expect.stringMatching(/a log filter over 20 blocks/), data: { limit: 5, requested: 20 } },
+      error: { code: -32602, message: expect.stringMatching(/a log filter over 20 blocks/), data: { limit: 5, requested: 20 } },
     });
     const narrow = await postJson(url, {
       jsonrpc: "2.0",
@@ -117,7 +133,7 @@ describe("bounded eth_getLogs", () => {
     expect((narrow.json as { result: string }).result).toMatch(/^0x[0-9a-f]+$/);
   });
 
-  it("more logs than LOGS_MAX_RESULTS: -32005 naming that limit", async () => {
+  it("more logs than LOGS_MAX_RESULTS: -32602 naming that limit", async () => {
     const strict = await startTestGateway({
       mutate: (c) => {
         c.networks[0]!.upstreams = [node];
@@ -128,7 +144,7 @@ describe("bounded eth_getLogs", () => {
       const filter = { fromBlock: hex(logBlocks[0]!), toBlock: hex(logBlocks.at(-1)!) };
       const res = await postJson(strict.network("testnet").url, { jsonrpc: "2.0", id: 5, method: "eth_getLogs", params: [filter] });
       expect(res.json).toMatchObject({
-        error: { code: -32005, message: expect.stringMatching(/matched 8 logs.*LOGS_MAX_RESULTS/), data: { limit: 3, requested: 8 } },
+        error: { code: -32602, message: expect.stringMatching(/matched 8 logs.*LOGS_MAX_RESULTS/), data: { limit: 3, requested: 8 } },
       });
     } finally {
       await strict.close();
