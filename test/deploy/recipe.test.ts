@@ -23,6 +23,21 @@ describe("the container recipe", () => {
     expect(entry).toEqual(["node", ...flags, "dist/main.mjs"]);
   });
 
+  it("the build context leaves the host's node_modules, data directory (seed, journal) and builds out", () => {
+    const entries = (file: string) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .map((l) => l.trim())
+        .filter((l) => l !== "" && !l.startsWith("#"));
+    const ignored = new Set(entries(".dockerignore"));
+    for (const must of ["node_modules/", ".data/", "dist/", ".git"]) expect(ignored.has(must), must).toBe(true);
+    // What git leaves out, the image leaves out.
+    expect(entries(".gitignore").filter((e) => !ignored.has(e))).toEqual([]);
+    // The modules are installed from the lockfile before the sources are copied, and never copied from the host.
+    const build = readFileSync("Dockerfile", "utf8").split(/^FROM /m)[1]!;
+    expect(build.indexOf("COPY package.json package-lock.json ./")).toBeLessThan(build.indexOf("RUN npm ci"));
+  });
+
   it.skipIf(!COMPOSE && !process.env.CI)("compose.yaml is valid, and refuses to start replicas without a shared MASTER_MNEMONIC", () => {
     const config = (env: Record<string, string>) =>
       execFileSync(COMPOSE ?? "docker-compose", ["-f", "compose.yaml", "config"], { env: { ...process.env, ...env }, encoding: "utf8", stdio: "pipe" });
