@@ -8,6 +8,14 @@ export interface KeyLimitsView {
   allowedTargets?: string[] | undefined;
 }
 
+/** A key's limits with `change` laid over them: a limit not named keeps its value (`limits --tpd` kept `--rpm`). */
+export function withChanged(current: KeyLimitsView, change: KeyLimitsView): KeyLimitsView {
+  const out: KeyLimitsView = { ...current };
+  for (const [name, value] of Object.entries(change) as [keyof KeyLimitsView, KeyLimitsView[keyof KeyLimitsView]][])
+    if (value !== undefined) (out as Record<string, unknown>)[name] = value;
+  return out;
+}
+
 export interface KeyView {
   id: string;
   prefix: string;

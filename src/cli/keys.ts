@@ -18,7 +18,7 @@ const LIMIT_FLAGS = "[--rpm REQUESTS_PER_MINUTE] [--tpd WRITES_PER_DAY] [--tpm W
 const USAGE = `usage: keys [--admin-url URL] create [--label LABEL] ${LIMIT_FLAGS}
        keys [--admin-url URL] list [PREFIX]
        keys [--admin-url URL] revoke ID|PREFIX
-       keys [--admin-url URL] limits ID|PREFIX ${LIMIT_FLAGS}   (replaces all of the key's own limits)
+       keys [--admin-url URL] limits ID|PREFIX ${LIMIT_FLAGS}   (limits not named keep their values)
        keys [--admin-url URL] usage ID|PREFIX
 --admin-url: a running gateway's address (its admin API; the token in ADMIN_TOKEN)`;
 
@@ -61,9 +61,14 @@ async function main(argv: string[]): Promise<number> {
       tpm: { type: "string" },
       allow: { type: "string" },
       "admin-url": { type: "string" },
+      help: { type: "boolean", short: "h" },
     },
   });
   const [command, arg] = positionals;
+  if (values.help || command === "help") {
+    process.stdout.write(USAGE + "\n");
+    return 0;
+  }
   const needsArg = command === "revoke" || command === "usage" || command === "limits";
   if (!command || !["create", "list", "revoke", "usage", "limits"].includes(command) || (needsArg && !arg)) {
     process.stderr.write(USAGE + "\n");

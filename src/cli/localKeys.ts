@@ -3,7 +3,7 @@
 import { ApiKeys, type ApiKeyInfo } from "../keys/apiKeys.js";
 import type { MasterSeed } from "../keys/masterSeed.js";
 import type { Stores } from "../store/openStores.js";
-import { type KeyCommands, type KeyView, showKey, theOne } from "./keyCommands.js";
+import { type KeyCommands, type KeyView, showKey, theOne, withChanged } from "./keyCommands.js";
 
 const view = (k: ApiKeyInfo): KeyView => ({
   id: k.id,
@@ -38,8 +38,9 @@ export function localKeys(stores: Stores, seed: MasterSeed): KeyCommands {
     },
     list: async (prefix) => (await keys.list(prefix)).map(view),
     revoke: async (idOrPrefix) => view(await keys.revoke(idOrPrefix)),
-    async setLimits(idOrPrefix, l) {
+    async setLimits(idOrPrefix, change) {
       const k = await find(idOrPrefix);
+      const l = withChanged(k.limits, change);
       return view(
         await keys.setLimits(k.id, {
           requestsPerMinute: l.requestsPerMinute,

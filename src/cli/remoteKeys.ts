@@ -3,7 +3,7 @@
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AdminService, type Key } from "../../gen/chaingateway/admin/v1/admin_pb.js";
-import { type KeyCommands, type KeyLimitsView, type KeyView, showKey, theOne } from "./keyCommands.js";
+import { type KeyCommands, type KeyLimitsView, type KeyView, showKey, theOne, withChanged } from "./keyCommands.js";
 
 const view = (k: Key | undefined): KeyView => ({
   id: k?.id ?? "",
@@ -56,7 +56,10 @@ export function remoteKeys(adminUrl: string, token: string): KeyCommands {
     },
     list: async (prefix) => (await keysWith(prefix)).map(view),
     revoke: async (idOrPrefix) => view((await admin.revokeKey({ id: (await find(idOrPrefix)).id })).key),
-    setLimits: async (idOrPrefix, l) => view((await admin.setKeyLimits({ id: (await find(idOrPrefix)).id, limits: limits(l) })).key),
+    async setLimits(idOrPrefix, change) {
+      const k = await find(idOrPrefix);
+      return view((await admin.setKeyLimits({ id: k.id, limits: limits(withChanged(view(k).limits, change)) })).key);
+    },
     async usage(idOrPrefix) {
       const k = await find(idOrPrefix);
       const u = k.usage;

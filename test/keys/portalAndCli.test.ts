@@ -77,7 +77,7 @@ describe("keys CLI", () => {
       expect(listed).toContain('"remote"');
       expect(listed).toContain("5 tx/day");
       expect(listed).not.toContain(key);
-      expect((await cli("limits", key.slice(0, 12), "--tpm", "50", "--rpm", "100")).stdout).toMatch(/limits set: .*100\/min, 50 tx\/30 days/);
+      expect((await cli("limits", key.slice(0, 12), "--tpm", "50", "--rpm", "100")).stdout).toMatch(/limits set: .*100\/min, 5 tx\/day, 50 tx\/30 days/); // --tpd 5 of create kept
       const keyed = base + `/zgt/${key}`;
       const chainId = { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] };
       expect((await postJson(keyed, chainId)).status).toBe(200);
@@ -127,6 +127,11 @@ describe("keys CLI", () => {
       expect((await cli("limits", key.slice(0, 12), "--tpm", "30", "--allow", "0x000000000000000000000000000000000000bEEF")).stdout).toMatch(
         /limits set: .*30 tx\/30 days, writes only to 0x000000000000000000000000000000000000beef/,
       );
+      // Setting some limits keeps the others: --tpm and --allow did not drop the --rpm 600 of create (#65).
+      expect((await cli("list")).stdout).toMatch(/600\/min.*30 tx\/30 days/);
+      // --help on the command (it was "Unknown option '--help'"), exit 0, to stdout.
+      expect((await cli("--help")).stdout).toMatch(/^usage: keys /);
+      expect((await cli("limits", "--help")).stdout).toMatch(/limits ID\|PREFIX/);
       expect((await cli("revoke", key.slice(0, 12))).stdout).toMatch(/revoked: .*revoked \d{4}-/);
       const usage = await cli("frobnicate").catch((e: { code: number; stderr: string }) => e);
       expect((usage as { code: number }).code).toBe(2);
