@@ -103,7 +103,7 @@ export class RateLimits {
     if (access.kind !== "key") return decided;
     const keyId = access.keyId;
     return andThen(decided, (d) => {
-      this.usage.requests(keyId, weight);
+      this.usage.requests(network, keyId, weight);
       return d;
     });
   }
@@ -209,7 +209,7 @@ export class RateLimits {
     const resetIn = (scope: LimitScope, net: string, limit: number): number =>
       (limit > 0 ? this.localLimiter(scope, net, limit)?.resetIn(caller) : undefined) ?? 0;
     return {
-      ...this.usage.report(access.keyId),
+      ...this.usage.report(network, access.keyId),
       limits: {
         requestsPerMinute: perKey ?? Math.round((this.config.requestsPerWindow * 60_000) / this.config.windowMs),
         writesPerDay: perDay,

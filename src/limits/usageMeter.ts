@@ -6,11 +6,6 @@ const HOUR_MS = 3_600_000;
 /** Hours kept: a month's worth (the monthly figures and quota are 30 days). */
 const KEPT_HOURS = 30 * 24;
 
-interface Hour {
-  requests: number;
-  writes: number;
-}
-
 export interface UsageReport {
   requests: { minute: number; day: number; month: number };
   writes: { day: number; month: number };
@@ -19,63 +14,61 @@ export interface UsageReport {
 }
 
 export class UsageMeter {
-  /** Per key: hour (ms since epoch, on the hour) → counts; hours in ascending order. */
-  private readonly byKey = new Map<string, Map<number, Hour>>();
-  /** Per key: the current minute's requests (for "this minute"). */
+  /** Per network and key: hour (ms since epoch, on the hour) → requests; hours in ascending order. */
+  private readonly requestsBy = new Map<string, Map<number, number>>();
+  /** Per key (write quotas span the networks): hour → writes. */
+  private readonly writesBy = new Map<string, Map<number, number>>();
+  /** Per network and key: the current minute's requests (for "this minute"). */
   private readonly minute = new Map<string, { at: number; requests: number }>();
 
-  requests(keyId: string, units: number, now = Date.now()): void {
-    this.hour(keyId, now).requests += units;
-    const m = this.minute.get(keyId);
+  /** Requests are counted per network, as the request limits are (they said both networks' sum). */
+  requests(network: string, keyId: string, units: number, now = Date.now()): void {
+    const id = `${network}\u0000${keyId}`;
+    add(this.requestsBy, id, units, now);
+    const m = this.minute.get(id);
     const thisMinute = now - (now % 60_000);
     if (m && m.at === thisMinute) m.requests += units;
-    else this.minute.set(keyId, { at: thisMinute, requests: units });
+    else this.minute.set(id, { at: thisMinute, requests: units });
   }
 
   write(keyId: string, now = Date.now()): void {
-    this.hour(keyId, now).writes++;
+    add(this.writesBy, keyId, 1, now);
   }
 
-  report(keyId: string, now = Date.now()): UsageReport {
-    const hours = this.byKey.get(keyId) ?? new Map<number, Hour>();
+  report(network: string, keyId: string, now = Date.now()): UsageReport {
+    const id = `${network}\u0000${keyId}`;
+    const requests = this.requestsBy.get(id) ?? new Map<number, number>();
+    const writes = this.writesBy.get(keyId) ?? new Map<number, number>();
     const current = now - (now % HOUR_MS);
-    const sum = (fromHour: number) => {
-      let requests = 0;
-      let writes = 0;
-      for (const [h, c] of hours)
-        if (h >= fromHour) {
-          requests += c.requests;
-          writes += c.writes;
-        }
-      return { requests, writes };
+    const sum = (hours: Map<number, number>, fromHour: number) => {
+      let n = 0;
+      for (const [h, c] of hours) if (h >= fromHour) n += c;
+      return n;
     };
-    const day = sum(current - 23 * HOUR_MS);
-    const month = sum(current - (KEPT_HOURS - 1) * HOUR_MS);
-    const m = this.minute.get(keyId);
+    const dayFrom = current - 23 * HOUR_MS;
+    const monthFrom = current - (KEPT_HOURS - 1) * HOUR_MS;
+    const m = this.minute.get(id);
     return {
-      requests: { minute: m && m.at === now - (now % 60_000) ? m.requests : 0, day: day.requests, month: month.requests },
-      writes: { day: day.writes, month: month.writes },
+      requests: { minute: m && m.at === now - (now % 60_000) ? m.requests : 0, day: sum(requests, dayFrom), month: sum(requests, monthFrom) },
+      writes: { day: sum(writes, dayFrom), month: sum(writes, monthFrom) },
       hourly: Array.from({ length: 24 }, (_, i) => {
         const hour = current - (23 - i) * HOUR_MS;
-        const c = hours.get(hour);
-        return { hour, requests: c?.requests ?? 0, writes: c?.writes ?? 0 };
+        return { hour, requests: requests.get(hour) ?? 0, writes: writes.get(hour) ?? 0 };
       }),
     };
   }
+}
 
-  private hour(keyId: string, now: number): Hour {
-    const at = now - (now % HOUR_MS);
-    let hours = this.byKey.get(keyId);
-    if (!hours) this.byKey.set(keyId, (hours = new Map()));
-    let h = hours.get(at);
-    if (!h) {
-      hours.set(at, (h = { requests: 0, writes: 0 }));
-      // A new hour: what fell out of the month goes (oldest first: insertion order).
-      for (const old of hours.keys()) {
-        if (old > at - KEPT_HOURS * HOUR_MS) break;
-        hours.delete(old);
-      }
+/** Adds `n` to `id`'s count for the hour of `now`; a new hour drops what fell out of the month. */
+function add(by: Map<string, Map<number, number>>, id: string, n: number, now: number): void {
+  const at = now - (now % HOUR_MS);
+  let hours = by.get(id);
+  if (!hours) by.set(id, (hours = new Map()));
+  const had = hours.get(at);
+  hours.set(at, (had ?? 0) + n);
+  if (had === undefined)
+    for (const old of hours.keys()) {
+      if (old > at - KEPT_HOURS * HOUR_MS) break;
+      hours.delete(old);
     }
-    return h;
-  }
 }

@@ -18,6 +18,8 @@ export interface OperationPolicy {
   quota: boolean;
   /** Spends one of the key's daily test-fund credits (FAUCET_CREDITS_PER_DAY), whatever its other limits. */
   faucet?: true;
+  /** Takes nothing from the request limit (reading one's usage: it said more than X-RateLimit-Remaining had taken). */
+  free?: true;
 }
 
 const read: OperationPolicy = { auth: "optional", limit: "requests", idempotent: false, quota: false };
@@ -41,7 +43,7 @@ export const OPERATIONS = {
   "RpcService.SignSponsorConsent": { ...read, auth: "required" },
   "RpcService.SendSponsoredTransaction": { ...read, idempotent: true },
   // A key's own use; asking counts as a request, like any other.
-  "RpcService.GetUsage": { ...read, auth: "required" },
+  "RpcService.GetUsage": { ...read, auth: "required", free: true },
   // Embedded dev chains only; each credit spends one of the key's daily credits (300 in 0.3 s minted 280
   // ETH-equivalent on one key) and one transaction of its daily quota.
   "RpcService.RequestTestFunds": { ...read, auth: "required", quota: true, faucet: true },

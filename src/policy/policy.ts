@@ -53,8 +53,9 @@ export class Policy {
    * Authentication and rate limits for `weight` requests of an operation. At once (no promise) when nothing
    * waits: a public caller and a local limiter, the hot path of POST /.
    */
-  admit(op: OperationName, caller: Caller, weight = 1): MaybePromise<Admission> {
+  admit(op: OperationName, caller: Caller, requested = 1): MaybePromise<Admission> {
     const rule = OPERATIONS[op];
+    const weight = rule.free ? 0 : requested;
     if (rule.auth === "admin") return this.admitAdmin(op, caller, weight);
     if (caller.apiKey === undefined) {
       if (rule.auth === "required") throw new GatewayError("unauthorized", "this operation needs an API key");
