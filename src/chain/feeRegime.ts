@@ -1,7 +1,7 @@
 // Whether the node charges fees, asked at start: a gateway pointed at an ordinary EVM node (anvil with default
 // fees, geth) kept answering eth_gasPrice 0x0 and signing zero-fee writes the node refused ("max fee per gas
-// less than block base fee"). FEE_MODE auto (the default) follows the node; an explicit zero against a node
-// that charges refuses to start, with the reason.
+// less than block base fee"). FEE_MODE auto (the default) follows the node — its latest base fee, or its gas
+// price before London; an explicit zero against a node that charges refuses to start, with the reason.
 import type { FeeMode } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import type { UpstreamPool } from "./upstreamPool.js";
@@ -22,7 +22,9 @@ export async function nodeFees(pool: Pick<UpstreamPool, "call">): Promise<NodeFe
 
 /** The fee mode to run with, given the configured one and what the node says. */
 export function feeModeFor(configured: ConfiguredFeeMode, fees: NodeFees): FeeMode {
-  const charges = fees.gasPrice > 0n || (fees.baseFee ?? 0n) > 0n;
+  // The base fee decides where there is one: a zero-base-fee node (anvil --base-fee 0, a zero-fee chain) still
+  // suggests a 1 gwei tip as its eth_gasPrice, yet takes writes that pay nothing. Before London, the price.
+  const charges = fees.baseFee !== undefined ? fees.baseFee > 0n : fees.gasPrice > 0n;
   if (configured === "auto") return charges ? "market" : "zero";
   if (configured === "zero" && charges)
     throw new Error(

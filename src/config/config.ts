@@ -105,7 +105,7 @@ export function networkSchema(name: NetworkName) {
     feeMode: setting(z.enum(["auto", "zero", "market"], { error: 'must be "auto", "zero" or "market"' }).default("auto"), {
       env: "FEE_MODE",
       doc:
-        "auto (the default: asked of the node at start — a gas price or base fee above 0 is market, else zero; the " +
+        "auto (the default: asked of the node at start — a base fee above 0, or before London a gas price above 0, is market, else zero; the " +
         "embedded anvil is zero), zero (gas price 0; refused at start against a node that charges fees) or market (EIP-1559).",
     }),
     blockTimeSeconds: setting(z.number({ error: "must be a positive number" }).positive({ error: "must be a positive number" }).default(0.25), {

@@ -17,6 +17,10 @@ describe("the fee regime, decided", () => {
     expect(feeModeFor("auto", { gasPrice: 0n, baseFee: undefined })).toBe("zero");
     expect(feeModeFor("auto", { gasPrice: 2_000_000_000n, baseFee: 1_000_000_000n })).toBe("market");
     expect(feeModeFor("auto", { gasPrice: 0n, baseFee: 7n })).toBe("market");
+    // anvil --gas-price 0 --base-fee 0 answers eth_gasPrice 1 gwei (a tip) and takes zero-fee writes.
+    expect(feeModeFor("auto", { gasPrice: 1_000_000_000n, baseFee: 0n })).toBe("zero");
+    // Before London: the price decides.
+    expect(feeModeFor("auto", { gasPrice: 1n, baseFee: undefined })).toBe("market");
     expect(feeModeFor("market", { gasPrice: 0n, baseFee: 0n })).toBe("market");
     expect(() => feeModeFor("zero", { gasPrice: 2_000_000_000n, baseFee: 1_000_000_000n })).toThrow(
       /FEE_MODE is zero but the node charges fees.*FEE_MODE=market/,
