@@ -666,7 +666,7 @@ export class UpstreamPool {
   }
 }
 
-const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
+const DEFAULT_PROBE_TIMEOUT_MS = 1_500;
 
 /**
  * A single call answered with one error of id null: the node could not read the request. Its envelope is

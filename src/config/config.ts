@@ -238,7 +238,9 @@ export const configSchema = z.strictObject({
     doc: "Heavy requests (see nodeSharePerCaller) one client IP may have waiting for its share; more are refused -32005 / 429.",
   }),
   upstreamProbeIntervalMs: setting(positiveInt().default(1_000), { doc: "How often upstream health (and the chain head) is probed." }),
-  upstreamProbeTimeoutMs: setting(positiveInt().default(2_000), {
+  // 1.5 s: with a probe each second, a frozen node is out (readiness false) within 2.5 s; 2 s made that 3 s
+  // at worst, the bound itself (frozenNode failed at 3,069 and 3,106 ms in full runs).
+  upstreamProbeTimeoutMs: setting(positiveInt().default(1_500), {
     env: "UPSTREAM_PROBE_TIMEOUT_MS",
     doc:
       "A node that does not answer its health probe within this is unresponsive (frozen, overloaded): readiness " +

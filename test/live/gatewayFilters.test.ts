@@ -281,7 +281,7 @@ describe("filter limits", () => {
     expect(await call<string>(url, "eth_newBlockFilter", [])).toMatch(/^0x[0-9a-f]{32}$/);
     await expect(call(url, "eth_newPendingTransactionFilter", [])).rejects.toMatchObject({ code: -32003, message: /needs an API key/ });
     // A log filter is held to LOGS_MAX_BLOCK_RANGE when made; eth_getFilterLogs answers its range.
-    await expect(call(url, "eth_newFilter", [{ fromBlock: "0x0", toBlock: "latest" }])).rejects.toMatchObject({ code: -32005 });
+    await expect(call(url, "eth_newFilter", [{ fromBlock: "0x0", toBlock: "latest" }])).rejects.toMatchObject({ code: -32602 });
     expect(await call(url, "eth_getFilterLogs", [await call<string>(url, "eth_newFilter", [{}])])).toEqual([]);
     await expect(call(url, "eth_getFilterLogs", [ids[0]])).rejects.toMatchObject({ message: /needs a log filter/ });
   });
