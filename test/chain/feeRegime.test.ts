@@ -2,12 +2,11 @@
 // kept feeMode zero — eth_gasPrice 0x0 while the node said 0x77359400, every ZKT write refused by the node, a
 // waited write answered 503 "not mined in time" 60 s after its status said error. Now FEE_MODE auto (the
 // default) follows the node, an explicit zero against it refuses to start, and a refusal is answered at once.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anvilBinaryPath } from "../../src/chain/embeddedNode.js";
 import { feeModeFor } from "../../src/chain/feeRegime.js";
 import type { Gateway } from "../../src/gateway.js";
-import { freePort, kill9 } from "../helpers/anvilProcess.js";
+import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
 import { type FaultyUpstream, startFaultyUpstream } from "../helpers/faultyUpstream.js";
 import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 
@@ -38,13 +37,7 @@ describe("in front of a node that charges fees, nothing configured", () => {
     const port = await freePort();
     node = `http://127.0.0.1:${port}`;
     // anvil as it comes: EIP-1559 fees, a base fee of 1 gwei.
-    anvil = spawn(anvilBinaryPath(), ["--port", String(port), "--host", "127.0.0.1", "--chain-id", "20180427", "--block-time", "0.25", "--quiet"], {
-      stdio: "ignore",
-    });
-    for (let i = 0; i < 200; i++) {
-      if (await rpc(node, "eth_chainId").catch(() => undefined)) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    anvil = await startAnvil(port, undefined, undefined, undefined, "node");
     proxy = await startFaultyUpstream(node);
     gw = await startTestGateway({
       mutate: (c) => {

@@ -24,7 +24,14 @@ export async function freePort(): Promise<number> {
  * started on a state saved before (saveState). Its genesis hash depends on its start second:
  * `genesisTimestamp` makes two fresh nodes surely differ.
  */
-export async function startAnvil(port: number, state?: string, genesisTimestamp?: number, loadState?: string): Promise<ChildProcess> {
+/** `fees: "node"`: anvil's own EIP-1559 fees (a base fee of 1 gwei) instead of a zero-fee chain. */
+export async function startAnvil(
+  port: number,
+  state?: string,
+  genesisTimestamp?: number,
+  loadState?: string,
+  fees: "zero" | "node" = "zero",
+): Promise<ChildProcess> {
   const args = [
     ...(genesisTimestamp ? ["--timestamp", String(genesisTimestamp)] : []),
     "--port",
@@ -35,10 +42,7 @@ export async function startAnvil(port: number, state?: string, genesisTimestamp?
     String(CHAIN_ID),
     "--block-time",
     "0.25",
-    "--gas-price",
-    "0",
-    "--base-fee",
-    "0",
+    ...(fees === "zero" ? ["--gas-price", "0", "--base-fee", "0"] : []),
     "--quiet",
   ];
   if (state) args.push("--state", state, "--state-interval", "1");
