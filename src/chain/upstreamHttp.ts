@@ -88,6 +88,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly reject: (err: Error) => void,
     /** The client's headers, or those and a traceparent (tracing on). */
     readonly headers: string[],
+    /** This request's deadline when not the client's (a patient read); undici's per-wait timeouts follow it. */
+    readonly timeoutMs?: number,
   ) {}
 
   send(): void {
@@ -121,7 +123,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.answer.size + chunk.length > this.client.maxAnswerBytes) return controller.abort(this.tooLarge());
     this.answer.push(chunk);
     if (this.answer.pieceCount === 2 && this.deadline === undefined) {
-      const { timeoutMs } = this.client.options;
+      const timeoutMs = this.timeoutMs ?? this.client.options.timeoutMs;
       const left = timeoutMs - (performance.now() - this.sentAt);
       const late = (): void => controller.abort(new UpstreamHttpError("timeout", `timed out after ${timeoutMs} ms (the answer was still arriving)`));
       if (left <= 0) return late();
@@ -156,7 +158,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.answer.clear();
       return this.send();
     }
-    this.reject(classify(err, this.client.options.timeoutMs));
+    this.reject(classify(err, this.timeoutMs ?? this.client.options.timeoutMs));
   }
 }
 
@@ -198,11 +200,15 @@ export class UpstreamHttp {
     }
   }
 
-  /** One POST; `signal` cancels it (the request ends and its connection closes; the promise rejects "cancelled"). */
-  post(body: string, signal?: AbortSignal, traceparent?: string): Promise<UpstreamAnswer> {
+  /**
+   * One POST; `signal` cancels it (the request ends and its connection closes; the promise rejects "cancelled").
+   * `timeoutMs` replaces the client's deadline for this request only.
+   */
+  post(body: string, signal?: AbortSignal, traceparent?: string, timeoutMs?: number): Promise<UpstreamAnswer> {
     if (this.closed) return Promise.reject(new UpstreamHttpError("connection", CLIENT_CLOSED));
     return new Promise((resolve, reject) => {
-      const exchange = new Exchange(this, body, resolve, reject, traceparent === undefined ? this.headers : [...this.headers, "traceparent", traceparent]);
+      const headers = traceparent === undefined ? this.headers : [...this.headers, "traceparent", traceparent];
+      const exchange = new Exchange(this, body, resolve, reject, headers, timeoutMs);
       if (signal) signal.addEventListener("abort", () => exchange.cancel(), { once: true });
       exchange.send();
     });
@@ -210,7 +216,13 @@ export class UpstreamHttp {
 
   /** @internal */
   dispatch(exchange: Exchange): void {
-    this.pool.dispatch({ origin: this.origin, path: this.path, method: "POST", headers: exchange.headers, body: exchange.body }, exchange);
+    const t = exchange.timeoutMs;
+    this.pool.dispatch(
+      t === undefined
+        ? { origin: this.origin, path: this.path, method: "POST", headers: exchange.headers, body: exchange.body }
+        : { origin: this.origin, path: this.path, method: "POST", headers: exchange.headers, body: exchange.body, headersTimeout: t, bodyTimeout: t },
+      exchange,
+    );
   }
 
   /** Requests in flight are answered; then every connection closes. */

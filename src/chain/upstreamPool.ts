@@ -214,6 +214,18 @@ export class UpstreamPool {
   }
 
   /**
+   * A background read whose answer may be large and that no client waits on (a whole block of a busy chain,
+   * read by the nonce spender): `timeoutMs` replaces the node's usual deadline, so a client-sized deadline
+   * does not fail it; never gathered with other reads or hedged.
+   */
+  async callPatient(method: string, params: JsonValue[], timeoutMs: number): Promise<JsonValue> {
+    const [outcome] = await this.callNow([{ method, params }], undefined, timeoutMs);
+    if (!outcome) throw new GatewayError("internal", "upstream returned no answer");
+    if (!outcome.ok) throw outcome.error;
+    return outcome.result;
+  }
+
+  /**
    * Several calls as one upstream batch (one round trip); outcomes in call order. `caller` is aborted when the
    * caller gives up (its deadline, a disconnect): no failover or hedge starts after that. The request in flight
    * is left to finish, as a coalesced read may have other callers waiting on it. A single point read may ride
@@ -242,17 +254,17 @@ export class UpstreamPool {
     );
   }
 
-  private async callNow(calls: RpcCall[], caller?: AbortSignal): Promise<RpcOutcome[]> {
+  private async callNow(calls: RpcCall[], caller?: AbortSignal, timeoutMs?: number): Promise<RpcOutcome[]> {
     if (calls.length === 0) return [];
-    if (this.upstreams.length === 1) return this.callOn(calls, undefined, caller);
+    if (this.upstreams.length === 1) return this.callOn(calls, undefined, caller, timeoutMs);
     if (calls.every((c) => WRITES.has(c.method))) return this.write(calls);
     // A read naming a block (latest: the gateway's head) goes to a node known to have it, waited for briefly
     // when none has it yet (reachHeight.ts).
     const route = this.holderOf(calls);
     const holder = typeof route === "number" ? await this.reach(route) : route;
     const outcomes = holder
-      ? await this.callOn(calls, holder, caller).catch(() => this.callOn(calls, undefined, caller))
-      : await this.callOn(calls, undefined, caller);
+      ? await this.callOn(calls, holder, caller, timeoutMs).catch(() => this.callOn(calls, undefined, caller, timeoutMs))
+      : await this.callOn(calls, undefined, caller, timeoutMs);
     // eth_blockNumber never goes backwards for a client: a node behind the best answers the best seen.
     for (const [i, c] of calls.entries()) {
       const o = outcomes[i]!;
@@ -422,7 +434,7 @@ export class UpstreamPool {
   }
 
   /** `calls` as one request to `only`, or to the best node with failover (and hedging) when undefined. */
-  private async callOn(calls: RpcCall[], only: Upstream | undefined, caller?: AbortSignal): Promise<RpcOutcome[]> {
+  private async callOn(calls: RpcCall[], only: Upstream | undefined, caller?: AbortSignal, timeoutMs?: number): Promise<RpcOutcome[]> {
     const firstId = this.nextId;
     this.nextId += calls.length;
     const body = JSON.stringify(
@@ -435,10 +447,10 @@ export class UpstreamPool {
     const prefix = calls.length === 1 ? `{"jsonrpc":"2.0","id":${firstId},"result":` : undefined;
     const decode = (text: string) => (prefix !== undefined ? sliceResult(text, prefix) : undefined) ?? parseJson(text);
     const parsed = only
-      ? await this.post(only, body)
+      ? await this.post(only, body, undefined, timeoutMs)
           .then(decode)
           .catch((err: unknown) => this.failed(only, err))
-      : await this.send(body, decode, !WRITES.has(calls[0]!.method), caller);
+      : await this.send(body, decode, !WRITES.has(calls[0]!.method), caller, timeoutMs);
     if (parsed instanceof RawResult) return [rawOutcome(parsed.raw)];
     const replies = Array.isArray(parsed) ? parsed : [parsed];
     const byId = new Map<number, UpstreamReply>();
@@ -459,21 +471,22 @@ export class UpstreamPool {
    * Posts to the best node whose answer `decode` accepts, failing over on transient errors; an idempotent
    * read not answered within the node's hedge delay is also sent to the next node, and the first good answer
    * wins (the other request is cancelled: the node stops working on it, and it counts as no failure).
+   * `timeoutMs`: a patient read's own deadline (callPatient), not hedged.
    */
-  private async send<T>(body: string, decode: (text: string) => T, idempotent: boolean, caller?: AbortSignal): Promise<T> {
+  private async send<T>(body: string, decode: (text: string) => T, idempotent: boolean, caller?: AbortSignal, timeoutMs?: number): Promise<T> {
     const order = this.order();
     let lastError: unknown;
     let next = 0;
     const callerGone = (): boolean => caller?.aborted === true;
     const attempt = (u: Upstream, signal?: AbortSignal): Promise<T> =>
-      this.post(u, body, signal)
+      this.post(u, body, signal, timeoutMs)
         .then(decode)
         .catch((err: unknown) => this.failed(u, err));
     while (next < order.length) {
       // Failing over for a caller that gave up is work nobody waits for.
       if (next > 0 && callerGone()) break;
       const first = order[next++]!;
-      const hedgeTo = idempotent && this.routing.hedge && next < order.length && order[next]!.healthy ? order[next] : undefined;
+      const hedgeTo = idempotent && timeoutMs === undefined && this.routing.hedge && next < order.length && order[next]!.healthy ? order[next] : undefined;
       try {
         if (!hedgeTo) return await attempt(first);
         return await this.hedged(attempt, first, hedgeTo, () => next++, callerGone);
@@ -560,20 +573,20 @@ export class UpstreamPool {
   }
 
   /** The body of a non-5xx answer; transient errors for timeouts, connection failures, 5xx and 429. */
-  private post(upstream: Upstream, body: string, signal?: AbortSignal): Promise<string> {
-    if (!tracingOn) return this.postTo(upstream, body, signal);
+  private post(upstream: Upstream, body: string, signal?: AbortSignal, timeoutMs?: number): Promise<string> {
+    if (!tracingOn) return this.postTo(upstream, body, signal, undefined, timeoutMs);
     return inSpan(`upstream ${upstream.label}`, SpanKind.CLIENT, (span) => {
       span.setAttribute("rpc.system", "jsonrpc");
       span.setAttribute("rpc.method", rpcMethodsOf(body));
-      return this.postTo(upstream, body, signal, outgoingTraceparent());
+      return this.postTo(upstream, body, signal, outgoingTraceparent(), timeoutMs);
     });
   }
 
-  private async postTo(upstream: Upstream, body: string, signal?: AbortSignal, traceparent?: string): Promise<string> {
+  private async postTo(upstream: Upstream, body: string, signal?: AbortSignal, traceparent?: string, timeoutMs?: number): Promise<string> {
     const started = performance.now();
     let answer: { status: number; text: string };
     try {
-      answer = await upstream.http.post(body, signal, traceparent);
+      answer = await upstream.http.post(body, signal, traceparent, timeoutMs);
       this.options.observer?.latency(upstream.label, (performance.now() - started) / 1000);
       upstream.answeredAt = performance.now();
       if (answer.status < 500 && answer.status !== 429) this.succeeded(upstream, performance.now() - started);

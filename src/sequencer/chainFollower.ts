@@ -31,9 +31,20 @@ interface RpcBlock {
   transactions: string[];
 }
 
+/** A block a write was seen in, read whole by number (nonceSpender.ts). */
+export interface MinedIn {
+  block: number;
+  blockHash: string;
+}
+
 export interface TrackOptions {
   /** Runs code, so it can revert: its receipt decides completed or error. */
   runsCode?: boolean;
+  /**
+   * Already seen mined there, by a read that did not go by hash: a node that answers null by hash (an index
+   * being rebuilt) would otherwise never show it. Its outcome, if it runs code, comes from the block's receipts.
+   */
+  minedIn?: MinedIn;
   /** For the lag figures (per-signer counts stay in memory, never in metric labels). */
   signer?: string;
 }
@@ -155,6 +166,12 @@ export class ChainFollower {
       this.watched.set(hash, { hash, queueId, signer: opts.signer, runsCode: opts.runsCode ?? true, superseded: false, waiters: [], askedAt: Date.now() });
       if (opts.signer) this.lagBySigner.set(opts.signer, (this.lagBySigner.get(opts.signer) ?? 0) + 1);
       if (queueId !== undefined) this.sibling(queueId, hash);
+    }
+    const seen = this.watched.get(hash)!;
+    if (opts.minedIn && seen.block === undefined) {
+      seen.block = opts.minedIn.block;
+      seen.blockHash = opts.minedIn.blockHash;
+      if (!seen.runsCode && seen.waiters.length === 0) seen.ok = true;
     }
     this.ensureTimer();
   }
@@ -436,6 +453,23 @@ export class ChainFollower {
         if (w && o.ok && o.result) this.minedWith(w, o.result as unknown as RpcReceipt);
       });
     }
+    // Seen in a block (minedIn) but no receipt by hash: the block's receipts, asked by number.
+    const byBlock = new Map<number, Watched[]>();
+    for (const h of hashes) {
+      const w = this.watched.get(h);
+      if (w && w.ok === undefined && w.block !== undefined) byBlock.set(w.block, [...(byBlock.get(w.block) ?? []), w]);
+    }
+    if (byBlock.size === 0) return;
+    const blocks = [...byBlock.keys()];
+    const outcomes = await this.options.pool.callMany(blocks.map((n) => ({ method: "eth_getBlockReceipts", params: [toHex(n)] as JsonValue[] })));
+    outcomes.forEach((o, i) => {
+      if (!o.ok || !Array.isArray(o.result)) return;
+      const receipts = new Map((o.result as unknown as RpcReceipt[]).map((r) => [r.transactionHash.toLowerCase(), r]));
+      for (const w of byBlock.get(blocks[i]!)!) {
+        const r = receipts.get(w.hash.toLowerCase());
+        if (r) this.minedWith(w, r);
+      }
+    });
   }
 
   /**

@@ -12,7 +12,7 @@ import type { LaneReservation, SubmissionRecord, SubmissionStore } from "../stor
 import type { Logger } from "../log/logger.js";
 import { FeeOracle } from "./feeOracle.js";
 import { NonceLane, type PendingSignature } from "./nonceLane.js";
-import { ChainFollower, type FollowerStats, type RpcReceipt } from "./chainFollower.js";
+import { ChainFollower, type FollowerStats, type MinedIn, type RpcReceipt } from "./chainFollower.js";
 import { signedTransaction } from "./signTransaction.js";
 import { localGasLimit } from "./intrinsicGas.js";
 import { newQueueId } from "./queueId.js";
@@ -720,7 +720,7 @@ export class Sequencer {
         if (spent?.kind === "mined") {
           // On chain under `hash` (its own, or an earlier signing's): followed as any broadcast write is.
           if (spent.hash !== rec.hash) await this.options.store.update(rec.queueId, { hash: spent.hash });
-          this.markBroadcast(spent.hash === rec.hash ? rec : { ...rec, hash: spent.hash });
+          this.markBroadcast(spent.hash === rec.hash ? rec : { ...rec, hash: spent.hash }, spent.minedIn);
           return { result: "accepted" };
         }
         // Not proven absent: journaled as it is, tried again by a later pass.
@@ -741,7 +741,8 @@ export class Sequencer {
   }
 
   /** The node has the transaction: journal it as processing and follow it until mined. */
-  private markBroadcast(rec: SubmissionRecord): void {
+  /** `minedIn`: where the write was already seen mined (a block read whole), for a node hiding its receipt. */
+  private markBroadcast(rec: SubmissionRecord, minedIn?: MinedIn): void {
     // Not awaited: the lane's next broadcast need not wait for the journal. Until the mark lands the record
     // still reads "pending", and a resume in between only resends it, which the node answers "already known".
     const { store, log } = this.options;
@@ -750,7 +751,7 @@ export class Sequencer {
         .update(rec.queueId, { status: "processing" })
         .catch((err: unknown) => log.warn("journal status update failed", { queueId: rec.queueId, error: (err as Error).message }));
     // Zero-fee networks never replace a transaction, so its signer's nonce passing it means it mined.
-    this.follower.track(rec.hash, rec.queueId, { runsCode: !this.runNoCode.has(rec), signer: rec.signer });
+    this.follower.track(rec.hash, rec.queueId, { runsCode: !this.runNoCode.has(rec), signer: rec.signer, ...(minedIn ? { minedIn } : {}) });
   }
 
   private get stuckAfterMs(): number {

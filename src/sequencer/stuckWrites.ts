@@ -7,7 +7,7 @@ import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { FeeMode } from "../config/config.js";
 import type { Logger } from "../log/logger.js";
 import type { SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
-import type { ChainFollower } from "./chainFollower.js";
+import type { ChainFollower, MinedIn } from "./chainFollower.js";
 import type { FeeOracle } from "./feeOracle.js";
 import type { NonceLane } from "./nonceLane.js";
 import { newQueueId } from "./queueId.js";
@@ -16,7 +16,11 @@ import { type SigningWallet, signTransaction } from "./signTransaction.js";
 import { NonceSpenders } from "./nonceSpender.js";
 
 /** What moveIfNonceSpent found: signed again, already mined (under `hash`), or not proven either way. */
-export type NonceSpentVerdict = { kind: "moved"; rec: SubmissionRecord } | { kind: "mined"; hash: string } | { kind: "wait"; why: string };
+export type NonceSpentVerdict =
+  | { kind: "moved"; rec: SubmissionRecord }
+  /** On chain under `hash`; `minedIn` the block it was read from, when read whole (its receipt may be hidden). */
+  | { kind: "mined"; hash: string; minedIn?: MinedIn }
+  | { kind: "wait"; why: string };
 
 export interface StuckWritesOptions {
   chainId: number;
@@ -45,7 +49,7 @@ export class StuckWrites {
   /** Writes moved to a new nonce since the last pass, by signer. */
   private readonly moved: LaneTally = new Map();
   /** Where nonces were spent, as this pass read it from the node's blocks. */
-  private spenders: NonceSpenders;
+  private readonly spenders: NonceSpenders;
 
   constructor(private readonly options: StuckWritesOptions) {
     this.spenders = new NonceSpenders(options.pool);
@@ -85,7 +89,8 @@ export class StuckWrites {
     const mined = Number(BigInt((await pool.call("eth_getTransactionCount", [rec.signer, "latest"])) as string));
     if (mined <= rec.nonce) return undefined;
     const spent = await this.spenders.of(rec, this.options.feeMode === "market");
-    if (spent.verdict === "mined") return { kind: "mined", hash: spent.hash };
+    if (spent.verdict === "mined")
+      return { kind: "mined", hash: spent.hash, ...(spent.blockHash ? { minedIn: { block: spent.block, blockHash: spent.blockHash } } : {}) };
     if (spent.verdict === "unknown") {
       this.options.log.warn("a write's nonce is spent but the node does not show by what: it waits rather than risk signing it twice", {
         queueId: rec.queueId,
@@ -176,8 +181,9 @@ export class StuckWrites {
         firstNonce: s.first,
       });
     this.moved.clear();
-    // A rewind can change a past block's state: each pass searches afresh.
-    this.spenders = new NonceSpenders(this.options.pool);
+    // A rewind can change a past block's state: each pass asks past states afresh (blocks read are kept while
+    // the node still has them).
+    this.spenders.newPass();
   }
 
   private seen(rec: SubmissionRecord): { since: number; bumps: number } {

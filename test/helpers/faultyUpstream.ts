@@ -52,6 +52,11 @@ export interface FaultyUpstream {
   lagBehind(blocks: number): void;
   /** This share of sends (at random, each time) are answered with the transaction's hash and never reach the node. */
   dropSends(share: number): void;
+  /**
+   * eth_getTransactionCount at a numbered block is refused as by a node without past states (geth's "missing
+   * trie node": pruned, or anvil restarted on a dump), alone or in batches.
+   */
+  forgetPastStates(): void;
   /** By-hash answers made null so far. */
   readonly hidden: number;
   close(): void;
@@ -70,6 +75,7 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   let dropShare = 0;
   let hiddenShare = 0;
   let hidden = 0;
+  let noPastStates = false;
   const hides = (hash: unknown): boolean =>
     typeof hash === "string" && /^0x[0-9a-fA-F]{8}/.test(hash) && Number.parseInt(hash.slice(2, 10), 16) / 0x1_0000_0000 < hiddenShare;
   // Any path that asks the node: when the node is gone or resets the connection, answer as a proxy would, not
@@ -87,6 +93,26 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
     state.calls += (body.match(/"method"\s*:/g) ?? []).length;
+    if (noPastStates && /"method":"eth_getTransactionCount","params":\["0x[0-9a-fA-F]{40}","0x/.test(body)) {
+      type Call = { jsonrpc: string; id: unknown; method: string; params: unknown[] };
+      const calls = JSON.parse(body) as Call | Call[];
+      const list = Array.isArray(calls) ? calls : [calls];
+      const past = (c: Call) => c.method === "eth_getTransactionCount" && typeof c.params[1] === "string" && c.params[1].startsWith("0x");
+      const forward = list.filter((c) => !past(c));
+      const got =
+        forward.length === 0
+          ? []
+          : ((await (await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(forward) })).json()) as {
+              id: unknown;
+            }[]);
+      const answers = list.map((c) =>
+        past(c)
+          ? { jsonrpc: "2.0", id: c.id, error: { code: -32000, message: "missing trie node (state is not available)" } }
+          : got.find((a) => a.id === c.id)!,
+      );
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(calls) ? answers : answers[0]));
+      return;
+    }
     if (filters && /"method":"eth_(?:newFilter|newBlockFilter|newPendingTransactionFilter|getFilterChanges|getFilterLogs|uninstallFilter)"/.test(body)) {
       type Call = { id: unknown; method: string; params: unknown[] };
       const calls = JSON.parse(body) as Call | Call[];
@@ -281,6 +307,9 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     },
     dropSends(share) {
       dropShare = share;
+    },
+    forgetPastStates() {
+      noPastStates = true;
     },
     lagBehind(blocks) {
       lag = blocks;

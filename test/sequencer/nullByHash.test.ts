@@ -5,7 +5,7 @@
 // as a real process in front of a proxy that hides hashes; every acknowledged write must be on chain once.
 import { afterAll, describe, expect, it } from "vitest";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { batchRpc, freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
@@ -119,4 +119,79 @@ describe("a node that answers null by hash", () => {
       proxy = undefined;
     });
   }
+
+  // After a restart on a node without past states (pruned, or anvil on a dump) the gateway reads whole blocks
+  // to find which transaction spent a nonce. Those are megabytes on a busy chain: read under the client-sized
+  // UPSTREAM_TIMEOUT_MS they timed out, the search failed, and each hidden write waited for ever ("processing";
+  // deepRewind's flake). The block reads have their own deadline, and what one pass read serves the next.
+  it("no past states and whole blocks slower than UPSTREAM_TIMEOUT_MS: every hidden write is found mined, none signed twice", {
+    timeout: 240_000,
+  }, async () => {
+    const port = await freePort();
+    const node = `http://127.0.0.1:${port}`;
+    children.push(await startAnvil(port));
+    proxy = await startFaultyUpstream(node);
+    proxy.hideHashes(0.3);
+    const env = {
+      DATA_DIR: mkdtempSync(join(tmpdir(), "gw-nullhash-slow-")),
+      TESTNET_UPSTREAMS: proxy.url,
+      STUCK_TRANSACTION_MS: "3000",
+      RATE_LIMIT: "10000000",
+      TRY_IT_OUT_RATE_LIMIT: "10000000",
+      UPSTREAM_TIMEOUT_MS: "1000",
+      LOG_LEVEL: "info",
+    };
+    gw = await startGatewayProcess(env);
+    const acknowledged = new Map<string, string>(); // message -> queueId
+    let n = 0;
+    const end = Date.now() + 4_000;
+    const running = Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (Date.now() < end) {
+          const message = `slow blocks ${n++}`;
+          const res = await postJson(`${gw!.url}/zkt/try-it-out`, { arguments: message }).catch(() => undefined);
+          if (res?.status === 200) acknowledged.set(message, (res.json as { queueId: string }).queueId);
+          else await new Promise((r) => setTimeout(r, 20));
+        }
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 3_000));
+    await kill9(gw.child);
+    await running;
+    // The node now has no past states, and a whole block takes 1.5 s: past the gateway's 1 s for a client's read.
+    proxy.forgetPastStates();
+    proxy.slow(1_500, /"method":"eth_getBlockByNumber","params":\["0x[0-9a-f]+",true\]/);
+    gw = await startGatewayProcess(env);
+    expect(acknowledged.size).toBeGreaterThan(100);
+
+    // Asked 50 at a time: one client's status reads are rate-limited like any other's.
+    const statuses = async (): Promise<string[]> => {
+      const ids = [...acknowledged.values()];
+      const out: string[] = [];
+      for (let i = 0; i < ids.length; i += 50)
+        out.push(
+          ...(await Promise.all(
+            ids.slice(i, i + 50).map(async (q) => ((await (await fetch(`${gw!.url}/zkt/transactions/${q}`)).json()) as { status: string }).status),
+          )),
+        );
+      return out;
+    };
+    await expect
+      .poll(async () => (await statuses()).filter((s) => s !== "completed").length, { timeout: 90_000, interval: 2_000 })
+      .toBe(0)
+      .catch(async (err: unknown) => {
+        const tally = new Map<string, number>();
+        for (const s of await statuses()) tally.set(s, (tally.get(s) ?? 0) + 1);
+        console.log("statuses", acknowledged.size, [...tally]);
+        writeFileSync("test-artifacts/nullByHash-slow.log", gw!.log());
+        throw err;
+      });
+    expect(proxy.hidden).toBeGreaterThan(0);
+    expect(proxy.matched, "whole blocks were read").toBeGreaterThan(0);
+    const mined = await minedMessages(node);
+    const notOnce = [...acknowledged.keys()].filter((m) => mined.get(hex(m)) !== 1).map((m) => `${m}: mined ${mined.get(hex(m)) ?? 0} times`);
+    expect(notOnce, `${notOnce.length} of ${acknowledged.size} not mined exactly once`).toEqual([]);
+    await kill9(gw.child);
+    gw = undefined;
+  });
 });
