@@ -75,6 +75,8 @@ export interface UpstreamObserver {
   /** An answer failed an integrity check (answerIntegrity.ts); `corrected`: another node answered it right. */
   integrity?(check: IntegrityCheck, corrected: boolean): void;
   hedge?(won: boolean): void;
+  /** A read waited for a node to reach the block it names (reachHeight.ts): whether one did in time. */
+  heightWait?(reached: boolean): void;
 }
 
 export interface UpstreamPoolOptions {
@@ -338,6 +340,7 @@ export class UpstreamPool {
    */
   private async reach(height: number): Promise<Upstream | undefined> {
     const there = await this.heights.reach(height, () => this.usable());
+    this.options.observer?.heightWait?.(there !== undefined);
     if (!there) this.unreached = Math.max(this.unreached, height);
     return there;
   }

@@ -130,6 +130,14 @@ export class Metrics {
     labelNames: ["network", "outcome"],
     registers: [this.registry],
   });
+  readonly upstreamHeightWaits = new Counter({
+    name: "gateway_upstream_height_waits_total",
+    help:
+      "Reads that named a block no node in service had yet, waited for one to reach it (up to 3 s), by outcome: " +
+      "reached, or unreached (answered by the node furthest ahead; that height is not waited for again)",
+    labelNames: ["network", "outcome"],
+    registers: [this.registry],
+  });
   readonly webSockets = new Gauge({
     name: "gateway_websocket_connections",
     help: "Open WebSocket connections",
@@ -158,6 +166,12 @@ export class Metrics {
     name: "gateway_http2_bans_total",
     help: "Client IPs that passed an HTTP/2 budget (reason: resets, streams): sessions ended, new connections refused for a back-off",
     labelNames: ["network", "reason"],
+    registers: [this.registry],
+  });
+  readonly bodiesDroppedUnread = new Counter({
+    name: "gateway_http_bodies_dropped_unread_total",
+    help: "Large HTTP/1.1 request bodies refused before they were read (a caller over its limit): dropped as they arrived, never decoded or parsed",
+    labelNames: ["network"],
     registers: [this.registry],
   });
   readonly refusedAtAccept = new Counter({

@@ -36,6 +36,7 @@ export async function startChain({ gw, net, deps, log, stack }: NetworkContext):
         m.upstreamCircuitOpen.set({ network: net.name, upstream }, f.open ? 1 : 0);
       },
       hedge: (won) => m.upstreamHedges.inc({ network: net.name, outcome: won ? "won" : "lost" }),
+      heightWait: (reached) => m.upstreamHeightWaits.inc({ network: net.name, outcome: reached ? "reached" : "unreached" }),
       integrity: (check, corrected) => m.upstreamIntegrity.inc({ network: net.name, check, outcome: corrected ? "corrected" : "unresolved" }),
     },
     routing: net.routing,

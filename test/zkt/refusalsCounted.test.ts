@@ -46,6 +46,9 @@ describe("refusals are counted", () => {
     const abi = Array.from({ length: 10_000 }, (_, i) => `function f${i}(uint256 a) view returns (uint256)`);
     const file = join(mkdtempSync(join(tmpdir(), "abi-")), "big.json");
     writeFileSync(file, JSON.stringify({ to: "0x000000000000000000000000000000000000dEaD", abi, method: "f1", arguments: ["1"] }));
+    const calmProbe = startStallProbe(others);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const calm = await calmProbe.stop();
     const probe = startStallProbe(others);
     const child = spawn(process.execPath, ["-e", ATTACKER, `${url}/zkt/try-it-out`, file, "1000"], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
@@ -59,6 +62,12 @@ describe("refusals are counted", () => {
     expect(statuses["429"], out).toBe(900);
     // Others' latency is not asserted here: #62's bar (p99 within 3x) is not met yet (x4-7 measured: the 100
     // counted refusals each parse a 720 KB body, ~25 ms of event loop at worst). The stall is in the issue's notes.
-    expect(during.latencies.length).toBeGreaterThan(0);
+    // The 900 refused past the limit were dropped as they arrived: never gathered, decoded or parsed (#62).
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const dropped = Number(/gateway_http_bodies_dropped_unread_total\{network="testnet"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+    expect(dropped).toBe(900);
+    console.log(
+      `others: calm p50 ${calm.p50.toFixed(1)} ms, p99 ${calm.p99.toFixed(1)} ms; during p50 ${during.p50.toFixed(1)} ms, p99 ${during.p99.toFixed(1)} ms`,
+    );
   });
 });

@@ -12,6 +12,7 @@ import { endAndClose } from "./endAndClose.js";
 import { BODY_BUDGET_EXCEEDED, type BodyBudget } from "./bodyBudget.js";
 import { normalise } from "./clientIp.js";
 import { giveBack, LargeBody } from "../../memory/largeBody.js";
+import { GatewayError } from "../../errors.js";
 
 export interface FastLaneOptions {
   /** Whether the lane answers this method and path; the connection goes to node:http otherwise. */
@@ -27,6 +28,8 @@ export interface FastLaneOptions {
   requestTimeoutMs: number;
   /** A body that does not arrive with its head is held against this while it arrives (503 when it does not fit). */
   budget?: BodyBudget;
+  /** A large body its route answered without reading (a refusal): dropped, never gathered or decoded. */
+  droppedUnread?: () => void;
 }
 
 /** node:http's default limit; a longer head goes to node:http, which answers 431. */
@@ -41,6 +44,12 @@ const HAND_OFF = new Set(["transfer-encoding", "expect", "upgrade"]);
 const DIGITS = /^\d{1,10}$/;
 /** Bytes read ahead while a request is being answered; past this the socket is paused (back-pressure). */
 const READ_AHEAD_BYTES = 64 * 1024;
+/**
+ * A body larger than this goes to its route before it is gathered, as node:http gives it (body() to come): a
+ * route that refuses it unread (a caller over its limit) costs no copy, decode or parse of it (#62: 900 such
+ * refusals of 500 KB ABIs each decoded the body first).
+ */
+const HAND_EARLY_BYTES = 64 * 1024;
 /** Control characters, space and DEL: never in a request target (node:http answers 400). */
 const BAD_TARGET = /[\x00-\x20\x7f]/;
 const CLOSE = /close/i;
@@ -108,6 +117,14 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   let last: SeenHead | undefined;
   /** Bytes of the body budget held for the request being received (0: none; a whole body never takes any). */
   let reserved = 0;
+  /**
+   * A large request handed to its route before its body was gathered: where the body is, and the route's
+   * body() waiting for it (once asked).
+   */
+  let early: { headLength: number; end: number; deliver?: (text: string) => void; fail?: (err: Error) => void; delivered: boolean } | undefined;
+  /** Bytes of a refused body still to drop as they arrive, and the answer written once they have. */
+  let skipLeft = 0;
+  let held: HttpAnswer | undefined;
   const release = (): void => {
     if (reserved > 0) options.budget?.release(normalise(socket.remoteAddress ?? "unknown"), reserved);
     reserved = 0;
@@ -116,6 +133,16 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   socket.setTimeout(options.keepAliveTimeoutMs);
 
   const onData = (chunk: Buffer): void => {
+    if (skipLeft > 0) {
+      if (chunk.length <= skipLeft) {
+        skipLeft -= chunk.length;
+        if (skipLeft === 0) answerHeld();
+        return;
+      }
+      buf = chunk.subarray(skipLeft);
+      skipLeft = 0;
+      return answerHeld();
+    }
     if (arriving) {
       // The lane is the socket's one reader: a read copied into the body's spill is given back at once.
       if (arriving.push(chunk) !== chunk) giveBack(chunk);
@@ -123,6 +150,7 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
       buf = Buffer.concat([buf, arriving.bytes()]);
       arriving = undefined;
       awaitedEnd = 0;
+      if (early) return deliver();
     } else buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
     if (!busy) pump();
     // One client's pipelined (or junk) bytes wait in the kernel, not in our memory, while it is answered.
@@ -138,7 +166,9 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   /** Like node:http: 408 and close when the head (or the whole request) is late. */
   const expire = (): void => {
     deadline = undefined;
-    if (done || busy) return;
+    // Busy with a route that has its request but not yet all of its body (or a refused body still dropping):
+    // the deadline holds for the body too.
+    if (done || (busy && !arriving && skipLeft === 0)) return;
     detach();
     endAndClose(socket, REQUEST_TIMEOUT);
   };
@@ -151,6 +181,9 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   };
   const detach = (): void => {
     done = true;
+    // A route waiting for a body that will not come now hears so (it answers no one).
+    early?.fail?.(new GatewayError("client_gone", "the client closed the request before its body arrived"));
+    early = undefined;
     release();
     clearDeadline();
     socket.off("data", onData);
@@ -186,6 +219,7 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
       }
       if (head.contentLength > options.bodyLimitBytes) return giveUp();
       const end = head.headLength + head.contentLength;
+      if (head.contentLength > HAND_EARLY_BYTES) return handEarly(head, end);
       if (buf.length < end) {
         // Only a body still arriving is held against the budget: one that came with its head costs nothing here.
         if (reserved === 0 && options.budget && !options.budget.reserve(normalise(socket.remoteAddress ?? "unknown"), head.contentLength)) {
@@ -221,6 +255,80 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
       if (answer instanceof Promise) answer.then(respond, () => socket.destroy());
       else respond(answer);
     }
+  };
+  /** A large request to its route now, its body given when asked and complete (deliver); see HAND_EARLY_BYTES. */
+  const handEarly = (head: Head, end: number): void => {
+    if (buf.length < end) {
+      if (reserved === 0 && options.budget && !options.budget.reserve(normalise(socket.remoteAddress ?? "unknown"), head.contentLength)) {
+        detach();
+        return endAndClose(socket, BODY_BUDGET_EXCEEDED);
+      }
+      reserved = head.contentLength;
+      awaitedEnd = end;
+      arriving = new LargeBody(end - buf.length);
+      armDeadline(false);
+    }
+    busy = true;
+    const request = { headLength: head.headLength, end, delivered: false } as NonNullable<typeof early>;
+    early = request;
+    const body = (): Promise<string> =>
+      new Promise<string>((resolve, reject) => {
+        request.deliver = resolve;
+        request.fail = reject;
+        if (early === request) deliver();
+      });
+    let answer: MaybePromise<HttpAnswer>;
+    try {
+      answer = options.handle({ method: head.method, url: head.url, path: head.path, headers: head.headers, remoteAddress: socket.remoteAddress, body });
+    } catch {
+      return void socket.destroy();
+    }
+    const settle = (a: HttpAnswer): void => {
+      if (early === request) answeredEarly(a);
+    };
+    if (answer instanceof Promise) answer.then(settle, () => socket.destroy());
+    else settle(answer);
+  };
+  /** The early request's body, once its route asked for it and all of it is here. */
+  const deliver = (): void => {
+    const request = early;
+    if (!request?.deliver || arriving || request.delivered) return;
+    request.delivered = true;
+    release();
+    clearDeadline();
+    const text = buf.toString("utf8", request.headLength, request.end);
+    buf = request.end === buf.length ? NOTHING : buf.subarray(request.end);
+    receivingSince = 0;
+    request.deliver(text);
+  };
+  /** The early request's answer: a body its route never took is dropped, not gathered, before it is written. */
+  const answeredEarly = (answer: HttpAnswer): void => {
+    const request = early!;
+    early = undefined;
+    if (!request.delivered) {
+      options.droppedUnread?.();
+      release();
+      if (arriving) {
+        skipLeft = awaitedEnd - buf.length - arriving.size;
+        arriving.clear();
+        arriving = undefined;
+        awaitedEnd = 0;
+        buf = NOTHING;
+        held = answer;
+        return;
+      }
+      buf = request.end === buf.length ? NOTHING : buf.subarray(request.end);
+    }
+    clearDeadline();
+    receivingSince = 0;
+    respond(answer);
+  };
+  const answerHeld = (): void => {
+    clearDeadline();
+    receivingSince = 0;
+    const answer = held!;
+    held = undefined;
+    respond(answer);
   };
   // Written at the end of the event loop's turn (queueWrite); the next request is read only after that, so
   // answers on a connection stay in order even when one is ready at once.

@@ -63,6 +63,8 @@ export interface EdgeObserver {
   h2Banned?: (why: "resets" | "streams") => void;
   /** A connection closed at accept, before a byte of it was read, because its IP is in its back-off. */
   refusedAtAccept?: () => void;
+  /** A large HTTP/1.1 body its route refused unread (fastLane.ts): dropped as it arrived, never decoded. */
+  bodyDroppedUnread?: () => void;
 }
 
 /** Answer to a connection past a cap: plain HTTP/1.1, which is what nearly every client speaks first. */
@@ -186,6 +188,7 @@ export async function listenDual(
     headersTimeoutMs: limits.headersTimeoutMs,
     requestTimeoutMs: limits.requestTimeoutMs,
     budget,
+    ...(observer.bodyDroppedUnread ? { droppedUnread: observer.bodyDroppedUnread } : {}),
   };
   // Counted per client IP across its connections (reconnecting starts no fresh budget): streams the peer
   // reset before their answer began, and streams opened at all (a plain flood). Past either, every session of
