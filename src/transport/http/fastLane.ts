@@ -184,6 +184,9 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
     // A route waiting for a body that will not come now hears so (it answers no one).
     early?.fail?.(new GatewayError("client_gone", "the client closed the request before its body arrived"));
     early = undefined;
+    // A route may still hold this lane (its body() call) until its answer settles: what was read goes now.
+    arriving?.clear();
+    arriving = undefined;
     release();
     clearDeadline();
     socket.off("data", onData);
