@@ -1,13 +1,14 @@
 // The embedded store on a full disk (#52): writes get 503 "journal unavailable" (not 500), readiness is false;
 // once space is back readiness returns by itself and the next write succeeds. The data directory is a small
 // tmpfs (mounting needs root, as CI has; skipped elsewhere).
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync } from "node:child_process";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
-import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
+import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 import { until } from "../helpers/until.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gw-full-"));
@@ -22,8 +23,10 @@ const mounted = (() => {
 
 describe.skipIf(!mounted)("embedded store on a full disk", () => {
   let gw: Gateway | undefined;
+  const children: ChildProcess[] = [];
   afterAll(async () => {
     await gw?.close();
+    await Promise.all(children.map(kill9));
     execFileSync("umount", ["-l", dir]);
     rmSync(dir, { recursive: true, force: true });
   });
@@ -71,5 +74,81 @@ describe.skipIf(!mounted)("embedded store on a full disk", () => {
     rmSync(filler);
     await until(async () => (await fetch(url + "/readyz")).status === 200, 10_000);
     expect((await postJson(url + "/zkt/try-it-out", { arguments: "after" })).status).toBe(200);
+  });
+
+  // Under load (#63): the fault run saw every acknowledged write mined once, but 87 mined writes still read
+  // "pending" after the space came back.
+  it("under ZKT load, full for 3 s: every acknowledged write mined once, and every status catches up to completed", { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const node = `http://127.0.0.1:${port}`;
+    children.push(await startAnvil(port));
+    await gw?.close();
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.networks[0]!.upstreams = [node];
+        c.dataDir = join(dir, "load");
+        c.rateLimit.requestsPerWindow = 10_000_000;
+        c.rateLimit.tryItOutRequestsPerWindow = 10_000_000;
+      },
+    });
+    const url = gw.network("testnet").url;
+    const acknowledged: { queueId: string; hash: string }[] = [];
+    const statuses = new Map<number, number>();
+    let stop = false;
+    let n = 0;
+    const clients = Array.from({ length: 8 }, async () => {
+      while (!stop) {
+        const res = await postJson(`${url}/zkt/try-it-out`, { arguments: `disk full ${n++}` }).catch(() => undefined);
+        statuses.set(res?.status ?? 0, (statuses.get(res?.status ?? 0) ?? 0) + 1);
+        if (res?.status === 200) acknowledged.push(res.json as { queueId: string; hash: string });
+        else await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+    await new Promise((r) => setTimeout(r, 2_000));
+    // Fill what is left of the disk, hold it full for 3 s, then give the space back.
+    const filler = join(dir, "filler");
+    writeFileSync(filler, "");
+    const chunk = Buffer.alloc(1024 * 1024);
+    try {
+      for (;;) appendFileSync(filler, chunk);
+    } catch {
+      // ENOSPC: full
+    }
+    await new Promise((r) => setTimeout(r, 3_000));
+    rmSync(filler);
+    await new Promise((r) => setTimeout(r, 3_000));
+    stop = true;
+    await Promise.all(clients);
+    expect(acknowledged.length).toBeGreaterThan(100);
+    // The full disk was seen: some writes refused meanwhile (503), none answered otherwise.
+    expect(statuses.get(503) ?? 0, JSON.stringify([...statuses])).toBeGreaterThan(0);
+
+    // Mined, once each.
+    const unmined = async () => {
+      const left: string[] = [];
+      for (let i = 0; i < acknowledged.length; i += 100) {
+        const got = await Promise.all(acknowledged.slice(i, i + 100).map((a) => rpc(node, "eth_getTransactionReceipt", [a.hash])));
+        got.forEach((r, j) => r === null && left.push(acknowledged[i + j]!.hash));
+      }
+      return left;
+    };
+    await until(async () => (await unmined()).length === 0, 60_000);
+    expect(new Set(acknowledged.map((a) => a.hash)).size).toBe(acknowledged.length);
+    // And the journal caught up: every status completed.
+    const notCompleted = async (): Promise<string[]> => {
+      const left: string[] = [];
+      for (let i = 0; i < acknowledged.length; i += 50)
+        await Promise.all(
+          acknowledged.slice(i, i + 50).map(async (a) => {
+            const res = await fetch(`${url}/zkt/transactions/${a.queueId}`);
+            const status = res.status === 200 ? ((await res.json()) as { status: string }).status : `HTTP ${res.status}`;
+            if (status !== "completed") left.push(`${a.queueId}: ${status}`);
+          }),
+        );
+      return left;
+    };
+    let left: string[] = [];
+    await until(async () => (left = await notCompleted()).length === 0, 30_000).catch(() => undefined);
+    expect(left.slice(0, 5), `${left.length} of ${acknowledged.length} not completed`).toEqual([]);
   });
 });
