@@ -364,6 +364,13 @@ export const configSchema = z.strictObject({
           "request flood), as past 500 streams reset unanswered (a rapid-reset storm), its sessions get GOAWAY " +
           "ENHANCE_YOUR_CALM and its new connections are closed at accept for 30 s, doubling while it goes on.",
       }),
+      h2AnswerBytesPerIp: setting(positiveInt().default(8 * 1024 * 1024), {
+        env: "HTTP2_ANSWER_BYTES_PER_IP",
+        doc:
+          "HTTP/2 answers one client IP has not yet taken, across its sessions (a peer that keeps its flow-control " +
+          "window shut holds them in the gateway's memory); a stream whose answer would pass it is reset " +
+          "ENHANCE_YOUR_CALM. An IP holding none may always have one answer, of any size (trusted proxies exempt).",
+      }),
       bodyBudgetPerSessionBytes: setting(positiveInt().default(8 * 1024 * 1024), {
         env: "HTTP_BODY_BUDGET_PER_SESSION_BYTES",
         doc: "One HTTP/2 session's share of bodyBudgetBytes: its streams' bodies past it are refused (503) or reset (trusted proxies exempt).",

@@ -168,6 +168,12 @@ export class Metrics {
     labelNames: ["network", "reason"],
     registers: [this.registry],
   });
+  readonly h2AnswersRefused = new Counter({
+    name: "gateway_http2_answers_refused_total",
+    help: "HTTP/2 streams reset ENHANCE_YOUR_CALM because their IP's answers not yet taken (a shut flow-control window) passed HTTP2_ANSWER_BYTES_PER_IP",
+    labelNames: ["network"],
+    registers: [this.registry],
+  });
   readonly bodiesDroppedUnread = new Counter({
     name: "gateway_http_bodies_dropped_unread_total",
     help: "Large HTTP/1.1 request bodies refused before they were read (a caller over its limit): dropped as they arrived, never decoded or parsed",

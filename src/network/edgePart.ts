@@ -128,6 +128,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
       h2Banned: (reason) => m.h2Bans.inc({ network: net.name, reason }),
       refusedAtAccept: () => m.refusedAtAccept.inc({ network: net.name }),
       bodyDroppedUnread: () => m.bodiesDroppedUnread.inc({ network: net.name }),
+      h2AnswerRefused: () => m.h2AnswersRefused.inc({ network: net.name }),
     },
   );
   return `http://${gw.host}:${server.port}`;

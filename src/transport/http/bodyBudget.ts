@@ -42,6 +42,20 @@ export class BodyBudget {
     return true;
   }
 
+  /** Like reserve (no session), but an IP holding nothing is always granted this one (one answer of any size). */
+  reserveOrFirst(ip: string, bytes: number): boolean {
+    if (this.reserve(ip, bytes)) return true;
+    if (this.byIp.has(ip)) return false;
+    this.used += bytes;
+    this.byIp.set(ip, bytes);
+    return true;
+  }
+
+  /** Whether `ip` already holds its whole share (trusted proxies never do). */
+  full(ip: string): boolean {
+    return !(this.options.exempt?.has(ip) ?? false) && (this.byIp.get(ip) ?? 0) >= this.options.perIpBytes;
+  }
+
   release(ip: string, bytes: number, session?: object): void {
     this.used -= bytes;
     const left = (this.byIp.get(ip) ?? bytes) - bytes;

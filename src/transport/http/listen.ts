@@ -51,6 +51,8 @@ export interface ConnectionLimits {
   bodyBudgetPerIpBytes: number;
   /** One HTTP/2 session's share of it. */
   bodyBudgetPerSessionBytes: number;
+  /** HTTP/2 answers one IP has not yet taken (a shut flow-control window), across its sessions. */
+  h2AnswerBytesPerIp: number;
   /** Connections of this port held elsewhere (WebSockets handed to fan-out shards): they count too. */
   heldElsewhere?: () => number;
   /** HTTP/2 streams one IP may open per 10 s (a plain request flood) before it is treated as a reset storm is. */
@@ -65,6 +67,8 @@ export interface EdgeObserver {
   refusedAtAccept?: () => void;
   /** A large HTTP/1.1 body its route refused unread (fastLane.ts): dropped as it arrived, never decoded. */
   bodyDroppedUnread?: () => void;
+  /** An HTTP/2 stream reset because its IP's answers not yet taken passed h2AnswerBytesPerIp. */
+  h2AnswerRefused?: () => void;
 }
 
 /** Answer to a connection past a cap: plain HTTP/1.1, which is what nearly every client speaks first. */
@@ -213,6 +217,49 @@ export async function listenDual(
       setImmediate(() => session.destroy());
     }
   };
+  /**
+   * HTTP/2 answers are held until their stream closes: a peer that keeps its window shut (1 byte) holds every
+   * answer it asked for in this process (+176 MB from 5 IPs in the attack run, on top of nghttp2's own 10 MB
+   * per session). Each IP's answers not yet taken are counted across its sessions, as bodies are; a stream
+   * whose answer would pass the share is reset ENHANCE_YOUR_CALM (counted). REST and Connect answers alike:
+   * both write through the response.
+   */
+  const answers = new BodyBudget({ totalBytes: Number.MAX_SAFE_INTEGER, perIpBytes: limits.h2AnswerBytesPerIp, ...exempt });
+  /** False when the stream was reset at once: its IP already holds its share, so it gets no work done. */
+  const holdAnswers = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): boolean => {
+    const ip = normalise(req.socket?.remoteAddress ?? "unknown");
+    if (answers.full(ip)) {
+      observer.h2AnswerRefused?.();
+      closeStream(req.stream, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      return false;
+    }
+    let held = 0;
+    let refused = false;
+    const take = (chunk: unknown, encoding?: unknown): boolean => {
+      if (refused) return false;
+      if (chunk === undefined || chunk === null || typeof chunk === "function") return true;
+      const n = typeof chunk === "string" ? Buffer.byteLength(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8") : (chunk as Uint8Array).length;
+      if (n === 0 || answers.reserveOrFirst(ip, n)) {
+        held += n;
+        return true;
+      }
+      refused = true;
+      observer.h2AnswerRefused?.();
+      closeStream(req.stream, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      return false;
+    };
+    req.stream.once("close", () => answers.release(ip, held));
+    const write = res.write;
+    const end = res.end;
+    res.write = function counted(this: http2.Http2ServerResponse, chunk: unknown, ...rest: unknown[]): boolean {
+      return take(chunk, rest[0]) && (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as typeof res.write;
+    res.end = function counted(this: http2.Http2ServerResponse, chunk?: unknown, ...rest: unknown[]): http2.Http2ServerResponse {
+      if (!take(chunk, rest[0])) return this;
+      return (end as (...a: unknown[]) => http2.Http2ServerResponse).call(this, chunk, ...rest);
+    } as typeof res.end;
+    return true;
+  };
   /** Streams this server closed itself (timeouts, budgets): their reset is not the peer's. */
   const closedByUs = new WeakSet<http2.Http2Stream>();
   const closeStream = (stream: http2.Http2Stream, code: number): void => {
@@ -234,7 +281,7 @@ export async function listenDual(
       late.unref();
       req.once("end", () => clearTimeout(late));
       res.once("close", () => clearTimeout(late));
-      handler(req, res);
+      if (holdAnswers(req, res)) handler(req, res);
     });
   });
   h2.on("session", (session) => {

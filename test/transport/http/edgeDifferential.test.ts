@@ -41,6 +41,7 @@ const LIMITS = {
   bodyBudgetBytes: 256 * 1024 * 1024,
   bodyBudgetPerIpBytes: 256 * 1024 * 1024,
   bodyBudgetPerSessionBytes: 8 * 1024 * 1024,
+  h2AnswerBytesPerIp: 8 * 1024 * 1024,
   h2StreamsPerIpPer10s: 5_000,
 };
 
