@@ -18,6 +18,7 @@ import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { JsonValue } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import type { SubmissionRecord, SubmissionStore } from "../store/submissionStore.js";
+import type { NonceSpenders } from "./nonceSpender.js";
 
 /** Journal records read per page (most need no node call). */
 const PAGE = 500;
@@ -37,6 +38,12 @@ export interface ForgottenWritesOptions {
   log: Logger;
   /** Told how many writes were reopened (metrics). */
   onReopened?: (n: number) => void;
+  /**
+   * Where a write below its signer's mined nonce is not found by hash, the block that spent its nonce is read
+   * (nonceSpender.ts): one found mined there stays completed. A node answering null by hash (an index being
+   * rebuilt) otherwise had its mined writes reopened at every pass, resent, found mined again, and reopened.
+   */
+  spenders?: Pick<NonceSpenders, "of">;
 }
 
 export interface WalkBound {
@@ -49,7 +56,10 @@ export interface WalkBound {
 }
 
 /** Makes completed writes the node does not have pending again; returns how many. */
-export async function reopenForgottenWrites({ network, store, pool, log, onReopened }: ForgottenWritesOptions, bound: WalkBound = {}): Promise<number> {
+export async function reopenForgottenWrites(
+  { network, store, pool, log, onReopened, spenders }: ForgottenWritesOptions,
+  bound: WalkBound = {},
+): Promise<number> {
   const node = new NodeView(pool);
   const lanes = await store.laneHeads(network);
   await node.learnMined(lanes.map((l) => l.signer));
@@ -79,6 +89,12 @@ export async function reopenForgottenWrites({ network, store, pool, log, onReope
       if (!pastBound || (run.get(r.signer) ?? 0) < SIGNER_RUN) lookUp.push(r);
     }
     const lost = new Set(await node.notInABlock(lookUp));
+    if (spenders)
+      for (const r of [...lost]) {
+        // A re-signing of it with other fees counts as it (the spender compares the payload).
+        const spent = await spenders.of(r, true);
+        if (spent.verdict === "mined") lost.delete(r);
+      }
     for (const r of lookUp) run.set(r.signer, lost.has(r) ? 0 : (run.get(r.signer) ?? 0) + 1);
     missing.push(...lost);
     // Gathered by the journal's status batcher into one statement; the last page's are written at once.

@@ -19,6 +19,7 @@ import { newQueueId } from "./queueId.js";
 import { creditFeeDust, toQuantity, topUpSigner } from "./devChainFunds.js";
 import { type LaneTally, refillRecord, StuckWrites } from "./stuckWrites.js";
 import { reopenForgottenWrites } from "./forgottenWrites.js";
+import { NonceSpenders } from "./nonceSpender.js";
 import { commitUnknown, mayBeRecorded } from "./unconfirmedCommit.js";
 import { noopInPlaceOf } from "./resign.js";
 import { inSpan, SpanKind, tracingOn } from "../trace/tracing.js";
@@ -176,7 +177,11 @@ export class Sequencer {
     const bound = since && this.reconcileSince ? (since < this.reconcileSince ? since : this.reconcileSince) : (since ?? this.reconcileSince);
     try {
       await reopenForgottenWrites(
-        { ...this.options, ...(this.options.observer?.reopened ? { onReopened: this.options.observer.reopened } : {}) },
+        {
+          ...this.options,
+          spenders: new NonceSpenders(this.options.pool),
+          ...(this.options.observer?.reopened ? { onReopened: this.options.observer.reopened } : {}),
+        },
         bound ? { since: bound } : {},
       );
       this.reconcileOwed = false;

@@ -96,4 +96,26 @@ describe("the journal walk after a node went back", () => {
     expect(await reopenForgottenWrites({ network: NETWORK, store, pool, log: createLogger("error") })).toBe(1);
     expect((await store.get("1-299"))?.status).toBe("pending");
   });
+
+  it("keeps completed a write the node answers null by hash for, when the block that spent its nonce holds it (#63)", async () => {
+    const store = await journal(300);
+    const mined = new Map(SIGNERS.map((s) => [s, 300]));
+    const pool = node(mined, 1_000);
+    // An index being rebuilt: every by-hash lookup answers null, though each write is in its block.
+    const callMany = pool.callMany;
+    pool.callMany = async (calls) => (await callMany(calls)).map((o, i) => (calls[i]!.method === "eth_getTransactionByHash" ? { ok: true, result: null } : o));
+    const asked: number[] = [];
+    const spenders = {
+      of: async (w: { nonce: number; hash: string }) => {
+        asked.push(w.nonce);
+        return { verdict: "mined" as const, hash: w.hash, block: w.nonce };
+      },
+    };
+    // Without the blocks' word, each signer's newest writes were reopened (resent, found mined, reopened again
+    // at the next pass); with it, none is.
+    expect(await reopenForgottenWrites({ network: NETWORK, store, pool, log: createLogger("error") })).toBeGreaterThan(0);
+    const again = await journal(300);
+    expect(await reopenForgottenWrites({ network: NETWORK, store: again, pool, log: createLogger("error"), spenders })).toBe(0);
+    expect(asked.length).toBeGreaterThan(0);
+  });
 });

@@ -238,7 +238,10 @@ export async function listenDual(
     const take = (chunk: unknown, encoding?: unknown): boolean => {
       if (refused) return false;
       if (chunk === undefined || chunk === null || typeof chunk === "function") return true;
-      const n = typeof chunk === "string" ? Buffer.byteLength(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8") : (chunk as Uint8Array).length;
+      const n =
+        typeof chunk === "string"
+          ? Buffer.byteLength(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8")
+          : (chunk as Uint8Array).length;
       if (n === 0 || answers.reserveOrFirst(ip, n)) {
         held += n;
         return true;
