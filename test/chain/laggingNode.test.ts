@@ -8,6 +8,7 @@ import type { Gateway } from "../../src/gateway.js";
 import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
 import { startFaultyUpstream, type FaultyUpstream } from "../helpers/faultyUpstream.js";
 import { rpc, startTestGateway } from "../helpers/gateway.js";
+import { gatewayCall, logReaders, receiptsSeen, roundsAfterFailover, roundsAtHead } from "../helpers/headFollower.js";
 
 /** PUSH1 0 PUSH1 0 LOG0 STOP: every call leaves one log. */
 const EMITTER = "0x00000000000000000000000000000000000e1111";
@@ -60,72 +61,22 @@ describe("behind a node that lags a block", () => {
     await Promise.all(children.map(kill9));
   });
 
-  const call = async <T>(method: string, params: unknown[]): Promise<T> => rpc<T>(url, method, params);
-
   it("over 300 rounds of (head, block at head, logs up to head) with 40 log readers as load: never back, never null, never short", {
     timeout: 120_000,
   }, async () => {
-    let loading = true;
-    const readers = Array.from({ length: 40 }, async () => {
-      while (loading) {
-        const head = Number(await call<string>("eth_blockNumber", []).catch(() => "0x0"));
-        await call("eth_getLogs", [{ fromBlock: `0x${Math.max(1, head - 10).toString(16)}`, toBlock: "latest", address: EMITTER }]).catch(() => undefined);
-      }
-    });
-    const problems: string[] = [];
-    let last = -1;
-    try {
-      for (let round = 0; round < 300; round++) {
-        const head = Number(await call<string>("eth_blockNumber", []));
-        if (head < last) problems.push(`round ${round}: head ${head} after ${last}`);
-        last = Math.max(last, head);
-        const hex = `0x${head.toString(16)}`;
-        const block = await call<{ number: string } | null>("eth_getBlockByNumber", [hex, false]);
-        if (block === null) problems.push(`round ${round}: block ${head} null`);
-        const range = { fromBlock: `0x${Math.max(1, head - 20).toString(16)}`, toBlock: hex, address: EMITTER };
-        const logs = await call<unknown[]>("eth_getLogs", [range]);
-        const truth = await rpc<unknown[]>(node, "eth_getLogs", [range]);
-        if (logs.length < truth.length) problems.push(`round ${round}: ${logs.length} logs up to ${head}, the chain has ${truth.length}`);
-      }
-    } finally {
-      loading = false;
-      await Promise.all(readers);
-    }
+    const call = gatewayCall(url);
+    const readers = logReaders(call, EMITTER, 40);
+    const problems = await roundsAtHead(call, node, EMITTER, 300).finally(() => readers.stop());
     expect(problems).toEqual([]);
   });
 
   it("with the level node gone: latest and receipts never go back (200 rounds)", { timeout: 120_000 }, async () => {
     // The gateway has answered the level node's head; from now only the node a block behind is left.
     // Receipts of the newest blocks seen while both answered (those the lagging node lacks came from the other).
-    const seen: string[] = [];
-    for (let i = 0; i < 20; i++) {
-      const head = await call<string>("eth_blockNumber", []);
-      const block = await call<{ transactions: string[] } | null>("eth_getBlockByNumber", [head, false]);
-      const hash = block?.transactions[0];
-      if (hash && (await call("eth_getTransactionReceipt", [hash])) !== null) seen.push(hash);
-    }
+    const call = gatewayCall(url);
+    const seen = await receiptsSeen(call, 20);
     level.close();
-    const problems: string[] = [];
-    let last = -1;
-    for (const hash of seen)
-      if ((await call("eth_getTransactionReceipt", [hash])) === null) problems.push(`receipt of ${hash} null once the level node was gone`);
-    for (let round = 0; round < 200; round++) {
-      const head = Number(await call<string>("eth_blockNumber", []));
-      if (head < last) problems.push(`round ${round}: head ${head} after ${last}`);
-      last = Math.max(last, head);
-      const latest = await call<{ number: string; transactions: string[] } | null>("eth_getBlockByNumber", ["latest", false]).catch((e: Error) => e);
-      if (latest instanceof Error || latest === null) problems.push(`round ${round}: latest ${latest instanceof Error ? latest.message : "null"}`);
-      else {
-        if (Number(latest.number) < last) problems.push(`round ${round}: latest ${Number(latest.number)} after ${last}`);
-        last = Math.max(last, Number(latest.number));
-        if (latest.transactions[0]) seen.push(latest.transactions[0]);
-      }
-      for (const hash of seen.slice(-3)) {
-        const receipt = await call<{ blockNumber: string } | null>("eth_getTransactionReceipt", [hash]).catch((e: Error) => e);
-        if (receipt === null || receipt instanceof Error)
-          problems.push(`round ${round}: receipt of ${hash} ${receipt === null ? "null" : receipt.message} after it was seen`);
-      }
-    }
+    const problems = await roundsAfterFailover(call, seen, 200);
     expect(seen.length).toBeGreaterThan(20);
     expect(problems).toEqual([]);
   });

@@ -11,6 +11,7 @@ import { anvilBinaryPath } from "../../src/chain/embeddedNode.js";
 import type { Gateway } from "../../src/gateway.js";
 import { CHAIN_ID, freePort, kill9 } from "../helpers/anvilProcess.js";
 import { rpc, startTestGateway } from "../helpers/gateway.js";
+import { gatewayCall, logReaders, receiptsSeen, roundsAfterFailover, roundsAtHead } from "../helpers/headFollower.js";
 
 /** PUSH1 0 PUSH1 0 LOG0 STOP: every call leaves one log. */
 const EMITTER = "0x00000000000000000000000000000000000e1111";
@@ -80,8 +81,6 @@ describe("two real nodes in lock-step, one a block behind", () => {
     await Promise.all([behind, level].filter(Boolean).map((n) => kill9(n.child)));
   });
 
-  const call = async <T>(method: string, params: unknown[]): Promise<T> => rpc<T>(url, method, params);
-
   it("the two are one chain: equal block hashes", async () => {
     const n = Number(await rpc<string>(behind.url, "eth_blockNumber"));
     expect(n).toBeGreaterThan(2);
@@ -92,79 +91,26 @@ describe("two real nodes in lock-step, one a block behind", () => {
   it("1,000 rounds of (head, block at head, logs up to head), 40 log readers as load: never back, never null, never short", {
     timeout: 240_000,
   }, async () => {
-    let loading = true;
-    const readers = Array.from({ length: 40 }, async () => {
-      while (loading) {
-        const head = Number(await call<string>("eth_blockNumber", []).catch(() => "0x0"));
-        await call("eth_getLogs", [{ fromBlock: `0x${Math.max(1, head - 10).toString(16)}`, toBlock: "latest", address: EMITTER }]).catch(() => undefined);
-        // Each reader polls as a client following the head does (ethers polls every 4 s; this is far busier).
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    });
-    const problems: string[] = [];
-    let last = -1;
+    const call = gatewayCall(url);
+    // Each reader polls as a client following the head does (ethers polls every 4 s; this is far busier).
+    const readers = logReaders(call, EMITTER, 40, 25);
     let behindSeen = 0;
-    const started = { at: performance.now(), head: Number(await rpc<string>(level.url, "eth_blockNumber")) };
-    try {
-      for (let round = 0; round < 1_000; round++) {
-        const head = Number(await call<string>("eth_blockNumber", []));
-        if (head < last) problems.push(`round ${round}: head ${head} after ${last}`);
-        last = Math.max(last, head);
-        const hex = `0x${head.toString(16)}`;
-        const block = await call<{ number: string } | null>("eth_getBlockByNumber", [hex, false]);
-        if (block === null) problems.push(`round ${round}: block ${head} null`);
-        const range = { fromBlock: `0x${Math.max(1, head - 20).toString(16)}`, toBlock: hex, address: EMITTER };
-        const logs = await call<unknown[]>("eth_getLogs", [range]);
-        const truth = await rpc<unknown[]>(level.url, "eth_getLogs", [range]);
-        if (logs.length < truth.length) problems.push(`round ${round}: ${logs.length} logs up to ${head}, the chain has ${truth.length}`);
-        if (round % 10 === 0) {
-          const [l, b] = await Promise.all([behind, level].map(async (n) => Number(await rpc<string>(n.url, "eth_blockNumber"))));
-          if (l! < b!) behindSeen++;
-        }
-      }
-    } finally {
-      loading = false;
-      await Promise.all(readers);
-    }
-    console.log(
-      `1,000 rounds in ${Math.round(performance.now() - started.at)} ms; blocks ${started.head} to ${Number(await rpc<string>(level.url, "eth_blockNumber"))}`,
-    );
+    const problems = await roundsAtHead(call, level.url, EMITTER, 1_000, async (round) => {
+      if (round % 10 !== 0) return;
+      const [l, b] = await Promise.all([behind, level].map(async (n) => Number(await rpc<string>(n.url, "eth_blockNumber"))));
+      if (l! < b!) behindSeen++;
+    }).finally(() => readers.stop());
     expect(problems).toEqual([]);
-    // L really was behind the gateway's head while the rounds ran.
+    // L really was behind B while the rounds ran.
     expect(behindSeen).toBeGreaterThan(5);
   });
 
   it("with the level node killed: latest and receipts never go back (300 rounds)", { timeout: 120_000 }, async () => {
-    const seen: string[] = [];
-    for (let i = 0; i < 20; i++) {
-      const head = await call<string>("eth_blockNumber", []);
-      const block = await call<{ transactions: string[] } | null>("eth_getBlockByNumber", [head, false]);
-      const hash = block?.transactions[0];
-      if (hash && (await call("eth_getTransactionReceipt", [hash])) !== null) seen.push(hash);
-    }
+    const call = gatewayCall(url);
+    const seen = await receiptsSeen(call, 20);
     levelUp = false;
     await kill9(level.child);
-    const problems: string[] = [];
-    let last = -1;
-    for (const hash of seen)
-      if ((await call("eth_getTransactionReceipt", [hash])) === null) problems.push(`receipt of ${hash} null once the level node was gone`);
-    for (let round = 0; round < 300; round++) {
-      const head = Number(await call<string>("eth_blockNumber", []));
-      if (head < last) problems.push(`round ${round}: head ${head} after ${last}`);
-      last = Math.max(last, head);
-      const latest = await call<{ number: string; transactions: string[] } | null>("eth_getBlockByNumber", ["latest", false]).catch((e: Error) => e);
-      if (latest instanceof Error || latest === null) problems.push(`round ${round}: latest ${latest instanceof Error ? latest.message : "null"}`);
-      else {
-        if (Number(latest.number) < last) problems.push(`round ${round}: latest ${Number(latest.number)} after ${last}`);
-        last = Math.max(last, Number(latest.number));
-        if (latest.transactions[0]) seen.push(latest.transactions[0]);
-      }
-      for (const hash of seen.slice(-3)) {
-        const receipt = await call<{ blockNumber: string } | null>("eth_getTransactionReceipt", [hash]).catch((e: Error) => e);
-        if (receipt === null || receipt instanceof Error)
-          problems.push(`round ${round}: receipt of ${hash} ${receipt === null ? "null" : receipt.message} after it was seen`);
-      }
-    }
+    const problems = await roundsAfterFailover(call, seen, 300);
     expect(seen.length).toBeGreaterThan(20);
     expect(problems).toEqual([]);
     // Reads of the head already served waited for L to reach it, and each wait was counted.

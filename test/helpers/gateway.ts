@@ -87,3 +87,20 @@ export async function rpc<T = unknown>(url: string, method: string, params: unkn
 export function journalOf(gw: Gateway, network: NetworkName = "testnet"): SqliteSubmissionStore {
   return (gw.network(network).sequencer as unknown as { options: { store: SqliteSubmissionStore } }).options.store;
 }
+
+/**
+ * The writes (by queueId) whose ZKT status does not yet read "completed", as "queueId: status" — asked 50 at a
+ * time, as one client's status reads are rate-limited like any other's.
+ */
+export async function notCompleted(url: string, queueIds: string[]): Promise<string[]> {
+  const left: string[] = [];
+  for (let i = 0; i < queueIds.length; i += 50)
+    await Promise.all(
+      queueIds.slice(i, i + 50).map(async (q) => {
+        const res = await fetch(`${url}/zkt/transactions/${q}`);
+        const status = res.status === 200 ? ((await res.json()) as { status: string }).status : `HTTP ${res.status}`;
+        if (status !== "completed") left.push(`${q}: ${status}`);
+      }),
+    );
+  return left;
+}

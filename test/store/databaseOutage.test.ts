@@ -5,7 +5,7 @@
 // (alive, not ready), and becomes ready when it comes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
-import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
+import { notCompleted, postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 import { freshSchemaUrl, PG_BASE } from "../helpers/postgres.js";
 import { type CuttableLink, startCuttableLink } from "../helpers/cuttableLink.js";
 import { until } from "../helpers/until.js";
@@ -81,20 +81,15 @@ async function writesAcross(gw: Gateway, outage: { begin(): Promise<void>; end()
   expect(new Set(acknowledged.map((a) => a.hash)).size).toBe(acknowledged.length);
   // And the journal catches up with what the chain did while it was away: every status reads completed (#63:
   // 87 and 719 mined writes still read "pending" after a disk-full outage).
-  const notCompleted = async (): Promise<string[]> => {
-    const left: string[] = [];
-    for (let i = 0; i < acknowledged.length; i += 50)
-      await Promise.all(
-        acknowledged.slice(i, i + 50).map(async (a) => {
-          const res = await fetch(`${url}/zkt/transactions/${a.queueId}`);
-          const status = res.status === 200 ? ((await res.json()) as { status: string }).status : `HTTP ${res.status}`;
-          if (status !== "completed") left.push(`${a.queueId}: ${status}`);
-        }),
-      );
-    return left;
-  };
   let left: string[] = [];
-  await until(async () => (left = await notCompleted()).length === 0, 30_000).catch(() => undefined);
+  await until(
+    async () =>
+      (left = await notCompleted(
+        url,
+        acknowledged.map((a) => a.queueId),
+      )).length === 0,
+    30_000,
+  ).catch(() => undefined);
   expect(left.slice(0, 5), `${left.length} of ${acknowledged.length} not completed`).toEqual([]);
 }
 

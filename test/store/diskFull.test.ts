@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
 import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
-import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
+import { notCompleted, postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 import { until } from "../helpers/until.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gw-full-"));
@@ -135,20 +135,15 @@ describe.skipIf(!mounted)("embedded store on a full disk", () => {
     await until(async () => (await unmined()).length === 0, 60_000);
     expect(new Set(acknowledged.map((a) => a.hash)).size).toBe(acknowledged.length);
     // And the journal caught up: every status completed.
-    const notCompleted = async (): Promise<string[]> => {
-      const left: string[] = [];
-      for (let i = 0; i < acknowledged.length; i += 50)
-        await Promise.all(
-          acknowledged.slice(i, i + 50).map(async (a) => {
-            const res = await fetch(`${url}/zkt/transactions/${a.queueId}`);
-            const status = res.status === 200 ? ((await res.json()) as { status: string }).status : `HTTP ${res.status}`;
-            if (status !== "completed") left.push(`${a.queueId}: ${status}`);
-          }),
-        );
-      return left;
-    };
     let left: string[] = [];
-    await until(async () => (left = await notCompleted()).length === 0, 30_000).catch(() => undefined);
+    await until(
+      async () =>
+        (left = await notCompleted(
+          url,
+          acknowledged.map((a) => a.queueId),
+        )).length === 0,
+      30_000,
+    ).catch(() => undefined);
     expect(left.slice(0, 5), `${left.length} of ${acknowledged.length} not completed`).toEqual([]);
   });
 });

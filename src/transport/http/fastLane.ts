@@ -223,17 +223,7 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
       if (head.contentLength > options.bodyLimitBytes) return giveUp();
       const end = head.headLength + head.contentLength;
       if (head.contentLength > HAND_EARLY_BYTES) return handEarly(head, end);
-      if (buf.length < end) {
-        // Only a body still arriving is held against the budget: one that came with its head costs nothing here.
-        if (reserved === 0 && options.budget && !options.budget.reserve(normalise(socket.remoteAddress ?? "unknown"), head.contentLength)) {
-          detach();
-          return endAndClose(socket, BODY_BUDGET_EXCEEDED);
-        }
-        reserved = head.contentLength;
-        awaitedEnd = end;
-        arriving = new LargeBody(end - buf.length);
-        return armDeadline(false);
-      }
+      if (buf.length < end) return void awaitBody(head, end);
       release();
       clearDeadline();
       const body = buf.toString("utf8", head.headLength, end);
@@ -259,18 +249,25 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
       else respond(answer);
     }
   };
+  /**
+   * Gathers the rest of a body as it arrives, held against the budget (one that came with its head costs
+   * nothing here); false when it does not fit (answered 503, the connection closed).
+   */
+  const awaitBody = (head: Head, end: number): boolean => {
+    if (reserved === 0 && options.budget && !options.budget.reserve(normalise(socket.remoteAddress ?? "unknown"), head.contentLength)) {
+      detach();
+      endAndClose(socket, BODY_BUDGET_EXCEEDED);
+      return false;
+    }
+    reserved = head.contentLength;
+    awaitedEnd = end;
+    arriving = new LargeBody(end - buf.length);
+    armDeadline(false);
+    return true;
+  };
   /** A large request to its route now, its body given when asked and complete (deliver); see HAND_EARLY_BYTES. */
   const handEarly = (head: Head, end: number): void => {
-    if (buf.length < end) {
-      if (reserved === 0 && options.budget && !options.budget.reserve(normalise(socket.remoteAddress ?? "unknown"), head.contentLength)) {
-        detach();
-        return endAndClose(socket, BODY_BUDGET_EXCEEDED);
-      }
-      reserved = head.contentLength;
-      awaitedEnd = end;
-      arriving = new LargeBody(end - buf.length);
-      armDeadline(false);
-    }
+    if (buf.length < end && !awaitBody(head, end)) return;
     busy = true;
     const request = { headLength: head.headLength, end, delivered: false } as NonNullable<typeof early>;
     early = request;
