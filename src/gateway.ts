@@ -16,12 +16,15 @@ import { RateLimits } from "./limits/rateLimits.js";
 import { IdempotencyStore } from "./store/idempotencyStore.js";
 import { Metrics } from "./metrics/metrics.js";
 import { type HeldPorts, holdPorts } from "./transport/holdingServer.js";
+import { type MetricsServer, serveMetrics } from "./transport/http/metricsServer.js";
 
 export interface Gateway {
   networks: RunningNetwork[];
   /** Address of the shared try-it-out signer (the same on every network). */
   publicSignerAddress: string;
   keys: ApiKeys;
+  /** Where GET /metrics is served when METRICS_PORT is set (else on every network's port). */
+  metricsUrl?: string;
   network(name: string): RunningNetwork;
   close(): Promise<void>;
 }
@@ -35,7 +38,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const networks: RunningNetwork[] = [];
   const seed = MasterSeed.load(config.dataDir, config.masterMnemonic ? { MASTER_MNEMONIC: config.masterMnemonic } : {});
   const compiler = new SolidityCompiler(config.compiler);
-  const issueLimiter = new WindowLimiter({ limit: config.portalKeysPerHour, windowMs: 3_600_000 });
+  const issueLimiter = new WindowLimiter({ limit: Math.max(1, config.portalKeysPerHour), windowMs: 3_600_000 });
   const metrics = new Metrics();
   const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) =>
     metrics.rateLimitRejections.inc({ network, scope }),
@@ -43,11 +46,13 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   let stores: Stores | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;
   let held: HeldPorts | undefined;
+  let metricsServer: MetricsServer | undefined;
   /** What the start waits for, for the held ports' /readyz. */
   let startingFor = "opening its store";
   const closeAll = async (): Promise<void> => {
     clearInterval(pruneTimer);
     await held?.close();
+    await metricsServer?.close();
     await Promise.all(networks.map((n) => n.close()));
     await compiler.close();
     await issueLimiter.close();
@@ -106,7 +111,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     prune();
     pruneTimer = setInterval(prune, 3_600_000).unref();
     const sharedRoutes = portalRoutes({
-      issuer: new KeyIssuer(keys, issueLimiter),
+      issuer: new KeyIssuer(keys, issueLimiter, config.portalKeysPerHour > 0),
       baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])),
       keyOrigins: new Set(config.portalKeyOrigins),
     });
@@ -149,7 +154,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     for (const s of started) if (s.status === "fulfilled") networks.push(s.value);
     const failure = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failure) throw failure.reason;
+    const metricsHost = config.metricsHost ?? config.host;
+    if (config.metricsPort !== undefined) metricsServer = await serveMetrics(metricsHost, config.metricsPort, () => metrics.text());
     return {
+      ...(metricsServer ? { metricsUrl: `http://${metricsHost.includes(":") ? `[${metricsHost}]` : metricsHost}:${metricsServer.port}/metrics` } : {}),
       networks,
       publicSignerAddress: seed.wallet(0).address,
       keys,

@@ -161,6 +161,16 @@ export const configSchema = z.strictObject({
     env: "HOST",
     doc: "Interface every network's port binds to.",
   }),
+  metricsPort: setting(z.number({ error: "must be 0..65535" }).int().min(0).max(65535, { error: "must be 0..65535" }).optional(), {
+    env: "METRICS_PORT",
+    doc:
+      "Serve GET /metrics (every network's series, once) on this port of metricsHost instead of on each network's " +
+      "port, where the public can read it and a scrape of every port counted each series twice. Unset: on every network's port.",
+  }),
+  metricsHost: setting(z.string().min(1, { error: "must be a non-empty string" }).optional(), {
+    env: "METRICS_HOST",
+    doc: "Interface the metrics port binds to (an internal one, for Prometheus); host when unset.",
+  }),
   dataDir: setting(z.string().min(1).default(".data"), {
     env: "DATA_DIR",
     doc: "Where the embedded store (one SQLite file: the journal, keys and idempotency answers) and the generated master seed live.",
@@ -266,7 +276,19 @@ export const configSchema = z.strictObject({
       "Web origins (https://app.example.org; comma list in env) whose pages may call POST /portal/keys across origins. " +
       "None by default: the portal served by the gateway itself is same-origin.",
   }),
-  portalKeysPerHour: setting(positiveInt().default(10), { env: "PORTAL_KEYS_PER_HOUR", doc: "Keys POST /portal/keys issues per client IP per hour." }),
+  portalKeysPerHour: setting(
+    z
+      .number({ error: "must be a whole number (0 turns self-service keys off)" })
+      .int({ error: "must be a whole number (0 turns self-service keys off)" })
+      .min(0, {
+        error: "must be a whole number (0 turns self-service keys off)",
+      })
+      .default(10),
+    {
+      env: "PORTAL_KEYS_PER_HOUR",
+      doc: "Keys POST /portal/keys issues per client IP per hour; 0 turns self-service keys off (POST /portal/keys answers 404; keys come from the admin API or the keys CLI).",
+    },
+  ),
   rateLimit: z
     .strictObject({
       requestsPerWindow: setting(positiveInt().default(1500), {

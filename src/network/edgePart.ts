@@ -78,12 +78,17 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
   const rest = createRestRouter(
     [
       ...healthRoutes(p.pool, deps.storeHealth, p.draining),
-      {
-        method: "GET",
-        pattern: /^\/metrics$/,
-        renderError: () => ({ status: 500 }),
-        handle: async () => ({ status: 200, body: await m.text(), contentType: "text/plain; version=0.0.4" }),
-      },
+      // With METRICS_PORT, metrics are served there once (transport/http/metricsServer.ts), not here.
+      ...(gw.metricsPort === undefined
+        ? [
+            {
+              method: "GET" as const,
+              pattern: /^\/metrics$/,
+              renderError: () => ({ status: 500 }),
+              handle: async () => ({ status: 200, body: await m.text(), contentType: "text/plain; version=0.0.4" }),
+            },
+          ]
+        : []),
       ...jsonRpcRoutes({
         maxBatchSize: gw.maxBatchSize,
         rpc: p.handlers.rpc,

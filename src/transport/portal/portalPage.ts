@@ -27,7 +27,9 @@ const EXAMPLES = {
   },
 };
 
-export function portalPage(networks: Record<string, string>): string {
+/** `selfServiceKeys` false (PORTAL_KEYS_PER_HOUR=0): the key form is shown off, with who to ask instead. */
+export function portalPage(networks: Record<string, string>, selfServiceKeys = true): string {
+  const off = selfServiceKeys ? "" : " disabled";
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>chain-gateway portal</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -44,7 +46,7 @@ textarea{width:100%;height:14rem} input,select,button{font:inherit;padding:.35re
     .join(" and ")}. Docs: <a href="/zkt/docs">ZKT API</a> · <a href="/zkt/openapi.json">OpenAPI</a></p>
 
 <h2>1. Get a free API key</h2>
-<div class="row"><input id="label" placeholder="label (optional)"><button id="create-key">Create key</button></div>
+${selfServiceKeys ? "" : '<p class="warn" id="keys-off">Self-service keys are off on this gateway: ask its operator for a key.</p>\n'}<div class="row"><input id="label" placeholder="label (optional)"${off}><button id="create-key"${off}>Create key</button></div>
 <div id="key-out" hidden><p class="warn">Store this key now: it is shown only once.</p><pre id="key-json"></pre></div>
 
 <h2>2. Try ZKT</h2>

@@ -26,7 +26,7 @@ export function portalRoutes(options: PortalRouteOptions): RestRoute[] {
       method: "GET",
       pattern: /^\/portal\/?$/,
       renderError,
-      handle: async () => ({ status: 200, body: portalPage(options.baseUrls()), contentType: "text/html; charset=utf-8" }),
+      handle: async () => ({ status: 200, body: portalPage(options.baseUrls(), options.issuer.enabled), contentType: "text/html; charset=utf-8" }),
     },
     {
       method: "POST",
