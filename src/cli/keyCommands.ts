@@ -8,11 +8,18 @@ export interface KeyLimitsView {
   allowedTargets?: string[] | undefined;
 }
 
-/** A key's limits with `change` laid over them: a limit not named keeps its value (`limits --tpd` kept `--rpm`). */
-export function withChanged(current: KeyLimitsView, change: KeyLimitsView): KeyLimitsView {
+/** A change of limits: a value sets it, null clears it (`--rpm none`), undefined keeps it. */
+export type KeyLimitsChange = { [K in keyof KeyLimitsView]?: KeyLimitsView[K] | null };
+
+/**
+ * A key's limits with `change` laid over them: a limit not named keeps its value (`limits --tpd` kept `--rpm`);
+ * one named `none` is cleared (the network's default, or no quota).
+ */
+export function withChanged(current: KeyLimitsView, change: KeyLimitsChange): KeyLimitsView {
   const out: KeyLimitsView = { ...current };
-  for (const [name, value] of Object.entries(change) as [keyof KeyLimitsView, KeyLimitsView[keyof KeyLimitsView]][])
-    if (value !== undefined) (out as Record<string, unknown>)[name] = value;
+  for (const [name, value] of Object.entries(change) as [keyof KeyLimitsView, KeyLimitsChange[keyof KeyLimitsView]][])
+    if (value === null) delete out[name];
+    else if (value !== undefined) (out as Record<string, unknown>)[name] = value;
   return out;
 }
 
@@ -29,7 +36,7 @@ export interface KeyCommands {
   create(label: string | undefined, limits: KeyLimitsView): Promise<{ apiKey: string; key: KeyView }>;
   list(prefix: string): Promise<KeyView[]>;
   revoke(idOrPrefix: string): Promise<KeyView>;
-  setLimits(idOrPrefix: string, limits: KeyLimitsView): Promise<KeyView>;
+  setLimits(idOrPrefix: string, limits: KeyLimitsChange): Promise<KeyView>;
   /** Lines describing the key's use. */
   usage(idOrPrefix: string): Promise<string>;
   close(): Promise<void>;

@@ -10,21 +10,24 @@ import { loadConfig } from "../config/config.js";
 import { MasterSeed } from "../keys/masterSeed.js";
 import { openStores } from "../store/openStores.js";
 import { GatewayError } from "../errors.js";
-import { type KeyCommands, type KeyLimitsView, showKey } from "./keyCommands.js";
+import { type KeyCommands, type KeyLimitsChange, showKey, withChanged } from "./keyCommands.js";
 import { localKeys } from "./localKeys.js";
 import { remoteKeys } from "./remoteKeys.js";
 
 const LIMIT_FLAGS = "[--rpm REQUESTS_PER_MINUTE] [--tpd WRITES_PER_DAY] [--tpm WRITES_PER_30_DAYS] [--allow ADDRESS,ADDRESS…]";
+/** What `limits` takes to clear one: `--rpm none`. */
+const CLEAR = "none";
 const USAGE = `usage: keys [--admin-url URL] create [--label LABEL] ${LIMIT_FLAGS}
        keys [--admin-url URL] list [PREFIX]
        keys [--admin-url URL] revoke ID|PREFIX
-       keys [--admin-url URL] limits ID|PREFIX ${LIMIT_FLAGS}   (limits not named keep their values)
+       keys [--admin-url URL] limits ID|PREFIX ${LIMIT_FLAGS}   (limits not named keep their values; "none" clears one)
        keys [--admin-url URL] usage ID|PREFIX
 --admin-url: a running gateway's address (its admin API; the token in ADMIN_TOKEN)`;
 
-/** A positive integer flag, or undefined when absent. */
-function count(name: string, text: string | undefined): number | undefined {
+/** A positive integer flag; undefined when absent, null when "none" (cleared). */
+function count(name: string, text: string | undefined): number | null | undefined {
   if (text === undefined) return undefined;
+  if (text === CLEAR) return null;
   const n = Number(text);
   if (!Number.isInteger(n) || n <= 0) throw new GatewayError("validation", `--${name} must be a positive integer`);
   return n;
@@ -74,18 +77,18 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(USAGE + "\n");
     return 2;
   }
-  const limits: KeyLimitsView = {
+  const limits: KeyLimitsChange = {
     requestsPerMinute: count("rpm", values.rpm),
     writesPerDay: count("tpd", values.tpd),
     writesPerMonth: count("tpm", values.tpm),
-    allowedTargets: values.allow?.split(",").filter(Boolean),
+    allowedTargets: values.allow === CLEAR ? null : values.allow?.split(",").filter(Boolean),
   };
   const adminUrl = values["admin-url"];
   if (adminUrl !== undefined && !process.env.ADMIN_TOKEN) throw new GatewayError("validation", "--admin-url needs the admin token in ADMIN_TOKEN");
   const keys = adminUrl !== undefined ? remoteKeys(adminUrl, process.env.ADMIN_TOKEN!) : await onStore();
   try {
     if (command === "create") {
-      const { apiKey, key } = await keys.create(values.label, limits);
+      const { apiKey, key } = await keys.create(values.label, withChanged({}, limits));
       process.stdout.write(`api key (shown once): ${apiKey}\nid: ${key.id}\nwallet: ${key.wallet}\n`);
     } else if (command === "list") {
       for (const k of await keys.list(arg ?? "")) process.stdout.write(showKey(k) + "\n");

@@ -78,6 +78,9 @@ describe("keys CLI", () => {
       expect(listed).toContain("5 tx/day");
       expect(listed).not.toContain(key);
       expect((await cli("limits", key.slice(0, 12), "--tpm", "50", "--rpm", "100")).stdout).toMatch(/limits set: .*100\/min, 5 tx\/day, 50 tx\/30 days/); // --tpd 5 of create kept
+      const cleared = (await cli("limits", key.slice(0, 12), "--tpd", "none")).stdout;
+      expect(cleared).toMatch(/limits set: .*100\/min, 50 tx\/30 days/);
+      expect(cleared).not.toMatch(/tx\/day/);
       const keyed = base + `/zgt/${key}`;
       const chainId = { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] };
       expect((await postJson(keyed, chainId)).status).toBe(200);
@@ -129,6 +132,10 @@ describe("keys CLI", () => {
       );
       // Setting some limits keeps the others: --tpm and --allow did not drop the --rpm 600 of create (#65).
       expect((await cli("list")).stdout).toMatch(/600\/min.*30 tx\/30 days/);
+      // And "none" clears one (there was no way left to, once limits not named were kept).
+      const cleared = (await cli("limits", key.slice(0, 12), "--rpm", "none", "--allow", "none")).stdout;
+      expect(cleared).toMatch(/limits set: .*30 tx\/30 days/);
+      expect(cleared).not.toMatch(/600\/min|writes only to/);
       // --help on the command (it was "Unknown option '--help'"), exit 0, to stdout.
       expect((await cli("--help")).stdout).toMatch(/^usage: keys /);
       expect((await cli("limits", "--help")).stdout).toMatch(/limits ID\|PREFIX/);
