@@ -1,10 +1,12 @@
 // Test gateways: real embedded anvil, free ports, logs captured so tests can inspect them.
+import { expect } from "vitest";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultConfig, type GatewayConfig, type NetworkName } from "../../src/config/config.js";
 import { startGateway, type Gateway } from "../../src/gateway.js";
 import { createLogger } from "../../src/log/logger.js";
+import { until } from "./until.js";
 import type { SqliteSubmissionStore } from "../../src/store/sqliteSubmissionStore.js";
 
 export const LOG_FILE = "test-artifacts/server.log";
@@ -103,4 +105,30 @@ export async function notCompleted(url: string, queueIds: string[]): Promise<str
       }),
     );
   return left;
+}
+
+/**
+ * Every acknowledged write mined, once (a hash is one nonce of one signer), within `minedMs`, and its ZKT status
+ * reading completed within 30 s after: the journal caught up with the chain (#63).
+ */
+export async function expectMinedOnceAndCompleted(
+  node: string,
+  url: string,
+  acknowledged: { hash: string; queueId: string }[],
+  minedMs = 60_000,
+): Promise<void> {
+  const unmined = async (): Promise<string[]> => {
+    const left: string[] = [];
+    for (let i = 0; i < acknowledged.length; i += 100) {
+      const got = await Promise.all(acknowledged.slice(i, i + 100).map((a) => rpc(node, "eth_getTransactionReceipt", [a.hash])));
+      got.forEach((r, j) => r === null && left.push(acknowledged[i + j]!.hash));
+    }
+    return left;
+  };
+  await until(async () => (await unmined()).length === 0, minedMs);
+  expect(new Set(acknowledged.map((a) => a.hash)).size).toBe(acknowledged.length);
+  let left: string[] = [];
+  const ids = acknowledged.map((a) => a.queueId);
+  await until(async () => (left = await notCompleted(url, ids)).length === 0, 30_000).catch(() => undefined);
+  expect(left.slice(0, 5), `${left.length} of ${acknowledged.length} not completed`).toEqual([]);
 }

@@ -5,7 +5,7 @@
 // (alive, not ready), and becomes ready when it comes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
-import { notCompleted, postJson, rpc, startTestGateway } from "../helpers/gateway.js";
+import { expectMinedOnceAndCompleted, postJson, startTestGateway } from "../helpers/gateway.js";
 import { freshSchemaUrl, PG_BASE } from "../helpers/postgres.js";
 import { type CuttableLink, startCuttableLink } from "../helpers/cuttableLink.js";
 import { until } from "../helpers/until.js";
@@ -70,27 +70,9 @@ async function writesAcross(gw: Gateway, outage: { begin(): Promise<void>; end()
   // Nothing but answers and refusals: 200s, and 503s while the store was away (no 500).
   expect([...statuses.keys()].filter((s) => s !== 200 && s !== 503)).toEqual([]);
   expect(duringCut.filter((s) => s === 503).length).toBeGreaterThan(0);
-  // Every acknowledged write is mined, once (a hash is one nonce of one signer), and its queueId answers.
-  const node = gw.network("testnet").upstreamUrls[0]!;
-  const unmined = async () => {
-    const left: string[] = [];
-    for (const a of acknowledged) if (!(await rpc(node, "eth_getTransactionReceipt", [a.hash]))) left.push(a.hash);
-    return left;
-  };
-  await until(async () => (await unmined()).length === 0, 60_000);
-  expect(new Set(acknowledged.map((a) => a.hash)).size).toBe(acknowledged.length);
-  // And the journal catches up with what the chain did while it was away: every status reads completed (#63:
-  // 87 and 719 mined writes still read "pending" after a disk-full outage).
-  let left: string[] = [];
-  await until(
-    async () =>
-      (left = await notCompleted(
-        url,
-        acknowledged.map((a) => a.queueId),
-      )).length === 0,
-    30_000,
-  ).catch(() => undefined);
-  expect(left.slice(0, 5), `${left.length} of ${acknowledged.length} not completed`).toEqual([]);
+  // Every acknowledged write is mined, once, and the journal caught up with what the chain did while it was
+  // away: every status reads completed (#63: 87 and 719 mined writes still read "pending" after a disk-full outage).
+  await expectMinedOnceAndCompleted(gw.network("testnet").upstreamUrls[0]!, url, acknowledged);
 }
 
 describe("journal database outage (PostgreSQL)", () => {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway.js";
 import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
-import { notCompleted, postJson, rpc, startTestGateway } from "../helpers/gateway.js";
+import { expectMinedOnceAndCompleted, postJson, startTestGateway } from "../helpers/gateway.js";
 import { until } from "../helpers/until.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gw-full-"));
@@ -123,27 +123,7 @@ describe.skipIf(!mounted)("embedded store on a full disk", () => {
     // The full disk was seen: some writes refused meanwhile (503), none answered otherwise.
     expect(statuses.get(503) ?? 0, JSON.stringify([...statuses])).toBeGreaterThan(0);
 
-    // Mined, once each.
-    const unmined = async () => {
-      const left: string[] = [];
-      for (let i = 0; i < acknowledged.length; i += 100) {
-        const got = await Promise.all(acknowledged.slice(i, i + 100).map((a) => rpc(node, "eth_getTransactionReceipt", [a.hash])));
-        got.forEach((r, j) => r === null && left.push(acknowledged[i + j]!.hash));
-      }
-      return left;
-    };
-    await until(async () => (await unmined()).length === 0, 60_000);
-    expect(new Set(acknowledged.map((a) => a.hash)).size).toBe(acknowledged.length);
-    // And the journal caught up: every status completed.
-    let left: string[] = [];
-    await until(
-      async () =>
-        (left = await notCompleted(
-          url,
-          acknowledged.map((a) => a.queueId),
-        )).length === 0,
-      30_000,
-    ).catch(() => undefined);
-    expect(left.slice(0, 5), `${left.length} of ${acknowledged.length} not completed`).toEqual([]);
+    // Mined, once each, and the journal caught up: every status completed.
+    await expectMinedOnceAndCompleted(node, url, acknowledged);
   });
 });
