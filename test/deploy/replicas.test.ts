@@ -3,8 +3,7 @@
 // load: JSON-RPC through the load balancer keeps answering (errors only while nginx notices, counted), and
 // every acknowledged write is mined once. Skipped where nginx is not installed (.ci/run installs it).
 import type { ChildProcess } from "node:child_process";
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Wallet } from "ethers";
@@ -12,23 +11,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { batchRpc, freePort, inBatches, kill9, startAnvil } from "../helpers/anvilProcess.js";
 import { postJson, recordSecret } from "../helpers/gateway.js";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gatewayProcess.js";
+import { NGINX, startNginx } from "../helpers/nginx.js";
 import { freshSchemaUrl } from "../helpers/postgres.js";
 import { until } from "../helpers/until.js";
-
-const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => existsSync(p));
-
-/** deploy/nginx.conf with local replicas, a local port and a private prefix (so it runs unprivileged, beside others). */
-function renderNginx(dir: string, listen: number, replicas: number[]): string {
-  const conf = readFileSync("deploy/nginx.conf", "utf8")
-    .replace(/server gateway-1:8545([^;]*);\s*server gateway-2:8545([^;]*);/, replicas.map((p) => `server 127.0.0.1:${p}$1;`).join("\n    "))
-    .replace("listen 8545;", `listen 127.0.0.1:${listen};`)
-    .replace("worker_processes auto;", `worker_processes 1;\nerror_log ${dir}/error.log;\npid ${dir}/nginx.pid;`)
-    .replace("http {", `http {\n  access_log off;\n  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;`);
-  if (!conf.includes(`127.0.0.1:${replicas[1]}`)) throw new Error("deploy/nginx.conf no longer has the two gateway-N:8545 servers this test renders");
-  const file = join(dir, "nginx.conf");
-  writeFileSync(file, conf);
-  return file;
-}
 
 describe.skipIf(!NGINX)("two replicas behind nginx", () => {
   const children: ChildProcess[] = [];
@@ -65,12 +50,9 @@ describe.skipIf(!NGINX)("two replicas behind nginx", () => {
         }),
       );
     }
-    const lbPort = await freePort();
-    mkdirSync(join(dir, "nginx"));
-    const nginx = spawn(NGINX!, ["-p", join(dir, "nginx"), "-c", renderNginx(join(dir, "nginx"), lbPort, ports), "-g", "daemon off;"], { stdio: "ignore" });
-    children.push(nginx);
-    const lb = `http://127.0.0.1:${lbPort}`;
-    await until(async () => (await fetch(lb + "/healthz").catch(() => undefined))?.status === 200, 10_000);
+    const balancer = await startNginx(dir, ports);
+    children.push(balancer.child);
+    const lb = balancer.url;
 
     const acknowledged = new Map<string, string>();
     let stop = false;
