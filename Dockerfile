@@ -5,7 +5,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# The image's own Node runs the gateway: the locked node-linux-* package (a Node 24 for machines without one,
+# npm start's) is not carried.
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund && rm -rf node_modules/node-linux-* node_modules/.bin/node
 
 # Run stage: Node 24, the bundle and its runtime packages (anvil's own platform build among them), as the
 # unprivileged "node" user. State (the embedded store, the master seed, the dev chain) lives in the /data

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  // Node 24 comes from the `node` npm package (npm scripts put it first on PATH); this says which one ran.
+  // Node 24 may come from the locked node-linux-* package (npm scripts put it first on PATH): which one ran.
   log.info("starting", { node: process.version });
   let stopping = false;
   // Traces when OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set; nothing otherwise.

@@ -1,5 +1,5 @@
-// The project runs on Node 24 LTS whatever Node the machine has: the `node` npm package puts a Node 24 binary
-// first on npm scripts' PATH (#30). And `npm ci` compiles nothing: a native addon must come prebuilt in its
+// The project runs on Node 24 LTS whatever Node the machine has (on Linux): the locked `node-linux-*` package
+// puts a Node 24 binary first on npm scripts' PATH (#30, #65). And `npm ci` compiles nothing: a native addon must come prebuilt in its
 // package (the embedded journal is node:sqlite, built into Node, rather than better-sqlite3).
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";

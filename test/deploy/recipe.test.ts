@@ -36,6 +36,8 @@ describe("the container recipe", () => {
     // The modules are installed from the lockfile before the sources are copied, and never copied from the host.
     const build = readFileSync("Dockerfile", "utf8").split(/^FROM /m)[1]!;
     expect(build.indexOf("COPY package.json package-lock.json ./")).toBeLessThan(build.indexOf("RUN npm ci"));
+    // One Node in the image: the base image's; the locked node-linux-* package is removed after the prune.
+    expect(build).toMatch(/npm prune --omit=dev[^\n]*&& rm -rf node_modules\/node-linux-\* node_modules\/\.bin\/node$/m);
   });
 
   it.skipIf(!COMPOSE && !process.env.CI)("compose.yaml is valid, and refuses to start replicas without a shared MASTER_MNEMONIC", () => {
