@@ -1,6 +1,6 @@
 // What a transport hands a handler: who called (set by the transport), and what the policy decided (set by
 // the guard) — per call, as Connect context values, so an in-process REST call carries them the same way.
-import { createContextKey } from "@connectrpc/connect";
+import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { Access } from "../keys/access.js";
 import type { Admission, Caller } from "../policy/policy.js";
 import type { ClaimHooks } from "../store/idempotencyStore.js";
@@ -13,6 +13,10 @@ export const accessKey = createContextKey<Access>({ kind: "public" }, { descript
 export const adminKey = createContextKey<string | undefined>(undefined, { description: "the admin token's name, once admitted" });
 /** One request of the call already admitted by the Connect gate (admissionGate), before its body was read. */
 export const prepaidKey = createContextKey<Admission | undefined>(undefined, { description: "one request admitted before the body was read" });
+/** The transport a call came by, as the request duration histogram labels it. */
+export function transportOf(ctx: HandlerContext): string {
+  return ctx.values.get(callerKey).transport ?? (ctx.protocolName === "rest" ? "http" : ctx.protocolName);
+}
 export const claimHooksKey = createContextKey<Partial<ClaimHooks>>({}, { description: "the idempotency claim a write runs under" });
 
 /**

@@ -11,7 +11,7 @@ import { requireBatchSize } from "../rpc/batchSize.js";
 import { andThen } from "../maybePromise.js";
 import { requireAddress, requireBlockTag, requireData } from "../rpc/hex.js";
 import { toRpcError } from "./rpcError.js";
-import { accessKey, callerKey, PARSED_PARAMS, type CallRequestWithParsedParams } from "./context.js";
+import { accessKey, callerKey, PARSED_PARAMS, transportOf, type CallRequestWithParsedParams } from "./context.js";
 import type { Sponsorship } from "../platform/sponsorship.js";
 import { TEST_FUNDS_WEI, type TestFaucet } from "../platform/testFaucet.js";
 import type { SubscriptionHub } from "../live/subscriptions.js";
@@ -26,7 +26,7 @@ const MAX_QUEUED = 1_024;
 const hexNumber = (v: unknown): bigint => (typeof v === "string" && /^0x[0-9a-fA-F]+$/.test(v) ? BigInt(v) : 0n);
 
 function callContext(ctx: HandlerContext): CallContext {
-  return { access: ctx.values.get(accessKey), signal: ctx.signal, clientIp: ctx.values.get(callerKey).clientIp };
+  return { access: ctx.values.get(accessKey), signal: ctx.signal, clientIp: ctx.values.get(callerKey).clientIp, transport: transportOf(ctx) };
 }
 
 function paramsOf(list: ListValue | undefined): JsonValue[] {

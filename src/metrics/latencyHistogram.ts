@@ -37,6 +37,8 @@ export class LatencyHistogram<L extends string> {
     readonly help: string,
     private readonly bounds: readonly number[],
     registry: Registry,
+    /** Its label names, as prom-client's metrics list theirs (the metrics reference reads them). */
+    readonly labelNames: readonly L[],
   ) {
     // The registry's contract is name, help, type, aggregator, get() and reset(); its types list only
     // prom-client's own classes.

@@ -18,9 +18,12 @@ export async function startRpcCore({ gw, net, deps, stack }: NetworkContext, { p
     net.chainId,
     (ctx) => deps.limits.checkTransaction(ctx.access),
     cache,
-    (method, outcome) =>
+    (method, outcome, transport, seconds) => {
       // Unknown methods share one label: clients choose method names, the label set must stay bounded.
-      m.countRpc(net.name, outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other", outcome.ok ? "ok" : String(outcome.error.jsonRpcCode)),
+      const label = outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other";
+      m.countRpc(net.name, label, outcome.ok ? "ok" : String(outcome.error.jsonRpcCode));
+      m.observeRequest(net.name, transport, label, seconds);
+    },
     gw.coalesceReads ? new InflightReads() : undefined,
   );
   if (feeMode === "zero") answerZeroFees(core, pool);

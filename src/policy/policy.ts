@@ -18,6 +18,8 @@ export interface Caller {
   clientIp: string;
   /** The caller's idempotency key (a header or a request field), if any. */
   idempotencyKey?: string | undefined;
+  /** The transport, when the handler context does not say it (a WebSocket message runs in process). */
+  transport?: string;
 }
 
 export interface Admission {

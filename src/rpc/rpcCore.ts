@@ -17,6 +17,8 @@ export interface CallContext {
   signal?: AbortSignal;
   /** The caller's address, for what is held per caller without a key (filters). */
   clientIp?: string;
+  /** The transport the call came by (metrics). */
+  transport?: string;
 }
 
 export type Params = JsonValue[] | { [key: string]: JsonValue };
@@ -49,8 +51,8 @@ export class RpcCore implements RpcDispatcher {
     private readonly beforeWrite: (ctx: CallContext) => Promise<void> = async () => undefined,
     /** Immutable answers served without a round trip (see immutableCache.ts for the reorg-safe rules). */
     readonly cache?: ImmutableCache,
-    /** Sees every call's outcome (metrics). */
-    private readonly observe?: (method: string, outcome: RpcOutcome) => void,
+    /** Sees every call's outcome and the seconds its request took in the core (metrics). */
+    private readonly observe?: (method: string, outcome: RpcOutcome, transport: string, seconds: number) => void,
     /** Shares in-flight upstream reads between identical calls; absent, every call goes upstream. */
     private readonly inflight?: InflightReads,
   ) {
@@ -86,22 +88,23 @@ export class RpcCore implements RpcDispatcher {
   }
 
   callMany(ctx: CallContext, calls: CoreCall[]): MaybePromise<RpcOutcome[]> {
+    const started = this.observe ? performance.now() : 0;
     // A request that makes the node work takes one of its caller's slots (one node request) until answered.
     if (this.shares !== undefined) {
       const heavy = calls.find((c) => HEAVY_METHODS.has(c.method));
       if (heavy !== undefined) {
         return this.shares
-          .run(callerOf(ctx), heavy.method, () => Promise.resolve(this.callAll(ctx, calls)))
+          .run(callerOf(ctx), heavy.method, () => Promise.resolve(this.callAll(ctx, calls, started)))
           .catch((err: unknown) => {
             const error = toGatewayError(err);
             return calls.map((): RpcOutcome => ({ ok: false, error }));
           });
       }
     }
-    return this.callAll(ctx, calls);
+    return this.callAll(ctx, calls, started);
   }
 
-  private callAll(ctx: CallContext, calls: CoreCall[]): MaybePromise<RpcOutcome[]> {
+  private callAll(ctx: CallContext, calls: CoreCall[], started: number): MaybePromise<RpcOutcome[]> {
     const outcomes: (RpcOutcome | Promise<RpcOutcome>)[] = new Array(calls.length);
     const proxied: Proxied[] = [];
     // Writes first pass the daily quota (async); everything else is routed synchronously, in request order.
@@ -126,20 +129,32 @@ export class RpcCore implements RpcDispatcher {
         outcomes[index] = { ok: false, error: toGatewayError(err) };
       }
     }
-    return quotaChecks ? Promise.all(quotaChecks).then(() => this.finish(ctx, calls, outcomes, proxied)) : this.finish(ctx, calls, outcomes, proxied);
+    return quotaChecks
+      ? Promise.all(quotaChecks).then(() => this.finish(ctx, calls, outcomes, proxied, started))
+      : this.finish(ctx, calls, outcomes, proxied, started);
   }
 
-  private finish(ctx: CallContext, calls: CoreCall[], outcomes: (RpcOutcome | Promise<RpcOutcome>)[], proxied: Proxied[]): MaybePromise<RpcOutcome[]> {
+  private finish(
+    ctx: CallContext,
+    calls: CoreCall[],
+    outcomes: (RpcOutcome | Promise<RpcOutcome>)[],
+    proxied: Proxied[],
+    started: number,
+  ): MaybePromise<RpcOutcome[]> {
     if (proxied.length > 0) this.sendUpstream(proxied, outcomes, ctx.signal);
     // Answered locally or from the cache, every outcome is already there: returned as is, no promise.
-    if (proxied.length === 0 && allSettled(outcomes)) return this.observed(calls, outcomes);
+    if (proxied.length === 0 && allSettled(outcomes)) return this.observed(ctx, started, calls, outcomes);
     // A single call (nearly every request) waits on its own outcome: no Promise.all and its extra promises.
-    if (outcomes.length === 1) return Promise.resolve(outcomes[0]!).then((o) => this.observed(calls, [o]));
-    return Promise.all(outcomes).then((settled) => this.observed(calls, settled));
+    if (outcomes.length === 1) return Promise.resolve(outcomes[0]!).then((o) => this.observed(ctx, started, calls, [o]));
+    return Promise.all(outcomes).then((settled) => this.observed(ctx, started, calls, settled));
   }
 
-  private observed(calls: CoreCall[], settled: RpcOutcome[]): RpcOutcome[] {
-    if (this.observe) for (let i = 0; i < settled.length; i++) this.observe(calls[i]!.method, settled[i]!);
+  private observed(ctx: CallContext, started: number, calls: CoreCall[], settled: RpcOutcome[]): RpcOutcome[] {
+    if (this.observe) {
+      const seconds = (performance.now() - started) / 1000;
+      const transport = ctx.transport ?? "other";
+      for (let i = 0; i < settled.length; i++) this.observe(calls[i]!.method, settled[i]!, transport, seconds);
+    }
     return settled;
   }
 

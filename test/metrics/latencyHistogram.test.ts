@@ -17,7 +17,7 @@ describe("LatencyHistogram", () => {
     const theirs = new Registry();
     const reference = new Histogram({ name: "x_seconds", help: "h", labelNames: ["network", "upstream"], buckets: BOUNDS, registers: [theirs] });
     const ours = new Registry();
-    const histogram = new LatencyHistogram<"network" | "upstream">("x_seconds", "h", BOUNDS, ours);
+    const histogram = new LatencyHistogram<"network" | "upstream">("x_seconds", "h", BOUNDS, ours, ["network", "upstream"]);
     const series = new Map<string, ReturnType<typeof histogram.series>>();
     for (const [network, upstream, v] of OBSERVED) {
       reference.observe({ network, upstream }, v);

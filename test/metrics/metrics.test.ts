@@ -54,8 +54,12 @@ describe("Prometheus metrics", () => {
     expect(text).toMatch(/^gateway_nonce_lag_max\{network="testnet"\} \d+$/m);
     expect(text).toMatch(/^gateway_lanes_lagging\{network="testnet"\} \d+$/m);
     expect(text).not.toMatch(/signer="/);
-    // No path (which may carry a key) ever becomes a label.
+    // No path (which may carry a key) ever becomes a label; a route is its template, not a regex source (#65).
     expect(text).not.toMatch(/cgw_/);
+    expect(text).toMatch(/^gateway_http_requests_total\{network="testnet",route="\/zkt\/try-it-out",status="200"\} \d+$/m);
+    expect(text).not.toMatch(/route="\^/);
+    expect(text).toMatch(/^gateway_chain_rewinds_total\{network="testnet"\} 0$/m);
+    expect(text).not.toMatch(/gateway_process_process_/);
   });
 
   it("keeps exact per-call counts across scrapes (counted in plain integers, handed over when scraped)", async () => {

@@ -132,6 +132,21 @@ function match(routes: RestRoute[], method: string, path: string): Match {
 
 const LITERAL = /^\^((?:\\\/|[A-Za-z0-9_.-])*)\$$/;
 
+/** A route's metric label: its path with each parameter as `{param}` (`/zkt/{param}`), not a regex source. */
+const routeLabels = new WeakMap<RegExp, string>();
+export function routeLabel(pattern: RegExp): string {
+  let label = routeLabels.get(pattern);
+  if (label === undefined) {
+    label = pattern.source
+      .replace(/^\^|\$$/g, "")
+      .replace(/\([^)]*\)/g, "{param}")
+      .replace(/\\(.)/g, "$1")
+      .replace(/\/\?$/, "");
+    routeLabels.set(pattern, (label ||= "/"));
+  }
+  return label;
+}
+
 /**
  * match() worked out in advance for every path that is a pattern's literal (`/^\/$/`, `/^\/healthz$/`), by
  * method: the busiest paths are found with one Map lookup instead of a regular expression per route.
@@ -196,7 +211,7 @@ export function createRestRouter(
     const { method } = input;
     const { matched, pathKnown } = literal.get(path)?.get(method) ?? match(routes, method, path);
     const finish = (answer: HttpAnswer): HttpAnswer => {
-      observe(matched?.route.pattern.source ?? "unmatched", answer.status);
+      observe(matched ? routeLabel(matched.route.pattern) : "unmatched", answer.status);
       if (log.debugEnabled)
         log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
       const headers: Record<string, string> = { "x-request-id": requestId };

@@ -302,7 +302,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
           .then(() => refuse(socket, 404, new GatewayError("not_found", "no WebSocket endpoint here: use / (public) or /zgt/<API_KEY>")), refused);
         return;
       }
-      const caller: Caller = { apiKey: target.apiKey, clientIp: ip };
+      const caller: Caller = { apiKey: target.apiKey, clientIp: ip, transport: "websocket" };
       // Opening a socket is a request: the key is checked and it counts against the caller's limit.
       Promise.resolve()
         .then(() => policy.admit("RpcService.Call", caller, 1))
