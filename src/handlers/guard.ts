@@ -7,7 +7,7 @@ import { GatewayError } from "../errors.js";
 import type { Admission, Caller, Policy } from "../policy/policy.js";
 import { andThen, type MaybePromise } from "../maybePromise.js";
 import { OPERATIONS, operationOf, type OperationName } from "../policy/operations.js";
-import { accessKey, adminKey, callerKey, claimHooksKey, prepaidKey } from "./context.js";
+import { accessKey, adminKey, callerKey, claimHooksKey, prepaidKey, transportOf } from "./context.js";
 import { inSpan, SpanKind, tracingOn } from "../trace/tracing.js";
 
 type Unary = (req: MessageShape<DescMessage>, ctx: HandlerContext) => MaybePromise<unknown>;
@@ -83,10 +83,15 @@ export function guard<S extends DescService>(
       if (outcome.replayed) ctx.responseHeader.set("idempotent-replayed", "true");
       return outcome.value;
     };
-    // Traced, the whole operation (its policy span and the handler's work within) is one span.
+    // Traced, the whole operation (its policy span and the handler's work within) is one span, named with
+    // OpenTelemetry's RPC attributes: a JSON-RPC call by its own method, anything else by the contract's.
     const run = guarded[method.localName] as Unary;
+    const attributes = { "rpc.system": "connect_rpc", "rpc.service": service.typeName, "rpc.method": method.name, "gateway.network": policy.network };
     guarded[method.localName] = function traced(req, ctx) {
-      return tracingOn ? inSpan(op, SpanKind.INTERNAL, () => run(req, ctx)) : run(req, ctx);
+      if (!tracingOn) return run(req, ctx);
+      const jsonRpc = op === "RpcService.Call" ? (req as { method?: unknown }).method : undefined;
+      const named = typeof jsonRpc === "string" ? { ...attributes, "rpc.system": "jsonrpc", "rpc.method": jsonRpc } : attributes;
+      return inSpan(op, SpanKind.INTERNAL, () => run(req, ctx), undefined, { ...named, "gateway.transport": transportOf(ctx) });
     };
   }
   return guarded as unknown as ServiceImpl<S>;

@@ -51,6 +51,11 @@ const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, s
 export class Policy {
   constructor(private readonly deps: PolicyDeps) {}
 
+  /** The network this policy admits callers of. */
+  get network(): string {
+    return this.deps.network;
+  }
+
   /**
    * Authentication and rate limits for `weight` requests of an operation. At once (no promise) when nothing
    * waits: a public caller and a local limiter, the hot path of POST /.

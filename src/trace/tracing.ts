@@ -7,8 +7,10 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
-import { type Context, context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { hostname } from "node:os";
+import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, type Sampler, SamplingDecision, TracerProvider } from "@opentelemetry/sdk-trace";
+import { type Attributes, type Context, context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import packageJson from "../../package.json" with { type: "json" };
 
 /** Whether spans are made at all (checked first on every hot path). */
 export let tracingOn = false;
@@ -25,6 +27,33 @@ const headerGetter = {
   },
 };
 
+/**
+ * A trace starts only at a request (a SERVER span): background work with no request (head polls, probes,
+ * the sequencer's passes) made ~150 root traces a minute on an idle gateway. Its spans inside a request's
+ * trace are kept (parent-based). OTEL_TRACES_SAMPLER=always_on traces background work too.
+ */
+const requestsOnly: Sampler = {
+  shouldSample: (_ctx, _traceId, _name, kind) => ({ decision: kind === SpanKind.SERVER ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD }),
+  toString: () => "RequestsOnly",
+};
+
+/** The resource: service name, version and this process as an instance (OTEL_RESOURCE_ATTRIBUTES adds to it). */
+function resourceAttributes(env: NodeJS.ProcessEnv): Attributes {
+  const extra = Object.fromEntries(
+    (env.OTEL_RESOURCE_ATTRIBUTES ?? "")
+      .split(",")
+      .map((kv) => kv.split("=").map((s) => decodeURIComponent(s.trim())))
+      .filter((kv): kv is [string, string] => kv.length === 2 && kv[0] !== ""),
+  );
+  return {
+    "service.version": packageJson.version,
+    "service.instance.id": `${hostname()}:${process.pid}`,
+    "host.name": hostname(),
+    ...extra,
+    "service.name": env.OTEL_SERVICE_NAME ?? extra["service.name"] ?? "chain-gateway",
+  };
+}
+
 /** Starts exporting when the environment names an OTLP endpoint; a no-op (and nothing loaded into use) otherwise. */
 export function startTracing(env: NodeJS.ProcessEnv = process.env): { shutdown(): Promise<void> } {
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
@@ -33,7 +62,8 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): { shutdown()
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME ?? "chain-gateway" }),
+    resource: resourceFromAttributes(resourceAttributes(env)),
+    sampler: new ParentBasedSampler({ root: env.OTEL_TRACES_SAMPLER === "always_on" ? new AlwaysOnSampler() : requestsOnly }),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }), scheduledDelayMillis: Number(env.OTEL_BSP_SCHEDULE_DELAY ?? 1_000) })],
   });
   trace.setGlobalTracerProvider(provider);
@@ -59,9 +89,9 @@ export function callerContext(headers: Record<string, unknown>): Context {
  * Runs `fn` in a new span (a child of `parent`, else of the current context) and ends it when `fn` settles:
  * at once or, for a promise, when it does. Errors mark the span and are rethrown.
  */
-export function inSpan<T>(name: string, kind: SpanKind, fn: (span: Span) => T, parent?: Context): T {
+export function inSpan<T>(name: string, kind: SpanKind, fn: (span: Span) => T, parent?: Context, attributes?: Attributes): T {
   const ctx = parent ?? context.active();
-  const span = tracer().startSpan(name, { kind }, ctx);
+  const span = tracer().startSpan(name, { kind, ...(attributes ? { attributes } : {}) }, ctx);
   const failed = (err: unknown): never => {
     span.recordException(err as Error);
     span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });

@@ -20,7 +20,11 @@ interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  attributes?: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
 }
+
+const attrs = (a: { key: string; value: { stringValue?: string; intValue?: string | number } }[] | undefined): Record<string, string> =>
+  Object.fromEntries((a ?? []).map(({ key, value }) => [key, String(value.stringValue ?? value.intValue)]));
 
 /** A server that takes what it is sent and keeps it: the OTLP receiver, or a node's front recording headers. */
 async function listen(handler: http.RequestListener): Promise<{ url: string; close(): void }> {
@@ -38,6 +42,7 @@ const body = (req: http.IncomingMessage): Promise<string> =>
 
 describe("OpenTelemetry traces", () => {
   const spans: OtlpSpan[] = [];
+  const resources: Record<string, string>[] = [];
   const nodeTraceparents: string[] = [];
   let node: EmbeddedNode;
   let receiver: Awaited<ReturnType<typeof listen>>;
@@ -47,8 +52,13 @@ describe("OpenTelemetry traces", () => {
   beforeAll(async () => {
     node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 1, feeMode: "zero" });
     receiver = await listen(async (req, res) => {
-      const payload = JSON.parse(await body(req)) as { resourceSpans?: { scopeSpans?: { spans?: OtlpSpan[] }[] }[] };
-      for (const rs of payload.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
+      const payload = JSON.parse(await body(req)) as {
+        resourceSpans?: { resource?: { attributes?: OtlpSpan["attributes"] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[];
+      };
+      for (const rs of payload.resourceSpans ?? []) {
+        resources.push(attrs(rs.resource?.attributes));
+        for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
+      }
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
     // The node's front door: records each request's traceparent, passes it on to anvil.
@@ -104,5 +114,38 @@ describe("OpenTelemetry traces", () => {
     expect(call.status).toBe(200);
     await until(() => spans.some((s) => s.traceId === connectTrace && s.name === "/chaingateway.rpc.v1.RpcService/GetBlockNumber"), 10_000);
     expect(spans.filter((s) => s.traceId === connectTrace).map((s) => s.name)).toEqual(expect.arrayContaining(["RpcService.GetBlockNumber"]));
+  });
+
+  it("spans carry OpenTelemetry's attributes; the resource names version and instance; no trace starts without a request (#65)", {
+    timeout: 30_000,
+  }, async () => {
+    const traceId = randomBytes(16).toString("hex");
+    await postJson(
+      gw.url,
+      { jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: ["0x000000000000000000000000000000000000bEEF", "latest"] },
+      {
+        traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01`,
+      },
+    );
+    await until(() => spans.some((s) => s.traceId === traceId && s.name === "RpcService.Call"), 10_000);
+    const mine = spans.filter((s) => s.traceId === traceId);
+    expect(attrs(mine.find((s) => s.name === "POST /")!.attributes)).toMatchObject({
+      "http.request.method": "POST",
+      "http.route": "/",
+      "url.path": "/",
+      "http.response.status_code": "200",
+    });
+    expect(attrs(mine.find((s) => s.name === "RpcService.Call")!.attributes)).toMatchObject({
+      "rpc.system": "jsonrpc",
+      "rpc.method": "eth_getBalance",
+      "gateway.network": "testnet",
+      "gateway.transport": "http",
+    });
+    expect(resources.at(-1)).toMatchObject({ "service.name": "chain-gateway", "service.version": expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    expect(resources.at(-1)!["service.instance.id"]).toMatch(/:\d+$/);
+    // Two idle seconds (head polls, probes, the sequencer's passes): no trace begins without a request. Every
+    // span with no parent is a request's server span.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(spans.filter((s) => !s.parentSpanId && s.kind !== 2).map((s) => s.name)).toEqual([]);
   });
 });

@@ -32,6 +32,11 @@ export const errorMappingInterceptor: Interceptor = (next) => async (req) => {
       SpanKind.SERVER,
       () => mapped(next, req),
       callerContext(Object.fromEntries(req.header)),
+      {
+        "rpc.system": req.header.get("content-type")?.startsWith("application/grpc") ? "grpc" : "connect_rpc",
+        "rpc.service": req.service.typeName,
+        "rpc.method": req.method.name,
+      },
     );
   return mapped(next, req);
 };

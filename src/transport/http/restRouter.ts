@@ -190,6 +190,7 @@ export function createRestRouter(
   const handle = (input: RestInput): MaybePromise<HttpAnswer> => {
     if (!tracingOn) return handleRequest(input);
     const path = input.path ?? input.url.split("?", 1)[0] ?? "/";
+    const found = literal.get(path)?.get(input.method) ?? match(routes, input.method, path);
     return inSpan(
       `${input.method} ${redactPath(path)}`,
       SpanKind.SERVER,
@@ -202,6 +203,12 @@ export function createRestRouter(
         return answer instanceof Promise ? answer.then(status) : status(answer);
       },
       callerContext(input.headers),
+      {
+        "http.request.method": input.method,
+        "url.path": redactPath(path),
+        ...(found.matched ? { "http.route": routeLabel(found.matched.route.pattern) } : {}),
+        ...(input.remoteAddress ? { "network.peer.address": input.remoteAddress } : {}),
+      },
     );
   };
   const handleRequest = (input: RestInput): MaybePromise<HttpAnswer> => {
