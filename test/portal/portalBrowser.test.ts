@@ -57,7 +57,9 @@ describe.skipIf(!HAVE_CHROMIUM)("portal in a browser", () => {
         body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
       });
     await fetch(`${url}/zkt/${apiKey}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"arguments":"usage chart"}' });
-    const page = await browser.newPage();
+    // One browser profile for the visits below (its local storage shared).
+    const profile = await browser.newContext();
+    const page = await profile.newPage();
     await page.goto(url + "/portal");
     await page.fill("#usage-key", apiKey);
     await page.click("#show-usage");
@@ -71,7 +73,26 @@ describe.skipIf(!HAVE_CHROMIUM)("portal in a browser", () => {
     expect((await values("requests")).reduce((a, b) => a + b, 0)).toBe(4);
     expect((await values("writes")).reduce((a, b) => a + b, 0)).toBe(1);
     expect(Math.max(...(await page.locator("#usage-chart rect.bar-requests").evaluateAll((rs) => rs.map((r) => Number(r.getAttribute("height"))))))).toBe(120);
+    // Read at a glance (#65): axes, the busiest hour's count and hours (UTC) as labels, limits as sentences.
+    expect(await page.locator("#usage-chart line.axis-x, #usage-chart line.axis-y").count()).toBe(2);
+    const top = Math.max(...(await values("requests")), ...(await values("writes")));
+    expect(await page.locator("#usage-chart text.label-y").allTextContents()).toEqual([String(top), "0"]);
+    const hours = await page.locator("#usage-chart text.label-x").allTextContents();
+    expect(hours.length).toBe(5);
+    for (const h of hours) expect(h).toMatch(/^\d\d:00( UTC)?$/);
+    const limits = await page.locator("#usage-limits tr").allTextContents();
+    expect(limits[0]).toMatch(/^Requests per minute\d+ of \d+ used/);
+    expect(limits[1]).toMatch(/^Writes per day1 used \(no limit\)/);
+    expect(await page.textContent("#usage-limits")).not.toContain("{");
     await page.screenshot({ path: "test-artifacts/portal-usage.png", fullPage: true });
+    // The key is remembered: a new visit shows it already in place, and "forget" clears it.
+    const again = await profile.newPage();
+    await again.goto(url + "/portal");
+    expect(await again.inputValue("#usage-key")).toBe(apiKey);
+    await again.click("#forget-key");
+    const third = await profile.newPage();
+    await third.goto(url + "/portal");
+    expect(await third.inputValue("#usage-key")).toBe("");
   });
 
   it("the ZKT docs page renders the OpenAPI document", async () => {

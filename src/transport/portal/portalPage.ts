@@ -62,12 +62,14 @@ Examples: <button data-example="message">message</button><button data-example="d
 <pre id="status-out"></pre>
 
 <h2>4. Your key</h2>
-<div class="row"><input id="usage-key" size="50" placeholder="cgw_… (your API key)"><button id="show-usage">Show usage</button></div>
+<div class="row"><input id="usage-key" size="50" placeholder="cgw_… (your API key)"><button id="show-usage">Show usage</button>
+<button id="forget-key" class="muted">Forget this key</button></div>
+<p class="muted">This browser remembers the key you create or show here (its local storage only), so it need not be pasted again.</p>
 <div id="usage-out" hidden>
 <p id="usage-totals"></p>
+<table id="usage-limits"></table>
 <p class="muted">Last 24 hours, by the hour: <span style="color:#3b6fd6">■ requests</span> <span style="color:#d6803b">■ writes</span></p>
-<svg id="usage-chart" width="720" height="140" role="img" aria-label="requests and writes per hour"></svg>
-<pre id="usage-limits"></pre>
+<svg id="usage-chart" width="780" height="170" role="img" aria-label="requests and writes per hour, last 24 hours"></svg>
 </div>
 
 <script>
@@ -91,6 +93,7 @@ $("create-key").addEventListener("click", async () => {
   $("key-json").textContent = JSON.stringify(out, null, 2);
   $("key-out").hidden = false;
   if (out.apiKey) {
+    remember(out.apiKey);
     const o = document.createElement("option");
     o.value = out.apiKey; o.textContent = "/zkt/" + out.prefix + "… (your key, wallet " + out.walletAddress + ")";
     $("target").append(o); $("target").value = out.apiKey;
@@ -116,28 +119,58 @@ $("send").addEventListener("click", async () => {
   if (out.contractAddress) lastContract = out.contractAddress;
   if (out.queueId) $("queue-id").value = out.queueId;
 });
+const KEY_STORE = "chain-gateway.apiKey";
+function remember(key) { try { localStorage.setItem(KEY_STORE, key); } catch {} }
+try { const kept = localStorage.getItem(KEY_STORE); if (kept) $("usage-key").value = kept; } catch {}
+$("forget-key").addEventListener("click", () => { try { localStorage.removeItem(KEY_STORE); } catch {} $("usage-key").value = ""; $("usage-out").hidden = true; });
+const inTime = (s) => (s <= 0 ? "" : s < 120 ? "in " + s + " s" : s < 7200 ? "in " + Math.round(s / 60) + " min" : "in " + Math.round(s / 3600) + " h");
+function limitRow(name, used, limit, resets) {
+  const tr = document.createElement("tr");
+  const cells = [name, limit ? used + " of " + limit + " used" : used + " used (no limit)", limit && resets ? "resets " + inTime(resets) : ""];
+  for (const c of cells) { const td = document.createElement("td"); td.textContent = c; tr.append(td); }
+  return tr;
+}
 $("show-usage").addEventListener("click", async () => {
   const key = $("usage-key").value.trim();
   const res = await fetch("/zgt/" + encodeURIComponent(key) + "/usage");
   const u = await res.json();
   $("usage-out").hidden = false;
-  if (!res.ok) { $("usage-totals").textContent = u.error || "HTTP " + res.status; $("usage-chart").replaceChildren(); return; }
+  if (!res.ok) { $("usage-totals").textContent = u.error || "HTTP " + res.status; $("usage-chart").replaceChildren(); $("usage-limits").replaceChildren(); return; }
+  remember(key);
   $("usage-totals").textContent = "Requests: " + u.requests.minute + " this minute, " + u.requests.day + " today, " + u.requests.month +
     " in 30 days · Writes: " + u.writes.day + " today, " + u.writes.month + " in 30 days";
-  $("usage-limits").textContent = JSON.stringify({ limits: u.limits, resets: u.resets }, null, 2);
-  // One pair of bars an hour, scaled to the busiest hour.
-  const svg = $("usage-chart"), ns = "http://www.w3.org/2000/svg", w = 30, h = 120;
+  $("usage-limits").replaceChildren(
+    limitRow("Requests per minute", u.requests.minute, u.limits.requestsPerMinute, u.resets.requestsSeconds),
+    limitRow("Writes per day", u.writes.day, u.limits.writesPerDay, u.resets.writesDaySeconds),
+    limitRow("Writes per 30 days", u.writes.month, u.limits.writesPerMonth, u.resets.writesMonthSeconds),
+  );
+  // One pair of bars an hour, scaled to the busiest hour, on axes: counts on the left, hours below.
+  const svg = $("usage-chart"), ns = "http://www.w3.org/2000/svg", w = 30, h = 120, left = 50, top0 = 10;
   const top = Math.max(1, ...u.hourly.map((x) => Math.max(x.requests, x.writes)));
-  svg.replaceChildren();
+  const el = (name, attrs, text) => {
+    const e = document.createElementNS(ns, name);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  svg.replaceChildren(
+    el("line", { x1: left, y1: top0, x2: left, y2: top0 + h, stroke: "#888", class: "axis-y" }),
+    el("line", { x1: left, y1: top0 + h, x2: left + 24 * w, y2: top0 + h, stroke: "#888", class: "axis-x" }),
+    el("text", { x: left - 6, y: top0 + 4, "text-anchor": "end", "font-size": 11, class: "label-y" }, String(top)),
+    el("text", { x: left - 6, y: top0 + h, "text-anchor": "end", "font-size": 11, class: "label-y" }, "0"),
+    el("text", { x: 12, y: top0 + h / 2, "font-size": 11, transform: "rotate(-90 12 " + (top0 + h / 2) + ")", "text-anchor": "middle" }, "per hour"),
+  );
   u.hourly.forEach((x, i) => {
     [["requests", "#3b6fd6", 0], ["writes", "#d6803b", 13]].forEach(([k, color, dx]) => {
-      const r = document.createElementNS(ns, "rect"), bh = Math.round((x[k] / top) * h);
-      r.setAttribute("x", String(i * w + dx)); r.setAttribute("y", String(h - bh)); r.setAttribute("width", "12");
-      r.setAttribute("height", String(bh)); r.setAttribute("fill", color); r.setAttribute("class", "bar-" + k);
+      const bh = Math.round((x[k] / top) * h);
+      const r = el("rect", { x: left + i * w + dx, y: top0 + h - bh, width: 12, height: bh, fill: color, class: "bar-" + k });
       r.dataset.value = String(x[k]);
-      const t = document.createElementNS(ns, "title"); t.textContent = x.hour + ": " + x[k] + " " + k; r.append(t);
+      r.append(el("title", {}, new Date(x.hour).toISOString().slice(0, 13) + ":00 UTC: " + x[k] + " " + k));
       svg.append(r);
     });
+    // Every sixth hour named below its bars, in UTC.
+    if (i % 6 === 0 || i === u.hourly.length - 1)
+      svg.append(el("text", { x: left + i * w + 12, y: top0 + h + 16, "text-anchor": "middle", "font-size": 11, class: "label-x" }, new Date(x.hour).toISOString().slice(11, 16) + (i === u.hourly.length - 1 ? " UTC" : "")));
   });
 });
 $("lookup").addEventListener("click", async () => {
