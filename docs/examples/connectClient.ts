@@ -16,7 +16,7 @@ const zkt = createClient(ZktService, transport);
 const list = (v: unknown[]) => fromJson(ListValueSchema, v as never);
 
 const { chainIdDecimal } = await rpc.getChainId({});
-const message = await zkt.writeMessage({ message: "hello over gRPC" }, { headers });
+const message = await zkt.writeMessage({ arguments: "hello over gRPC" }, { headers });
 const status = await zkt.getTransactionStatus({ queueId: message.queueId });
 
 const source = `// SPDX-License-Identifier: MIT

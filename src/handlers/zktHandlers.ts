@@ -11,7 +11,7 @@ import {
   WriteMessageResponseSchema,
   type Receipt as ReceiptMsg,
 } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
-import type { JsonValue } from "../errors.js";
+import { GatewayError, type JsonValue } from "../errors.js";
 import type { Receipt, WriteHooks, ZktCore } from "../zkt/zktCore.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ReceiptSchema } from "../../gen/chaingateway/zkt/v1/zkt_pb.js";
@@ -81,7 +81,7 @@ export function zktHandlers(core: ZktCore, hub: SubscriptionHub): ServiceImpl<ty
   };
   return {
     async writeMessage(req, ctx) {
-      const r = await core.writeMessage(access(ctx), req.message, { ...hooksOf(ctx), ...callback(req.callbackUrl), wait: req.wait });
+      const r = await core.writeMessage(access(ctx), messageOf(req), { ...hooksOf(ctx), ...callback(req.callbackUrl), wait: req.wait });
       return create(WriteMessageResponseSchema, { hash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptMsg(r.receipt) as ReceiptMsg } : {}) });
     },
     async readContract(req, ctx) {
@@ -133,4 +133,11 @@ export function zktHandlers(core: ZktCore, hub: SubscriptionHub): ServiceImpl<ty
       }
     },
   };
+}
+
+/** The message of a write: `arguments` (REST's name), or `message`, its alias; two different ones are refused. */
+function messageOf(req: { arguments: string; message: string }): string {
+  if (req.arguments !== "" && req.message !== "" && req.arguments !== req.message)
+    throw new GatewayError("validation", "arguments and message are one field under two names: send one of them (arguments, as REST does)");
+  return req.arguments !== "" ? req.arguments : req.message;
 }

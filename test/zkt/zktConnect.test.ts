@@ -1,7 +1,7 @@
 // The same ZKT operations through the generated Connect client (gRPC and Connect JSON) give the same
 // results as REST; and market-fee mode (EIP-1559, signers funded on the dev chain) works end to end.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, type ConnectError, createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { fromJson, toJson } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";
@@ -32,6 +32,13 @@ describe("ZKT over Connect", () => {
       const msg = await client.writeMessage({ message: "via connect" });
       const tx = await provider.waitForTransaction(msg.hash, 1, 10_000).then(() => provider.getTransaction(msg.hash));
       expect(toUtf8String(tx!.data)).toBe("via connect");
+      // One name on every transport (#65): `arguments`, as REST and Stability's clients send it; `message` its alias.
+      const named = await client.writeMessage({ arguments: "named as over REST", wait: true });
+      const namedTx = await provider.getTransaction(named.hash);
+      expect(toUtf8String(namedTx!.data)).toBe("named as over REST");
+      const both = await client.writeMessage({ arguments: "one", message: "another" }).catch((e: unknown) => e as ConnectError);
+      expect(both).toBeInstanceOf(ConnectError);
+      expect((both as ConnectError).code).toBe(Code.InvalidArgument);
       expect(tx!.from).toBe(gw.publicSignerAddress);
       if (network === "mainnet") {
         expect(tx!.type).toBe(2);

@@ -21,7 +21,7 @@ async function run(): Promise<void> {
     heads.push(Number(head.number));
     if (heads.length === 2) break;
   }
-  const { hash } = await createClient(ZktService, transport).writeMessage({ message: "hello from Connect-Web" });
+  const { hash } = await createClient(ZktService, transport).writeMessage({ arguments: "hello from Connect-Web" });
   out.textContent = JSON.stringify({ chainId: Number(chainIdDecimal), heads, hash });
   out.dataset.done = "true";
 }

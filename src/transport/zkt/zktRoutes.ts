@@ -138,7 +138,7 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
             caller,
             ZktService.method.writeMessage,
             zkt.writeMessage,
-            create(WriteMessageRequestSchema, { message: op.message, wait: op.wait, callbackUrl: op.callbackUrl ?? "" }),
+            create(WriteMessageRequestSchema, { arguments: op.message, wait: op.wait, callbackUrl: op.callbackUrl ?? "" }),
           );
           headers = call.headers;
           const r = await call.result;
