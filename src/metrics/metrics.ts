@@ -260,8 +260,6 @@ export class Metrics {
 
   /** Upstream latency series by network, then upstream: the caller's own strings, no key to build. */
   private readonly upstreamSeries = new Map<string, Map<string, HistogramSeries>>();
-  /** Request duration series by network, transport, then method. */
-  private readonly requestSeries = new Map<string, Map<string, Map<string, HistogramSeries>>>();
 
   /** Counts an HTTP answer. */
   countHttp(network: string, route: string, status: number): void {
@@ -281,15 +279,19 @@ export class Metrics {
     series.observe(seconds);
   }
 
-  /** A client call's duration (`method` bounded by the caller: unknown methods share one label). */
-  observeRequest(network: string, transport: string, method: string, seconds: number): void {
-    let byTransport = this.requestSeries.get(network);
-    if (!byTransport) this.requestSeries.set(network, (byTransport = new Map()));
-    let byMethod = byTransport.get(transport);
-    if (!byMethod) byTransport.set(transport, (byMethod = new Map()));
-    let series = byMethod.get(method);
-    if (!series) byMethod.set(method, (series = this.requestDuration.series({ network, transport, method })));
-    series.observe(seconds);
+  /**
+   * Records one network's client call durations (`method` bounded by the caller: unknown methods share one
+   * label); its series found by transport, then method, in the caller's own strings.
+   */
+  requestDurations(network: string): (transport: string, method: string, seconds: number) => void {
+    const byTransport = new Map<string, Map<string, HistogramSeries>>();
+    return (transport, method, seconds) => {
+      let byMethod = byTransport.get(transport);
+      if (!byMethod) byTransport.set(transport, (byMethod = new Map()));
+      let series = byMethod.get(method);
+      if (!series) byMethod.set(method, (series = this.requestDuration.series({ network, transport, method })));
+      series.observe(seconds);
+    };
   }
 
   /** A network's sequencer figures, read when scraped. */

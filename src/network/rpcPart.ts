@@ -11,6 +11,7 @@ import type { NetworkContext } from "./networkContext.js";
 
 export async function startRpcCore({ gw, net, deps, stack }: NetworkContext, { pool, feeMode }: Pick<ChainPart, "pool" | "feeMode">): Promise<RpcCore> {
   const m = deps.metrics;
+  const durations = m.requestDurations(net.name);
   const cache = new ImmutableCache({ maxEntries: 10_000, confirmations: net.cacheConfirmations });
   pool.onHead = (head) => cache.observeHead(head);
   const core = new RpcCore(
@@ -22,7 +23,7 @@ export async function startRpcCore({ gw, net, deps, stack }: NetworkContext, { p
       // Unknown methods share one label: clients choose method names, the label set must stay bounded.
       const label = outcome.ok || outcome.error.kind !== "method_not_found" ? method : "other";
       m.countRpc(net.name, label, outcome.ok ? "ok" : String(outcome.error.jsonRpcCode));
-      m.observeRequest(net.name, transport, label, seconds);
+      durations(transport, label, seconds);
     },
     gw.coalesceReads ? new InflightReads() : undefined,
   );
