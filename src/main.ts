@@ -1,11 +1,14 @@
 // `npm start`: runs the gateway until SIGINT/SIGTERM (exit 0; 1 if stopping failed), then stops every
 // embedded node it started.
+import { runConfigCommand } from "./cli/configCommands.js";
 import { ConfigError, loadConfig, type GatewayConfig } from "./config/config.js";
 import { startGateway, type Gateway } from "./gateway.js";
 import { createLogger } from "./log/logger.js";
 import { startTracing } from "./trace/tracing.js";
 
 async function main(): Promise<void> {
+  // `chain-gateway config check|print [FILE]`: the configuration, checked or shown, nothing started.
+  if (process.argv[2] === "config") process.exit(runConfigCommand(process.argv.slice(3)));
   let config: GatewayConfig;
   try {
     config = loadConfig();

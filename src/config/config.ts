@@ -600,6 +600,23 @@ export function defaultConfig(): GatewayConfig {
 
 /** Reads file + env over the defaults and validates. Throws ConfigError listing every problem. */
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): GatewayConfig {
+  return toGatewayConfig(resolveConfig(env, cwd).parsed);
+}
+
+/** Where each setting of the effective configuration came from (`chain-gateway config print`). */
+export interface ExplainedConfig {
+  /** The file read, if any. */
+  file: string | undefined;
+  /** The effective settings, networks keyed by name. */
+  parsed: ParsedConfig;
+  /** Dotted paths the file set. */
+  fromFile: Set<string>;
+  /** Dotted paths an environment variable set, with its name. */
+  fromEnv: Map<string, string>;
+}
+
+/** The configuration as loadConfig reads it, with each setting's source; throws ConfigError as loadConfig does. */
+export function resolveConfig(env: Env = process.env, cwd = process.cwd()): ExplainedConfig {
   const problems: string[] = [];
   let input: Json = {};
   const file = env.CONFIG_FILE ?? (existsSync(resolve(cwd, "chain-gateway.config.json")) ? "chain-gateway.config.json" : undefined);
@@ -612,12 +629,20 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Gateway
       problems.push(`CONFIG_FILE ${file}: ${(err as Error).message}`);
     }
   }
-  applyEnv(input, env, problems);
+  const fromFile = new Set(leafPaths(input));
+  const fromEnv = new Map<string, string>();
+  applyEnv(input, env, problems, fromEnv);
   const parsed = configSchema.safeParse(input);
   if (!parsed.success) problems.push(...parsed.error.issues.map((issue) => describeIssue(issue, input)));
   problems.push(...crossChecks(input));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
-  return toGatewayConfig(parsed.data);
+  return { file, parsed: parsed.data, fromFile, fromEnv };
+}
+
+/** Dotted paths of an object's leaves (a list is one leaf). */
+export function leafPaths(value: unknown, prefix = ""): string[] {
+  if (!isObject(value)) return prefix === "" ? [] : [prefix];
+  return Object.entries(value).flatMap(([k, v]) => leafPaths(v, prefix === "" ? k : `${prefix}.${k}`));
 }
 
 function toGatewayConfig(parsed: ParsedConfig): GatewayConfig {
@@ -627,11 +652,8 @@ function toGatewayConfig(parsed: ParsedConfig): GatewayConfig {
 
 /** One zod issue as a sentence naming the setting (and the value it got). */
 function describeIssue(issue: z.core.$ZodIssue, input: Json): string {
-  // A list's index is left out of the name: the message quotes the value.
-  const path = issue.path
-    .filter((k) => typeof k !== "number")
-    .map(String)
-    .join(".");
+  // A list's entry by its index (networks.testnet.upstreams[1]).
+  const path = issue.path.map((k, i) => (typeof k === "number" ? `[${k}]` : `${i === 0 ? "" : "."}${String(k)}`)).join("");
   if (issue.code === "unrecognized_keys") {
     if (path === "networks") return issue.keys.map((k) => `config file: unknown network "${k}" (expected testnet or mainnet)`).join("\n");
     return issue.keys.map((k) => `config file: unknown setting "${path ? `${path}.` : ""}${k}"`).join("\n");
@@ -730,7 +752,7 @@ function setAt(target: Json, path: string[], value: unknown): void {
 }
 
 /** Environment variables over the file's settings, in place (the file's other fields in a group stay). */
-function applyEnv(input: Json, env: Env, problems: string[]): void {
+function applyEnv(input: Json, env: Env, problems: string[], seen = new Map<string, string>()): void {
   const given = (name: string): string | undefined => (env[name] === undefined || env[name] === "" ? undefined : env[name]);
   // Which networks: NETWORKS, else the file's, else both.
   if (input.networks !== undefined && !isObject(input.networks)) {
@@ -756,7 +778,10 @@ function applyEnv(input: Json, env: Env, problems: string[]): void {
     const text = given(doc.env);
     if (text === undefined) continue;
     const value = fromEnv(doc.env, text, schema, problems);
-    if (value !== undefined) setAt(input, path, value);
+    if (value !== undefined) {
+      setAt(input, path, value);
+      seen.set(path.join("."), doc.env);
+    }
   }
   for (const name of names) {
     if (!(NETWORK_NAMES as readonly string[]).includes(name)) continue; // reported as an unknown network
@@ -768,7 +793,10 @@ function applyEnv(input: Json, env: Env, problems: string[]): void {
       const variable = given(own) !== undefined ? own : doc.envForAll && given(doc.env) !== undefined ? doc.env : undefined;
       if (variable === undefined) continue;
       const value = fromEnv(variable, given(variable)!, schema, problems);
-      if (value !== undefined) setAt(network, path, value);
+      if (value !== undefined) {
+        setAt(network, path, value);
+        seen.set(["networks", name, ...path].join("."), variable);
+      }
     }
   }
 }

@@ -73,7 +73,7 @@ describe("config", () => {
     expect(problems).toMatch(/unknown setting "colour"/);
     expect(problems).toMatch(/unknown network "devnet"/);
     expect(problems).toMatch(/maxBatchSize: must be a positive integer/);
-    expect(problems).toMatch(/networks.testnet.upstreams: "ftp:\/\/nope" is not an http\(s\) URL/);
+    expect(problems).toMatch(/networks.testnet.upstreams\[0\]: "ftp:\/\/nope" is not an http\(s\) URL/);
     expect(problems).toMatch(/networks.mainnet.feeMode: must be "auto", "zero" or "market"/);
     expect(problems).toMatch(/networks.mainnet.port: 8546 is already used by testnet/);
   });
