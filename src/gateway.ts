@@ -82,6 +82,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     });
     startingFor = "starting its networks";
     const { journal, health: storeHealth, webhooks: webhookStore, kind: storeKind } = stores;
+    metrics.followHealth(() => ({ storeKind, store: storeHealth.available, rateLimitStore: limits.sharedStoreUp }));
     const keys = new ApiKeys(stores.keys, seed);
     // A claim left by a stopped process is settled from the journal (IdempotencyStore.settleStale).
     const idempotency = new IdempotencyStore(stores.idempotency, {

@@ -59,6 +59,11 @@ export class RateLimits {
   private readonly byScope = new Map<LimitScope, Map<string, Map<number, CallerLimiter>>>();
   private readonly connection: Bottleneck.IORedisConnection | undefined;
   private readonly redis: Redis | undefined;
+
+  /** Whether the shared limit store (Redis) takes decisions: false while its breaker is open; undefined without one. */
+  get sharedStoreUp(): boolean | undefined {
+    return this.redis === undefined ? undefined : !this.breaker.open;
+  }
   private degraded = false;
   /**
    * Circuit breaker on the shared store: once a decision fails, decisions are made at once by the fail policy

@@ -37,6 +37,15 @@ class Tally<L extends string> {
   }
 }
 
+/** What the health gauges read when scraped. */
+export interface StoresHealth {
+  /** The store's kind (sqlite, postgres) and whether it takes writes. */
+  storeKind: string;
+  store: boolean;
+  /** The shared rate-limit store (Redis): undefined without one. */
+  rateLimitStore: boolean | undefined;
+}
+
 export interface SequencerFigures {
   unconfirmed: number;
   lanesLagging: number;
@@ -201,6 +210,7 @@ export class Metrics {
     registers: [this.registry],
   });
   private readonly sequencerSources = new Map<string, () => SequencerFigures>();
+  private healthSource: (() => StoresHealth) | undefined;
 
   constructor() {
     const httpTally = this.httpTally;
@@ -221,6 +231,27 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         rpcTally.drainInto(this);
+      },
+    });
+    const health = () => this.healthSource?.();
+    new Gauge({
+      name: "gateway_store_up",
+      help: "1 while the store (journal, keys; SQLite or PostgreSQL) takes writes, 0 while it is unavailable (writes answer 503, /readyz is false)",
+      labelNames: ["store"],
+      registers: [this.registry],
+      collect() {
+        const h = health();
+        if (h) this.set({ store: h.storeKind }, h.store ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "gateway_rate_limit_store_up",
+      help: "1 while the shared rate-limit store (Redis) takes decisions, 0 while its breaker is open (decisions by the fail policy); absent without REDIS_URL",
+      labelNames: ["store"],
+      registers: [this.registry],
+      collect() {
+        const up = health()?.rateLimitStore;
+        if (up !== undefined) this.set({ store: "redis" }, up ? 1 : 0);
       },
     });
     const sources = this.sequencerSources;
@@ -292,6 +323,11 @@ export class Metrics {
       if (!series) byMethod.set(method, (series = this.requestDuration.series({ network, transport, method })));
       series.observe(seconds);
     };
+  }
+
+  /** The stores' health, read when scraped. */
+  followHealth(read: () => StoresHealth): void {
+    this.healthSource = read;
   }
 
   /** A network's sequencer figures, read when scraped. */

@@ -14,6 +14,7 @@ import type { Gateway } from "../../src/gateway.js";
 import { freePort, kill9 } from "../helpers/anvilProcess.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { until } from "../helpers/until.js";
+import { dashboardQueries } from "../helpers/dashboard.js";
 
 const PROMETHEUS = "/usr/bin/prometheus";
 const PROMTOOL = "/usr/bin/promtool";
@@ -107,5 +108,18 @@ describe.skipIf(!ready && !process.env.CI)("a real Prometheus scrapes the gatewa
     const http = series.find((s) => s.metric.transport === "http" && s.metric.method === "eth_blockNumber")!;
     expect(Number(http.value[1])).toBeGreaterThanOrEqual(20);
     expect((await query('up{job="gateway"}'))[0]?.value[1]).toBe("1");
+
+    // Every panel of deploy/grafana-dashboard.json is a query this Prometheus evaluates (#67); the traffic and
+    // latency panels have data.
+    for (const { title, expr } of dashboardQueries()) {
+      const res = (await (await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(expr)}`)).json()) as { status: string; error?: string };
+      expect(res.status, `${title}: ${res.error ?? ""}`).toBe("success");
+    }
+    // (A rate needs two scrapes in its window: waited for.)
+    for (const title of ["Calls/s by transport", "p99 by network and transport", "Healthy", "Store and Redis up"]) {
+      const { expr } = dashboardQueries().find((q) => q.title === title)!;
+      await until(async () => (await query(expr)).length > 0, 15_000).catch(() => undefined);
+      expect((await query(expr)).length, title).toBeGreaterThan(0);
+    }
   });
 });
