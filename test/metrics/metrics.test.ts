@@ -61,7 +61,7 @@ describe("Prometheus metrics", () => {
     expect(text).toMatch(/^gateway_chain_rewinds_total\{network="testnet"\} 0$/m);
     expect(text).not.toMatch(/gateway_process_process_/);
     // The stores' health for the alerts (#67): the embedded SQLite takes writes; no Redis, no Redis gauge.
-    expect(text).toMatch(/^gateway_store_up\{store="sqlite"\} 1$/m);
+    expect(text).toMatch(/^gateway_store_up\{store="embedded"\} 1$/m);
     expect(text).not.toMatch(/^gateway_rate_limit_store_up\{/m);
   });
 
