@@ -1,6 +1,6 @@
 // The whole gateway: the store, keys and signers shared by every configured network, each network started
 // on its own port, all stopped together.
-import type { GatewayConfig } from "./config/config.js";
+import type { GatewayConfig, ParsedConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { startNetwork, type RunningNetwork } from "./network.js";
 import { barrier } from "./barrier.js";
@@ -14,6 +14,7 @@ import { KeyIssuer } from "./keys/keyIssuer.js";
 import { portalRoutes } from "./transport/portal/portalRoutes.js";
 import { RateLimits } from "./limits/rateLimits.js";
 import { IdempotencyStore } from "./store/idempotencyStore.js";
+import { ConfigReloader, keyedConfig, type ReloadOutcome } from "./config/reload.js";
 import { Metrics } from "./metrics/metrics.js";
 import { type HeldPorts, holdPorts } from "./transport/holdingServer.js";
 import { type MetricsServer, serveMetrics } from "./transport/http/metricsServer.js";
@@ -26,11 +27,15 @@ export interface Gateway {
   /** Where GET /metrics is served when METRICS_PORT is set (else on every network's port). */
   metricsUrl?: string;
   network(name: string): RunningNetwork;
+  /** Reads the configuration again and applies what can change live (SIGHUP, AdminService.ReloadConfig). */
+  reload(): ReloadOutcome;
   close(): Promise<void>;
 }
 
 export interface GatewayDeps {
   log?: Logger;
+  /** Reads the configuration again (the file and the environment) for a reload; without it, reload refuses. */
+  rereadConfig?: () => ParsedConfig;
 }
 
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
@@ -40,6 +45,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const compiler = new SolidityCompiler(config.compiler);
   const issueLimiter = new WindowLimiter({ limit: Math.max(1, config.portalKeysPerHour), windowMs: 3_600_000 });
   const metrics = new Metrics();
+  const reloader = new ConfigReloader(keyedConfig(config), deps.rereadConfig, (outcome) => metrics.countReload(outcome));
   const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) =>
     metrics.rateLimitRejections.inc({ network, scope }),
   );
@@ -117,6 +123,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       keyOrigins: new Set(config.portalKeyOrigins),
     });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
+    reloader.onReload((next) => limits.reconfigure(next.rateLimit));
     const adminTokens = new AdminTokens(config.adminTokens);
     if (adminTokens.enabled) log.info("admin API served (ADMIN_TOKEN)", { tokens: config.adminTokens.length });
     // Together, and every port opens only once all networks are ready: one after the other, one network
@@ -141,6 +148,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           idempotency,
           metrics,
           walletByAddress: (a) => keys.walletByAddress(a),
+          onReload: (apply) => reloader.onReload(apply),
+          reload: () => reloader.reload(),
           // The held ports are let go together, once every network is ready to take its own.
           beforeListen: async () => {
             await ready.arrive();
@@ -166,6 +175,11 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
         const n = networks.find((x) => x.config.name === name);
         if (!n) throw new Error(`network ${name} is not running`);
         return n;
+      },
+      reload: () => {
+        const outcome = reloader.reload();
+        log.info("configuration reloaded", { changed: outcome.changed });
+        return outcome;
       },
       close: closeAll,
     };

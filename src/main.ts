@@ -1,7 +1,7 @@
 // `npm start`: runs the gateway until SIGINT/SIGTERM (exit 0; 1 if stopping failed), then stops every
 // embedded node it started.
 import { runConfigCommand } from "./cli/configCommands.js";
-import { ConfigError, loadConfig, type GatewayConfig } from "./config/config.js";
+import { ConfigError, loadConfig, resolveConfig, type GatewayConfig } from "./config/config.js";
 import { startGateway, type Gateway } from "./gateway.js";
 import { createLogger } from "./log/logger.js";
 import { startTracing } from "./trace/tracing.js";
@@ -25,7 +25,15 @@ async function main(): Promise<void> {
   let stopping = false;
   // Traces when OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set; nothing otherwise.
   const tracing = startTracing();
-  const gateway: Gateway = await startGateway(config, { log });
+  const gateway: Gateway = await startGateway(config, { log, rereadConfig: () => resolveConfig().parsed });
+  // SIGHUP: the configuration read again; what can change live is applied, anything else is refused whole.
+  process.on("SIGHUP", () => {
+    try {
+      gateway.reload();
+    } catch (err) {
+      log.error("configuration not reloaded", { error: (err as Error).message });
+    }
+  });
   const stop = (reason: string): void => {
     if (stopping) return;
     stopping = true;

@@ -33,6 +33,7 @@ import {
   recordProbeSuccess,
   recordSuccess,
   routeOrder,
+  redactUrl,
   type RoutingOptions,
   score,
   type Upstream,
@@ -136,6 +137,35 @@ export class UpstreamPool {
 
   /** The chain's identity (its genesis hash), learned at start: an upstream on another genesis is taken out. */
   private genesisHash: string | undefined;
+
+  /**
+   * Takes a new list of nodes (a reloaded configuration): a new one is out of service until its first probe
+   * says it is on this chain and answering; a removed one is cordoned at once (nothing new is sent to it) and
+   * let go once requests sent to it before can have ended (`drainMs`). Returns the labels added and removed.
+   */
+  setUpstreams(urls: readonly string[], drainMs = 2 * this.options.timeoutMs): { added: string[]; removed: string[] } {
+    if (urls.length === 0) throw new GatewayError("validation", "a network needs at least one upstream");
+    const added = urls.filter((url) => !this.upstreams.some((u) => u.url === url));
+    const removed = this.upstreams.filter((u) => !urls.includes(u.url));
+    for (const url of added) {
+      const u = newUpstream(url, this.routing, this.options.timeoutMs, this.options.maxAnswerBytes);
+      u.healthy = false;
+      this.upstreams.push(u);
+    }
+    for (const u of removed) {
+      u.cordoned = true;
+      setTimeout(() => {
+        const at = this.upstreams.indexOf(u);
+        if (at >= 0) this.upstreams.splice(at, 1);
+        u.http.close();
+      }, drainMs).unref();
+    }
+    if (added.length > 0 || removed.length > 0) {
+      this.options.log.info("upstreams changed", { added: added.map(redactUrl), removed: removed.map((u) => u.label) });
+      void this.probeAll().catch(() => undefined);
+    }
+    return { added: added.map(redactUrl), removed: removed.map((u) => u.label) };
+  }
 
   /** Sets the genesis hash every upstream must have from now on (checked by each probe). */
   expectGenesis(hash: string): void {

@@ -575,7 +575,8 @@ export const configSchema = z.strictObject({
   }),
 });
 
-type ParsedConfig = z.output<typeof configSchema>;
+/** The configuration as validated, networks keyed by name (what a file states). */
+export type ParsedConfig = z.output<typeof configSchema>;
 export type NetworkConfig = NonNullable<ParsedConfig["networks"]["testnet"]> & { name: NetworkName };
 /** The fee mode a network runs with, once auto is resolved (chain/feeRegime.ts). */
 export type FeeMode = Exclude<NetworkConfig["feeMode"], "auto">;

@@ -8,6 +8,7 @@ import { GatewayError } from "../errors.js";
 import type { ApiKeyInfo, ApiKeys, KeyLimits as OwnLimits } from "../keys/apiKeys.js";
 import type { Access } from "../keys/access.js";
 import type { KeyUsage } from "../limits/rateLimits.js";
+import type { ReloadOutcome } from "../config/reload.js";
 import type { Logger } from "../log/logger.js";
 import type { UpstreamPool, UpstreamState } from "../chain/upstreamPool.js";
 import type { Sequencer } from "../sequencer/sequencer.js";
@@ -25,6 +26,8 @@ export interface AdminDeps {
   stuckAfterMs: number;
   /** Where audit lines go. */
   log: Logger;
+  /** Reloads the gateway's configuration (every network's); absent, ReloadConfig is refused. */
+  reload?: () => ReloadOutcome;
 }
 
 const MAX_LISTED_WRITES = 10_000;
@@ -105,6 +108,12 @@ export function adminHandlers(deps: AdminDeps): ServiceImpl<typeof AdminService>
       const rec = await sequencer.resend(requireId(req.queueId));
       audit(ctx, "ResendWrite", { queueId: rec.queueId, signer: rec.signer, nonce: rec.nonce });
       return { write: write(rec) };
+    },
+    reloadConfig(_req, ctx) {
+      if (!deps.reload) throw new GatewayError("conflict", "this gateway cannot reload its configuration");
+      const { changed } = deps.reload();
+      audit(ctx, "ReloadConfig", { changed });
+      return { changed };
     },
     async cancelWrite(req, ctx) {
       const admin = ctx.values.get(adminKey) ?? "admin";

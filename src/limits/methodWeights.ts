@@ -7,9 +7,16 @@ export class MethodWeights {
   /** [prefix, units], longest first. */
   private readonly prefixes: [string, number][] = [];
   /** No weights configured: every call is 1 (the hot path asks nothing). */
-  readonly uniform: boolean;
+  uniform = true;
 
   constructor(table: Record<string, number>) {
+    this.replace(table);
+  }
+
+  /** Takes a new table (a reloaded configuration): the next calls are weighed by it. */
+  replace(table: Record<string, number>): void {
+    this.exact.clear();
+    this.prefixes.length = 0;
     for (const [name, units] of Object.entries(table)) {
       if (name.endsWith("*")) this.prefixes.push([name.slice(0, -1), units]);
       else this.exact.set(name, units);

@@ -60,6 +60,11 @@ export class RateLimits {
   private readonly connection: Bottleneck.IORedisConnection | undefined;
   private readonly redis: Redis | undefined;
 
+  /** New limits from a reloaded configuration: the next decisions use them (limiters per limit are made anew). */
+  reconfigure(next: Omit<RateLimitConfig, "redisUrl" | "keyPrefix">): void {
+    Object.assign(this.config, next);
+  }
+
   /** Whether the shared limit store (Redis) takes decisions: false while its breaker is open; undefined without one. */
   get sharedStoreUp(): boolean | undefined {
     return this.redis === undefined ? undefined : !this.breaker.open;

@@ -210,6 +210,17 @@ export class Metrics {
     registers: [this.registry],
   });
   private readonly sequencerSources = new Map<string, () => SequencerFigures>();
+  private readonly reloads = new Counter({
+    name: "gateway_config_reloads_total",
+    help: "Configuration reloads (SIGHUP, AdminService.ReloadConfig) by outcome: applied, invalid (the file did not validate) or refused (a setting that needs a restart changed)",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
+  private readonly reloadFailures = new Counter({
+    name: "gateway_config_reload_failures_total",
+    help: "Configuration reloads that changed nothing because the file was invalid or changed a setting that needs a restart",
+    registers: [this.registry],
+  });
   private healthSource: (() => StoresHealth) | undefined;
 
   constructor() {
@@ -323,6 +334,12 @@ export class Metrics {
       if (!series) byMethod.set(method, (series = this.requestDuration.series({ network, transport, method })));
       series.observe(seconds);
     };
+  }
+
+  /** A configuration reload's outcome. */
+  countReload(outcome: "applied" | "invalid" | "refused"): void {
+    this.reloads.inc({ outcome });
+    if (outcome !== "applied") this.reloadFailures.inc();
   }
 
   /** The stores' health, read when scraped. */

@@ -50,6 +50,9 @@ export async function startChain({ gw, net, deps, log, stack }: NetworkContext):
     log,
   });
   stack.defer(() => pool.stop());
+  // A reloaded configuration's upstreams (ConfigReloader refuses a change for a network on its embedded node).
+  if (!embedded)
+    deps.onReload?.((next, changed) => void (changed.includes(`networks.${net.name}.upstreams`) && pool.setUpstreams(next.networks[net.name]!.upstreams)));
   // Pinned before the first probe, so a node on another genesis is out from the start (chainGenesis.ts).
   const pinned = embedded ? undefined : await deps.store.pinnedGenesis(net.name);
   const pinnedGenesis = embedded ? undefined : (net.genesis ?? pinned);

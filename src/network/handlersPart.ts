@@ -40,6 +40,7 @@ export type GuardedHandlers = ReturnType<typeof guardedHandlers>["handlers"];
 export function guardedHandlers({ gw, net, deps, log }: NetworkContext, p: HandlerParts) {
   const limits = deps.limits;
   const weights = new MethodWeights(gw.methodWeights);
+  deps.onReload?.((next) => weights.replace(next.methodWeights));
   const policy = new Policy({ network: net.name, authenticate: deps.authenticate, adminTokens: deps.adminTokens, limits, idempotency: deps.idempotency });
   const usageOf = (access: Parameters<typeof limits.usageOf>[1]) => limits.usageOf(net.name, access);
   const walletAddress = (access: { walletIndex: number }) => deps.seed.wallet(access.walletIndex).address;
@@ -67,7 +68,16 @@ export function guardedHandlers({ gw, net, deps, log }: NetworkContext, p: Handl
     admin: deps.adminTokens.enabled
       ? guard(
           AdminService,
-          adminHandlers({ network: net.name, keys: deps.keys, pool: p.pool, sequencer: p.sequencer, usageOf, stuckAfterMs: gw.stuckTransactionMs, log }),
+          adminHandlers({
+            network: net.name,
+            keys: deps.keys,
+            pool: p.pool,
+            sequencer: p.sequencer,
+            usageOf,
+            stuckAfterMs: gw.stuckTransactionMs,
+            log,
+            ...(deps.reload ? { reload: deps.reload } : {}),
+          }),
           policy,
         )
       : undefined,

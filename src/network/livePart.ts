@@ -50,6 +50,8 @@ export function startLive(
   // eth_getLogs bounded before a node is asked (rpc/boundedLogs.ts); the filters' logs the same way.
   const logsNode = { call: (method: string, params: JsonValue[]) => pool.call(method, params), head: () => pool.head };
   const logBounds = { maxBlockRange: gw.logsMaxBlockRange, maxResults: gw.logsMaxResults };
+  // Read at each call: a reloaded configuration's caps apply to the next one.
+  deps.onReload?.((next) => Object.assign(logBounds, { maxBlockRange: next.logsMaxBlockRange, maxResults: next.logsMaxResults }));
   const getLogs = boundedGetLogs(logsNode, logBounds);
   core.register("eth_getLogs", getLogs);
   const filters = new GatewayFilters(hub, (filter, signal) => getLogs({ access: { kind: "public" }, ...(signal ? { signal } : {}) }, [filter]), {

@@ -2,6 +2,7 @@
 // logger, and the stack each part pushes its teardown on (closed in reverse: the last part built goes first).
 import type { HDNodeWallet } from "ethers";
 import type { GatewayConfig, NetworkConfig } from "../config/config.js";
+import type { ReloadApplier, ReloadOutcome } from "../config/reload.js";
 import type { AdminTokens } from "../keys/adminTokens.js";
 import type { ApiKeys } from "../keys/apiKeys.js";
 import type { MasterSeed } from "../keys/masterSeed.js";
@@ -41,6 +42,10 @@ export interface NetworkDeps {
   walletByAddress: (address: string) => Promise<HDNodeWallet | undefined>;
   /** Awaited just before the port is opened: the gateway opens every network's port once all are ready. */
   beforeListen?: () => Promise<void>;
+  /** Registers what a part applies when the configuration is reloaded (its live settings). */
+  onReload?: (apply: ReloadApplier) => void;
+  /** Reloads the configuration (the admin API's ReloadConfig). */
+  reload?: () => ReloadOutcome;
 }
 
 export interface NetworkContext {

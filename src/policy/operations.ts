@@ -74,6 +74,7 @@ export const OPERATIONS = {
   "AdminService.ListStuckWrites": admin,
   "AdminService.ResendWrite": admin,
   "AdminService.CancelWrite": admin,
+  "AdminService.ReloadConfig": admin,
   // gRPC server reflection (a bidirectional stream): each message asked counts one request.
   "ServerReflection.ServerReflectionInfo": read,
 } as const satisfies Record<string, OperationPolicy>;

@@ -15,11 +15,19 @@ export interface GatewayProcess {
 }
 
 /** `entry`: the source, the `npm run build` bundle, or a copy of that bundle at the given main.mjs path. */
-export async function startGatewayProcess(env: Record<string, string>, entry: "source" | "bundle" | { bundle: string } = "source"): Promise<GatewayProcess> {
+export async function startGatewayProcess(
+  env: Record<string, string>,
+  entry: "source" | "bundle" | { bundle: string } = "source",
+  /** `only`: `env` and PATH alone, none of the suite's or this helper's settings (a gateway configured by its file). */
+  envMode: "suite" | "only" = "suite",
+): Promise<GatewayProcess> {
   const args = entry === "source" ? ["--import", "tsx", "src/main.ts"] : [...startNodeFlags(), entry === "bundle" ? "dist/main.mjs" : entry.bundle];
   const child = spawn(process.execPath, args, {
     // A fresh dev chain per start unless a test asks for the kept one (its dumps cost every anvil CPU).
-    env: { ...process.env, NETWORKS: "testnet", TESTNET_PORT: "0", LOG_LEVEL: "debug", EMBEDDED_STATE: "false", ...env },
+    env:
+      envMode === "only"
+        ? { PATH: process.env.PATH ?? "", ...env }
+        : { ...process.env, NETWORKS: "testnet", TESTNET_PORT: "0", LOG_LEVEL: "debug", EMBEDDED_STATE: "false", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));

@@ -145,6 +145,7 @@ describe("the policy table holds the same over every transport", () => {
     "AdminService.ListStuckWrites": { connect: (t) => createClient(AdminService, t).listStuckWrites({}) },
     "AdminService.ResendWrite": { connect: (t) => createClient(AdminService, t).resendWrite({ queueId: "x" }) },
     "AdminService.CancelWrite": { connect: (t) => createClient(AdminService, t).cancelWrite({ queueId: "x" }) },
+    "AdminService.ReloadConfig": { connect: (t) => createClient(AdminService, t).reloadConfig({}) },
   };
   async function* listServices() {
     yield create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } });

@@ -10,7 +10,39 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chaingateway/admin/v1/admin.proto.
  */
 export const file_chaingateway_admin_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("CiFjaGFpbmdhdGV3YXkvYWRtaW4vdjEvYWRtaW4ucHJvdG8SFWNoYWluZ2F0ZXdheS5hZG1pbi52MSLCAQoJS2V5TGltaXRzEiAKE3JlcXVlc3RzX3Blcl9taW51dGUYASABKA1IAIgBARIbCg53cml0ZXNfcGVyX2RheRgCIAEoDUgBiAEBEh0KEHdyaXRlc19wZXJfbW9udGgYAyABKA1IAogBARIXCg9hbGxvd2VkX3RhcmdldHMYBCADKAlCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCEQoPX3dyaXRlc19wZXJfZGF5QhMKEV93cml0ZXNfcGVyX21vbnRoInsKCEtleVVzYWdlEhcKD3JlcXVlc3RzX21pbnV0ZRgBIAEoBBIUCgxyZXF1ZXN0c19kYXkYAiABKAQSFgoOcmVxdWVzdHNfbW9udGgYAyABKAQSEgoKd3JpdGVzX2RheRgEIAEoBBIUCgx3cml0ZXNfbW9udGgYBSABKAQiygEKA0tleRIKCgJpZBgBIAEoCRIOCgZwcmVmaXgYAiABKAkSDQoFbGFiZWwYAyABKAkSDgoGd2FsbGV0GAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAkSEgoKcmV2b2tlZF9hdBgGIAEoCRIwCgZsaW1pdHMYByABKAsyIC5jaGFpbmdhdGV3YXkuYWRtaW4udjEuS2V5TGltaXRzEi4KBXVzYWdlGAggASgLMh8uY2hhaW5nYXRld2F5LmFkbWluLnYxLktleVVzYWdlIiEKD0xpc3RLZXlzUmVxdWVzdBIOCgZwcmVmaXgYASABKAkiPAoQTGlzdEtleXNSZXNwb25zZRIoCgRrZXlzGAEgAygLMhouY2hhaW5nYXRld2F5LmFkbWluLnYxLktleSJTChBDcmVhdGVLZXlSZXF1ZXN0Eg0KBWxhYmVsGAEgASgJEjAKBmxpbWl0cxgCIAEoCzIgLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5LZXlMaW1pdHMiTQoRQ3JlYXRlS2V5UmVzcG9uc2USDwoHYXBpX2tleRgBIAEoCRInCgNrZXkYAiABKAsyGi5jaGFpbmdhdGV3YXkuYWRtaW4udjEuS2V5Ih4KEFJldm9rZUtleVJlcXVlc3QSCgoCaWQYASABKAkiPAoRUmV2b2tlS2V5UmVzcG9uc2USJwoDa2V5GAEgASgLMhouY2hhaW5nYXRld2F5LmFkbWluLnYxLktleSJTChNTZXRLZXlMaW1pdHNSZXF1ZXN0EgoKAmlkGAEgASgJEjAKBmxpbWl0cxgCIAEoCzIgLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5LZXlMaW1pdHMiPwoUU2V0S2V5TGltaXRzUmVzcG9uc2USJwoDa2V5GAEgASgLMhouY2hhaW5nYXRld2F5LmFkbWluLnYxLktleSLGAQoIVXBzdHJlYW0SCwoDdXJsGAEgASgJEg8KB2hlYWx0aHkYAiABKAgSEAoIY29yZG9uZWQYAyABKAgSEwoLd3JvbmdfY2hhaW4YBCABKAgSDwoHc3luY2luZxgFIAEoCBIMCgRoZWFkGAYgASgDEgsKA2xhZxgHIAEoAxINCgVzY29yZRgIIAEoARIUCgxicmVha2VyX29wZW4YCSABKAgSEAoIZmFpbHVyZXMYCiABKA0SEgoKbGFzdF9lcnJvchgLIAEoCSIWChRMaXN0VXBzdHJlYW1zUmVxdWVzdCJLChVMaXN0VXBzdHJlYW1zUmVzcG9uc2USMgoJdXBzdHJlYW1zGAEgAygLMh8uY2hhaW5nYXRld2F5LmFkbWluLnYxLlVwc3RyZWFtIiQKFUNvcmRvblVwc3RyZWFtUmVxdWVzdBILCgN1cmwYASABKAkiSwoWQ29yZG9uVXBzdHJlYW1SZXNwb25zZRIxCgh1cHN0cmVhbRgBIAEoCzIfLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5VcHN0cmVhbSImChdVbmNvcmRvblVwc3RyZWFtUmVxdWVzdBILCgN1cmwYASABKAkiTQoYVW5jb3Jkb25VcHN0cmVhbVJlc3BvbnNlEjEKCHVwc3RyZWFtGAEgASgLMh8uY2hhaW5nYXRld2F5LmFkbWluLnYxLlVwc3RyZWFtIo0BCgVXcml0ZRIQCghxdWV1ZV9pZBgBIAEoCRIOCgZzaWduZXIYAiABKAkSDQoFbm9uY2UYAyABKAQSDAoEaGFzaBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSDAoEa2luZBgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJEhMKC2FnZV9zZWNvbmRzGAggASgEIkwKDFNpZ25lcldyaXRlcxIOCgZzaWduZXIYASABKAkSLAoGd3JpdGVzGAIgAygLMhwuY2hhaW5nYXRld2F5LmFkbWluLnYxLldyaXRlIkMKFkxpc3RTdHVja1dyaXRlc1JlcXVlc3QSGgoSb2xkZXJfdGhhbl9zZWNvbmRzGAEgASgNEg0KBWxpbWl0GAIgASgNIk8KF0xpc3RTdHVja1dyaXRlc1Jlc3BvbnNlEjQKB3NpZ25lcnMYASADKAsyIy5jaGFpbmdhdGV3YXkuYWRtaW4udjEuU2lnbmVyV3JpdGVzIiYKElJlc2VuZFdyaXRlUmVxdWVzdBIQCghxdWV1ZV9pZBgBIAEoCSJCChNSZXNlbmRXcml0ZVJlc3BvbnNlEisKBXdyaXRlGAEgASgLMhwuY2hhaW5nYXRld2F5LmFkbWluLnYxLldyaXRlIiYKEkNhbmNlbFdyaXRlUmVxdWVzdBIQCghxdWV1ZV9pZBgBIAEoCSJwChNDYW5jZWxXcml0ZVJlc3BvbnNlEisKBXdyaXRlGAEgASgLMhwuY2hhaW5nYXRld2F5LmFkbWluLnYxLldyaXRlEhcKD2ZpbGxlcl9xdWV1ZV9pZBgCIAEoCRITCgtmaWxsZXJfaGFzaBgDIAEoCTKxCAoMQWRtaW5TZXJ2aWNlEmAKCExpc3RLZXlzEiYuY2hhaW5nYXRld2F5LmFkbWluLnYxLkxpc3RLZXlzUmVxdWVzdBonLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5MaXN0S2V5c1Jlc3BvbnNlIgOQAgESXgoJQ3JlYXRlS2V5EicuY2hhaW5nYXRld2F5LmFkbWluLnYxLkNyZWF0ZUtleVJlcXVlc3QaKC5jaGFpbmdhdGV3YXkuYWRtaW4udjEuQ3JlYXRlS2V5UmVzcG9uc2USXgoJUmV2b2tlS2V5EicuY2hhaW5nYXRld2F5LmFkbWluLnYxLlJldm9rZUtleVJlcXVlc3QaKC5jaGFpbmdhdGV3YXkuYWRtaW4udjEuUmV2b2tlS2V5UmVzcG9uc2USZwoMU2V0S2V5TGltaXRzEiouY2hhaW5nYXRld2F5LmFkbWluLnYxLlNldEtleUxpbWl0c1JlcXVlc3QaKy5jaGFpbmdhdGV3YXkuYWRtaW4udjEuU2V0S2V5TGltaXRzUmVzcG9uc2USbwoNTGlzdFVwc3RyZWFtcxIrLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5MaXN0VXBzdHJlYW1zUmVxdWVzdBosLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5MaXN0VXBzdHJlYW1zUmVzcG9uc2UiA5ACARJtCg5Db3Jkb25VcHN0cmVhbRIsLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5Db3Jkb25VcHN0cmVhbVJlcXVlc3QaLS5jaGFpbmdhdGV3YXkuYWRtaW4udjEuQ29yZG9uVXBzdHJlYW1SZXNwb25zZRJzChBVbmNvcmRvblVwc3RyZWFtEi4uY2hhaW5nYXRld2F5LmFkbWluLnYxLlVuY29yZG9uVXBzdHJlYW1SZXF1ZXN0Gi8uY2hhaW5nYXRld2F5LmFkbWluLnYxLlVuY29yZG9uVXBzdHJlYW1SZXNwb25zZRJ1Cg9MaXN0U3R1Y2tXcml0ZXMSLS5jaGFpbmdhdGV3YXkuYWRtaW4udjEuTGlzdFN0dWNrV3JpdGVzUmVxdWVzdBouLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5MaXN0U3R1Y2tXcml0ZXNSZXNwb25zZSIDkAIBEmQKC1Jlc2VuZFdyaXRlEikuY2hhaW5nYXRld2F5LmFkbWluLnYxLlJlc2VuZFdyaXRlUmVxdWVzdBoqLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5SZXNlbmRXcml0ZVJlc3BvbnNlEmQKC0NhbmNlbFdyaXRlEikuY2hhaW5nYXRld2F5LmFkbWluLnYxLkNhbmNlbFdyaXRlUmVxdWVzdBoqLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5DYW5jZWxXcml0ZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("CiFjaGFpbmdhdGV3YXkvYWRtaW4vdjEvYWRtaW4ucHJvdG8SFWNoYWluZ2F0ZXdheS5hZG1pbi52MSIVChNSZWxvYWRDb25maWdSZXF1ZXN0IicKFFJlbG9hZENvbmZpZ1Jlc3BvbnNlEg8KB2NoYW5nZWQYASADKAkiwgEKCUtleUxpbWl0cxIgChNyZXF1ZXN0c19wZXJfbWludXRlGAEgASgNSACIAQESGwoOd3JpdGVzX3Blcl9kYXkYAiABKA1IAYgBARIdChB3cml0ZXNfcGVyX21vbnRoGAMgASgNSAKIAQESFwoPYWxsb3dlZF90YXJnZXRzGAQgAygJQhYKFF9yZXF1ZXN0c19wZXJfbWludXRlQhEKD193cml0ZXNfcGVyX2RheUITChFfd3JpdGVzX3Blcl9tb250aCJ7CghLZXlVc2FnZRIXCg9yZXF1ZXN0c19taW51dGUYASABKAQSFAoMcmVxdWVzdHNfZGF5GAIgASgEEhYKDnJlcXVlc3RzX21vbnRoGAMgASgEEhIKCndyaXRlc19kYXkYBCABKAQSFAoMd3JpdGVzX21vbnRoGAUgASgEIsoBCgNLZXkSCgoCaWQYASABKAkSDgoGcHJlZml4GAIgASgJEg0KBWxhYmVsGAMgASgJEg4KBndhbGxldBgEIAEoCRISCgpjcmVhdGVkX2F0GAUgASgJEhIKCnJldm9rZWRfYXQYBiABKAkSMAoGbGltaXRzGAcgASgLMiAuY2hhaW5nYXRld2F5LmFkbWluLnYxLktleUxpbWl0cxIuCgV1c2FnZRgIIAEoCzIfLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5LZXlVc2FnZSIhCg9MaXN0S2V5c1JlcXVlc3QSDgoGcHJlZml4GAEgASgJIjwKEExpc3RLZXlzUmVzcG9uc2USKAoEa2V5cxgBIAMoCzIaLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5LZXkiUwoQQ3JlYXRlS2V5UmVxdWVzdBINCgVsYWJlbBgBIAEoCRIwCgZsaW1pdHMYAiABKAsyIC5jaGFpbmdhdGV3YXkuYWRtaW4udjEuS2V5TGltaXRzIk0KEUNyZWF0ZUtleVJlc3BvbnNlEg8KB2FwaV9rZXkYASABKAkSJwoDa2V5GAIgASgLMhouY2hhaW5nYXRld2F5LmFkbWluLnYxLktleSIeChBSZXZva2VLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIjwKEVJldm9rZUtleVJlc3BvbnNlEicKA2tleRgBIAEoCzIaLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5LZXkiUwoTU2V0S2V5TGltaXRzUmVxdWVzdBIKCgJpZBgBIAEoCRIwCgZsaW1pdHMYAiABKAsyIC5jaGFpbmdhdGV3YXkuYWRtaW4udjEuS2V5TGltaXRzIj8KFFNldEtleUxpbWl0c1Jlc3BvbnNlEicKA2tleRgBIAEoCzIaLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5LZXkixgEKCFVwc3RyZWFtEgsKA3VybBgBIAEoCRIPCgdoZWFsdGh5GAIgASgIEhAKCGNvcmRvbmVkGAMgASgIEhMKC3dyb25nX2NoYWluGAQgASgIEg8KB3N5bmNpbmcYBSABKAgSDAoEaGVhZBgGIAEoAxILCgNsYWcYByABKAMSDQoFc2NvcmUYCCABKAESFAoMYnJlYWtlcl9vcGVuGAkgASgIEhAKCGZhaWx1cmVzGAogASgNEhIKCmxhc3RfZXJyb3IYCyABKAkiFgoUTGlzdFVwc3RyZWFtc1JlcXVlc3QiSwoVTGlzdFVwc3RyZWFtc1Jlc3BvbnNlEjIKCXVwc3RyZWFtcxgBIAMoCzIfLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5VcHN0cmVhbSIkChVDb3Jkb25VcHN0cmVhbVJlcXVlc3QSCwoDdXJsGAEgASgJIksKFkNvcmRvblVwc3RyZWFtUmVzcG9uc2USMQoIdXBzdHJlYW0YASABKAsyHy5jaGFpbmdhdGV3YXkuYWRtaW4udjEuVXBzdHJlYW0iJgoXVW5jb3Jkb25VcHN0cmVhbVJlcXVlc3QSCwoDdXJsGAEgASgJIk0KGFVuY29yZG9uVXBzdHJlYW1SZXNwb25zZRIxCgh1cHN0cmVhbRgBIAEoCzIfLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5VcHN0cmVhbSKNAQoFV3JpdGUSEAoIcXVldWVfaWQYASABKAkSDgoGc2lnbmVyGAIgASgJEg0KBW5vbmNlGAMgASgEEgwKBGhhc2gYBCABKAkSDgoGc3RhdHVzGAUgASgJEgwKBGtpbmQYBiABKAkSEgoKY3JlYXRlZF9hdBgHIAEoCRITCgthZ2Vfc2Vjb25kcxgIIAEoBCJMCgxTaWduZXJXcml0ZXMSDgoGc2lnbmVyGAEgASgJEiwKBndyaXRlcxgCIAMoCzIcLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5Xcml0ZSJDChZMaXN0U3R1Y2tXcml0ZXNSZXF1ZXN0EhoKEm9sZGVyX3RoYW5fc2Vjb25kcxgBIAEoDRINCgVsaW1pdBgCIAEoDSJPChdMaXN0U3R1Y2tXcml0ZXNSZXNwb25zZRI0CgdzaWduZXJzGAEgAygLMiMuY2hhaW5nYXRld2F5LmFkbWluLnYxLlNpZ25lcldyaXRlcyImChJSZXNlbmRXcml0ZVJlcXVlc3QSEAoIcXVldWVfaWQYASABKAkiQgoTUmVzZW5kV3JpdGVSZXNwb25zZRIrCgV3cml0ZRgBIAEoCzIcLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5Xcml0ZSImChJDYW5jZWxXcml0ZVJlcXVlc3QSEAoIcXVldWVfaWQYASABKAkicAoTQ2FuY2VsV3JpdGVSZXNwb25zZRIrCgV3cml0ZRgBIAEoCzIcLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5Xcml0ZRIXCg9maWxsZXJfcXVldWVfaWQYAiABKAkSEwoLZmlsbGVyX2hhc2gYAyABKAkymgkKDEFkbWluU2VydmljZRJgCghMaXN0S2V5cxImLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5MaXN0S2V5c1JlcXVlc3QaJy5jaGFpbmdhdGV3YXkuYWRtaW4udjEuTGlzdEtleXNSZXNwb25zZSIDkAIBEl4KCUNyZWF0ZUtleRInLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5DcmVhdGVLZXlSZXF1ZXN0GiguY2hhaW5nYXRld2F5LmFkbWluLnYxLkNyZWF0ZUtleVJlc3BvbnNlEl4KCVJldm9rZUtleRInLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5SZXZva2VLZXlSZXF1ZXN0GiguY2hhaW5nYXRld2F5LmFkbWluLnYxLlJldm9rZUtleVJlc3BvbnNlEmcKDFNldEtleUxpbWl0cxIqLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5TZXRLZXlMaW1pdHNSZXF1ZXN0GisuY2hhaW5nYXRld2F5LmFkbWluLnYxLlNldEtleUxpbWl0c1Jlc3BvbnNlEm8KDUxpc3RVcHN0cmVhbXMSKy5jaGFpbmdhdGV3YXkuYWRtaW4udjEuTGlzdFVwc3RyZWFtc1JlcXVlc3QaLC5jaGFpbmdhdGV3YXkuYWRtaW4udjEuTGlzdFVwc3RyZWFtc1Jlc3BvbnNlIgOQAgESbQoOQ29yZG9uVXBzdHJlYW0SLC5jaGFpbmdhdGV3YXkuYWRtaW4udjEuQ29yZG9uVXBzdHJlYW1SZXF1ZXN0Gi0uY2hhaW5nYXRld2F5LmFkbWluLnYxLkNvcmRvblVwc3RyZWFtUmVzcG9uc2UScwoQVW5jb3Jkb25VcHN0cmVhbRIuLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5VbmNvcmRvblVwc3RyZWFtUmVxdWVzdBovLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5VbmNvcmRvblVwc3RyZWFtUmVzcG9uc2USdQoPTGlzdFN0dWNrV3JpdGVzEi0uY2hhaW5nYXRld2F5LmFkbWluLnYxLkxpc3RTdHVja1dyaXRlc1JlcXVlc3QaLi5jaGFpbmdhdGV3YXkuYWRtaW4udjEuTGlzdFN0dWNrV3JpdGVzUmVzcG9uc2UiA5ACARJkCgtSZXNlbmRXcml0ZRIpLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5SZXNlbmRXcml0ZVJlcXVlc3QaKi5jaGFpbmdhdGV3YXkuYWRtaW4udjEuUmVzZW5kV3JpdGVSZXNwb25zZRJkCgtDYW5jZWxXcml0ZRIpLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5DYW5jZWxXcml0ZVJlcXVlc3QaKi5jaGFpbmdhdGV3YXkuYWRtaW4udjEuQ2FuY2VsV3JpdGVSZXNwb25zZRJnCgxSZWxvYWRDb25maWcSKi5jaGFpbmdhdGV3YXkuYWRtaW4udjEuUmVsb2FkQ29uZmlnUmVxdWVzdBorLmNoYWluZ2F0ZXdheS5hZG1pbi52MS5SZWxvYWRDb25maWdSZXNwb25zZWIGcHJvdG8z");
+
+/**
+ * @generated from message chaingateway.admin.v1.ReloadConfigRequest
+ */
+export type ReloadConfigRequest = Message<"chaingateway.admin.v1.ReloadConfigRequest"> & {
+};
+
+/**
+ * Describes the message chaingateway.admin.v1.ReloadConfigRequest.
+ * Use `create(ReloadConfigRequestSchema)` to create a new message.
+ */
+export const ReloadConfigRequestSchema: GenMessage<ReloadConfigRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_admin_v1_admin, 0);
+
+/**
+ * @generated from message chaingateway.admin.v1.ReloadConfigResponse
+ */
+export type ReloadConfigResponse = Message<"chaingateway.admin.v1.ReloadConfigResponse"> & {
+  /**
+   * The settings that changed and were applied (dotted paths, e.g. networks.testnet.upstreams).
+   *
+   * @generated from field: repeated string changed = 1;
+   */
+  changed: string[];
+};
+
+/**
+ * Describes the message chaingateway.admin.v1.ReloadConfigResponse.
+ * Use `create(ReloadConfigResponseSchema)` to create a new message.
+ */
+export const ReloadConfigResponseSchema: GenMessage<ReloadConfigResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_admin_v1_admin, 1);
 
 /**
  * A key's own limits. Unset: the gateway's setting applies (RATE_LIMIT_PER_MINUTE, KEY_WRITES_PER_DAY,
@@ -47,7 +79,7 @@ export type KeyLimits = Message<"chaingateway.admin.v1.KeyLimits"> & {
  * Use `create(KeyLimitsSchema)` to create a new message.
  */
 export const KeyLimitsSchema: GenMessage<KeyLimits> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 0);
+  messageDesc(file_chaingateway_admin_v1_admin, 2);
 
 /**
  * What a key used, as its holder's GET /zgt/<key>/usage counts it (this replica's count without Redis).
@@ -86,7 +118,7 @@ export type KeyUsage = Message<"chaingateway.admin.v1.KeyUsage"> & {
  * Use `create(KeyUsageSchema)` to create a new message.
  */
 export const KeyUsageSchema: GenMessage<KeyUsage> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 1);
+  messageDesc(file_chaingateway_admin_v1_admin, 3);
 
 /**
  * @generated from message chaingateway.admin.v1.Key
@@ -150,7 +182,7 @@ export type Key = Message<"chaingateway.admin.v1.Key"> & {
  * Use `create(KeySchema)` to create a new message.
  */
 export const KeySchema: GenMessage<Key> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 2);
+  messageDesc(file_chaingateway_admin_v1_admin, 4);
 
 /**
  * @generated from message chaingateway.admin.v1.ListKeysRequest
@@ -169,7 +201,7 @@ export type ListKeysRequest = Message<"chaingateway.admin.v1.ListKeysRequest"> &
  * Use `create(ListKeysRequestSchema)` to create a new message.
  */
 export const ListKeysRequestSchema: GenMessage<ListKeysRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 3);
+  messageDesc(file_chaingateway_admin_v1_admin, 5);
 
 /**
  * @generated from message chaingateway.admin.v1.ListKeysResponse
@@ -186,7 +218,7 @@ export type ListKeysResponse = Message<"chaingateway.admin.v1.ListKeysResponse">
  * Use `create(ListKeysResponseSchema)` to create a new message.
  */
 export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 4);
+  messageDesc(file_chaingateway_admin_v1_admin, 6);
 
 /**
  * @generated from message chaingateway.admin.v1.CreateKeyRequest
@@ -208,7 +240,7 @@ export type CreateKeyRequest = Message<"chaingateway.admin.v1.CreateKeyRequest">
  * Use `create(CreateKeyRequestSchema)` to create a new message.
  */
 export const CreateKeyRequestSchema: GenMessage<CreateKeyRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 5);
+  messageDesc(file_chaingateway_admin_v1_admin, 7);
 
 /**
  * @generated from message chaingateway.admin.v1.CreateKeyResponse
@@ -232,7 +264,7 @@ export type CreateKeyResponse = Message<"chaingateway.admin.v1.CreateKeyResponse
  * Use `create(CreateKeyResponseSchema)` to create a new message.
  */
 export const CreateKeyResponseSchema: GenMessage<CreateKeyResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 6);
+  messageDesc(file_chaingateway_admin_v1_admin, 8);
 
 /**
  * @generated from message chaingateway.admin.v1.RevokeKeyRequest
@@ -249,7 +281,7 @@ export type RevokeKeyRequest = Message<"chaingateway.admin.v1.RevokeKeyRequest">
  * Use `create(RevokeKeyRequestSchema)` to create a new message.
  */
 export const RevokeKeyRequestSchema: GenMessage<RevokeKeyRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 7);
+  messageDesc(file_chaingateway_admin_v1_admin, 9);
 
 /**
  * @generated from message chaingateway.admin.v1.RevokeKeyResponse
@@ -266,7 +298,7 @@ export type RevokeKeyResponse = Message<"chaingateway.admin.v1.RevokeKeyResponse
  * Use `create(RevokeKeyResponseSchema)` to create a new message.
  */
 export const RevokeKeyResponseSchema: GenMessage<RevokeKeyResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 8);
+  messageDesc(file_chaingateway_admin_v1_admin, 10);
 
 /**
  * @generated from message chaingateway.admin.v1.SetKeyLimitsRequest
@@ -290,7 +322,7 @@ export type SetKeyLimitsRequest = Message<"chaingateway.admin.v1.SetKeyLimitsReq
  * Use `create(SetKeyLimitsRequestSchema)` to create a new message.
  */
 export const SetKeyLimitsRequestSchema: GenMessage<SetKeyLimitsRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 9);
+  messageDesc(file_chaingateway_admin_v1_admin, 11);
 
 /**
  * @generated from message chaingateway.admin.v1.SetKeyLimitsResponse
@@ -307,7 +339,7 @@ export type SetKeyLimitsResponse = Message<"chaingateway.admin.v1.SetKeyLimitsRe
  * Use `create(SetKeyLimitsResponseSchema)` to create a new message.
  */
 export const SetKeyLimitsResponseSchema: GenMessage<SetKeyLimitsResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 10);
+  messageDesc(file_chaingateway_admin_v1_admin, 12);
 
 /**
  * @generated from message chaingateway.admin.v1.Upstream
@@ -392,7 +424,7 @@ export type Upstream = Message<"chaingateway.admin.v1.Upstream"> & {
  * Use `create(UpstreamSchema)` to create a new message.
  */
 export const UpstreamSchema: GenMessage<Upstream> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 11);
+  messageDesc(file_chaingateway_admin_v1_admin, 13);
 
 /**
  * @generated from message chaingateway.admin.v1.ListUpstreamsRequest
@@ -405,7 +437,7 @@ export type ListUpstreamsRequest = Message<"chaingateway.admin.v1.ListUpstreamsR
  * Use `create(ListUpstreamsRequestSchema)` to create a new message.
  */
 export const ListUpstreamsRequestSchema: GenMessage<ListUpstreamsRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 12);
+  messageDesc(file_chaingateway_admin_v1_admin, 14);
 
 /**
  * @generated from message chaingateway.admin.v1.ListUpstreamsResponse
@@ -422,7 +454,7 @@ export type ListUpstreamsResponse = Message<"chaingateway.admin.v1.ListUpstreams
  * Use `create(ListUpstreamsResponseSchema)` to create a new message.
  */
 export const ListUpstreamsResponseSchema: GenMessage<ListUpstreamsResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 13);
+  messageDesc(file_chaingateway_admin_v1_admin, 15);
 
 /**
  * @generated from message chaingateway.admin.v1.CordonUpstreamRequest
@@ -441,7 +473,7 @@ export type CordonUpstreamRequest = Message<"chaingateway.admin.v1.CordonUpstrea
  * Use `create(CordonUpstreamRequestSchema)` to create a new message.
  */
 export const CordonUpstreamRequestSchema: GenMessage<CordonUpstreamRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 14);
+  messageDesc(file_chaingateway_admin_v1_admin, 16);
 
 /**
  * @generated from message chaingateway.admin.v1.CordonUpstreamResponse
@@ -458,7 +490,7 @@ export type CordonUpstreamResponse = Message<"chaingateway.admin.v1.CordonUpstre
  * Use `create(CordonUpstreamResponseSchema)` to create a new message.
  */
 export const CordonUpstreamResponseSchema: GenMessage<CordonUpstreamResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 15);
+  messageDesc(file_chaingateway_admin_v1_admin, 17);
 
 /**
  * @generated from message chaingateway.admin.v1.UncordonUpstreamRequest
@@ -475,7 +507,7 @@ export type UncordonUpstreamRequest = Message<"chaingateway.admin.v1.UncordonUps
  * Use `create(UncordonUpstreamRequestSchema)` to create a new message.
  */
 export const UncordonUpstreamRequestSchema: GenMessage<UncordonUpstreamRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 16);
+  messageDesc(file_chaingateway_admin_v1_admin, 18);
 
 /**
  * @generated from message chaingateway.admin.v1.UncordonUpstreamResponse
@@ -492,7 +524,7 @@ export type UncordonUpstreamResponse = Message<"chaingateway.admin.v1.UncordonUp
  * Use `create(UncordonUpstreamResponseSchema)` to create a new message.
  */
 export const UncordonUpstreamResponseSchema: GenMessage<UncordonUpstreamResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 17);
+  messageDesc(file_chaingateway_admin_v1_admin, 19);
 
 /**
  * @generated from message chaingateway.admin.v1.Write
@@ -552,7 +584,7 @@ export type Write = Message<"chaingateway.admin.v1.Write"> & {
  * Use `create(WriteSchema)` to create a new message.
  */
 export const WriteSchema: GenMessage<Write> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 18);
+  messageDesc(file_chaingateway_admin_v1_admin, 20);
 
 /**
  * @generated from message chaingateway.admin.v1.SignerWrites
@@ -576,7 +608,7 @@ export type SignerWrites = Message<"chaingateway.admin.v1.SignerWrites"> & {
  * Use `create(SignerWritesSchema)` to create a new message.
  */
 export const SignerWritesSchema: GenMessage<SignerWrites> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 19);
+  messageDesc(file_chaingateway_admin_v1_admin, 21);
 
 /**
  * @generated from message chaingateway.admin.v1.ListStuckWritesRequest
@@ -602,7 +634,7 @@ export type ListStuckWritesRequest = Message<"chaingateway.admin.v1.ListStuckWri
  * Use `create(ListStuckWritesRequestSchema)` to create a new message.
  */
 export const ListStuckWritesRequestSchema: GenMessage<ListStuckWritesRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 20);
+  messageDesc(file_chaingateway_admin_v1_admin, 22);
 
 /**
  * @generated from message chaingateway.admin.v1.ListStuckWritesResponse
@@ -619,7 +651,7 @@ export type ListStuckWritesResponse = Message<"chaingateway.admin.v1.ListStuckWr
  * Use `create(ListStuckWritesResponseSchema)` to create a new message.
  */
 export const ListStuckWritesResponseSchema: GenMessage<ListStuckWritesResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 21);
+  messageDesc(file_chaingateway_admin_v1_admin, 23);
 
 /**
  * @generated from message chaingateway.admin.v1.ResendWriteRequest
@@ -636,7 +668,7 @@ export type ResendWriteRequest = Message<"chaingateway.admin.v1.ResendWriteReque
  * Use `create(ResendWriteRequestSchema)` to create a new message.
  */
 export const ResendWriteRequestSchema: GenMessage<ResendWriteRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 22);
+  messageDesc(file_chaingateway_admin_v1_admin, 24);
 
 /**
  * @generated from message chaingateway.admin.v1.ResendWriteResponse
@@ -653,7 +685,7 @@ export type ResendWriteResponse = Message<"chaingateway.admin.v1.ResendWriteResp
  * Use `create(ResendWriteResponseSchema)` to create a new message.
  */
 export const ResendWriteResponseSchema: GenMessage<ResendWriteResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 23);
+  messageDesc(file_chaingateway_admin_v1_admin, 25);
 
 /**
  * @generated from message chaingateway.admin.v1.CancelWriteRequest
@@ -670,7 +702,7 @@ export type CancelWriteRequest = Message<"chaingateway.admin.v1.CancelWriteReque
  * Use `create(CancelWriteRequestSchema)` to create a new message.
  */
 export const CancelWriteRequestSchema: GenMessage<CancelWriteRequest> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 24);
+  messageDesc(file_chaingateway_admin_v1_admin, 26);
 
 /**
  * @generated from message chaingateway.admin.v1.CancelWriteResponse
@@ -699,7 +731,7 @@ export type CancelWriteResponse = Message<"chaingateway.admin.v1.CancelWriteResp
  * Use `create(CancelWriteResponseSchema)` to create a new message.
  */
 export const CancelWriteResponseSchema: GenMessage<CancelWriteResponse> = /*@__PURE__*/
-  messageDesc(file_chaingateway_admin_v1_admin, 25);
+  messageDesc(file_chaingateway_admin_v1_admin, 27);
 
 /**
  * AdminService is the operator's view and controls of a running gateway, served on every network's port (gRPC,
@@ -812,6 +844,18 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof CancelWriteRequestSchema;
     output: typeof CancelWriteResponseSchema;
+  },
+  /**
+   * ReloadConfig reads the configuration file and the environment again, as SIGHUP does, and applies what can
+   * change live (rate limits, method weights, a network's upstreams, getLogs caps). An invalid file, or a
+   * change to a setting that needs a restart, changes nothing: the error names each path and reason.
+   *
+   * @generated from rpc chaingateway.admin.v1.AdminService.ReloadConfig
+   */
+  reloadConfig: {
+    methodKind: "unary";
+    input: typeof ReloadConfigRequestSchema;
+    output: typeof ReloadConfigResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_chaingateway_admin_v1_admin, 0);

@@ -1,0 +1,84 @@
+// The configuration changed while the gateway runs (SIGHUP, AdminService.ReloadConfig): the file and the
+// environment are read and validated again, whole. The settings that can change live go to the parts that
+// hold them; any other setting that changed refuses the whole reload, naming it (ports, the store, the signer
+// and the rest need a restart). An invalid file changes nothing: the old configuration stays.
+import { GatewayError } from "../errors.js";
+import { ConfigError, type GatewayConfig, leafPaths, type ParsedConfig } from "./config.js";
+
+/** What can change without a restart. */
+const LIVE: readonly RegExp[] = [/^rateLimit\./, /^methodWeights(\.|$)/, /^networks\.\w+\.upstreams$/, /^logsMaxBlockRange$/, /^logsMaxResults$/];
+
+/** Applies a reloaded configuration's live settings (`changed`: the dotted paths that changed). */
+export type ReloadApplier = (next: ParsedConfig, changed: readonly string[]) => void;
+
+export interface ReloadOutcome {
+  /** The settings that changed and were applied (none: the file said what runs already). */
+  changed: string[];
+}
+
+/** The configuration as the file and environment state it, networks keyed by name (config.ts's parsed form). */
+export function keyedConfig(config: GatewayConfig): ParsedConfig {
+  const { networks, ...rest } = config;
+  return { ...rest, networks: Object.fromEntries(networks.map(({ name: _name, ...n }) => [_name, n])) } as ParsedConfig;
+}
+
+const valueAt = (obj: unknown, path: string): unknown =>
+  path.split(".").reduce<unknown>((v, k) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[k] : undefined), obj);
+
+/** Dotted paths whose values differ between two configurations. */
+export function changedPaths(before: ParsedConfig, after: ParsedConfig): string[] {
+  const paths = new Set([...leafPaths(before), ...leafPaths(after)]);
+  return [...paths].filter((p) => JSON.stringify(valueAt(before, p)) !== JSON.stringify(valueAt(after, p))).sort();
+}
+
+export class ConfigReloader {
+  private readonly appliers: ReloadApplier[] = [];
+
+  constructor(
+    private current: ParsedConfig,
+    /** Reads and validates the configuration again (throws ConfigError); undefined: started from no file. */
+    private readonly read: (() => ParsedConfig) | undefined,
+    private readonly counted: (outcome: "applied" | "invalid" | "refused") => void = () => undefined,
+  ) {}
+
+  onReload(apply: ReloadApplier): void {
+    this.appliers.push(apply);
+  }
+
+  reload(): ReloadOutcome {
+    if (!this.read) throw new GatewayError("conflict", "this gateway was not started from a configuration it can read again");
+    let next: ParsedConfig;
+    try {
+      next = this.read();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      this.counted("invalid");
+      throw new GatewayError("validation", `the configuration was not reloaded (the running one stays): ${err.problems.join("; ")}`, {
+        details: { problems: err.problems },
+      });
+    }
+    const changed = changedPaths(this.current, next);
+    const fixed = changed.filter((p) => !LIVE.some((live) => live.test(p)) || embeddedSwapped(this.current, next, p));
+    if (fixed.length > 0) {
+      this.counted("refused");
+      throw new GatewayError(
+        "conflict",
+        `the configuration was not reloaded: ${fixed.join(", ")} cannot change without a restart (live: rate limits, method weights, a network's upstreams, getLogs caps)`,
+        { details: { fixed } },
+      );
+    }
+    for (const apply of this.appliers) apply(next, changed);
+    this.current = next;
+    this.counted("applied");
+    return { changed };
+  }
+}
+
+/** A network that runs its embedded node (no upstreams) cannot be given upstreams live, nor lose them. */
+function embeddedSwapped(before: ParsedConfig, after: ParsedConfig, path: string): boolean {
+  const m = /^networks\.(\w+)\.upstreams$/.exec(path);
+  if (!m) return false;
+  const was = (valueAt(before, path) as string[] | undefined) ?? [];
+  const now = (valueAt(after, path) as string[] | undefined) ?? [];
+  return was.length === 0 || now.length === 0;
+}
