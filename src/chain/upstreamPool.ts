@@ -42,6 +42,7 @@ import { GatewayError, fromUpstreamError, type JsonValue, toGatewayError } from 
 import type { Logger } from "../log/logger.js";
 import { keccak256 } from "ethers";
 import { monotonicNow } from "../clock.js";
+import { MethodTable } from "../methodTable.js";
 
 const ALREADY_KNOWN = /already known|known transaction|already imported|AlreadyKnown|transaction already exists/i;
 const WRITES = new Set(["eth_sendRawTransaction"]);
@@ -80,7 +81,17 @@ export interface UpstreamObserver {
   heightWait?(reached: boolean): void;
 }
 
+/** How one method's upstream calls run (config methodPolicies); unset fields keep the pool's own. */
+export interface MethodPolicy {
+  timeoutMs?: number | undefined;
+  /** Other nodes tried after a failure. */
+  retries?: number | undefined;
+  hedge?: boolean | undefined;
+}
+
 export interface UpstreamPoolOptions {
+  /** Per-method policies by name or prefix (methodTable.ts). */
+  methodPolicies?: Record<string, MethodPolicy>;
   observer?: UpstreamObserver;
   urls: string[];
   chainId: number;
@@ -127,10 +138,12 @@ export class UpstreamPool {
   private readonly refusesBatches = new Set<Upstream>();
   /** Nodes with a probe in flight. */
   private readonly probing = new Set<Upstream>();
+  private readonly policies: MethodTable<MethodPolicy>;
 
   constructor(private readonly options: UpstreamPoolOptions) {
     if (options.urls.length === 0) throw new Error("an upstream pool needs at least one URL");
     this.routing = { ...DEFAULT_ROUTING, ...options.routing };
+    this.policies = new MethodTable(options.methodPolicies);
     this.upstreams = options.urls.map((url) => newUpstream(url, this.routing, options.timeoutMs, options.maxAnswerBytes));
     if (options.batchReads !== false) this.batcher = new ReadBatcher((calls, caller) => this.sendGathered(calls, caller), READ_BATCH_MAX);
   }
@@ -165,6 +178,11 @@ export class UpstreamPool {
       void this.probeAll().catch(() => undefined);
     }
     return { added: added.map(redactUrl), removed: removed.map((u) => u.label) };
+  }
+
+  /** New per-method policies (a reloaded configuration): the next calls run by them. */
+  setMethodPolicies(table: Record<string, MethodPolicy>): void {
+    this.policies.replace(table);
   }
 
   /** Sets the genesis hash every upstream must have from now on (checked by each probe). */
@@ -264,7 +282,14 @@ export class UpstreamPool {
    * with others of its event-loop turn (readBatcher.ts); it then goes on for whoever still waits.
    */
   async callMany(calls: RpcCall[], caller?: AbortSignal): Promise<RpcOutcome[]> {
-    if (calls.length === 1 && this.batcher && this.refusesBatches.size === 0 && BATCHABLE.has(calls[0]!.method))
+    // A read with a policy of its own goes alone: a gathered batch runs by the pool's.
+    if (
+      calls.length === 1 &&
+      this.batcher &&
+      this.refusesBatches.size === 0 &&
+      BATCHABLE.has(calls[0]!.method) &&
+      (this.policies.empty || !this.policies.of(calls[0]!.method))
+    )
       return [await this.batcher.add(calls[0]!, caller)];
     return this.callNow(calls, caller);
   }
@@ -479,11 +504,15 @@ export class UpstreamPool {
     // parsed: the JSON-RPC reply re-uses the node's bytes, so a large result is not parsed and re-serialised.
     const prefix = calls.length === 1 ? `{"jsonrpc":"2.0","id":${firstId},"result":` : undefined;
     const decode = (text: string) => (prefix !== undefined ? sliceResult(text, prefix) : undefined) ?? parseJson(text);
+    // The first call's method policy (a batch's calls are mostly of one method); a patient read's own deadline wins.
+    const policy = this.policies.empty ? undefined : this.policies.of(calls[0]!.method);
+    const deadline = timeoutMs ?? policy?.timeoutMs;
+    const hedge = timeoutMs === undefined && !WRITES.has(calls[0]!.method) && (policy?.hedge ?? this.routing.hedge);
     const parsed = only
-      ? await this.post(only, body, undefined, timeoutMs)
+      ? await this.post(only, body, undefined, deadline)
           .then(decode)
           .catch((err: unknown) => this.failed(only, err))
-      : await this.send(body, decode, !WRITES.has(calls[0]!.method), caller, timeoutMs);
+      : await this.send(body, decode, hedge, caller, deadline, policy?.retries);
     if (parsed instanceof RawResult) return [rawOutcome(parsed.raw)];
     const replies = Array.isArray(parsed) ? parsed : [parsed];
     const byId = new Map<number, UpstreamReply>();
@@ -506,8 +535,10 @@ export class UpstreamPool {
    * wins (the other request is cancelled: the node stops working on it, and it counts as no failure).
    * `timeoutMs`: a patient read's own deadline (callPatient), not hedged.
    */
-  private async send<T>(body: string, decode: (text: string) => T, idempotent: boolean, caller?: AbortSignal, timeoutMs?: number): Promise<T> {
-    const order = this.order();
+  /** `hedge`: a read that may also go to the next node; `retries`: other nodes tried after a failure (default all). */
+  private async send<T>(body: string, decode: (text: string) => T, hedge: boolean, caller?: AbortSignal, timeoutMs?: number, retries?: number): Promise<T> {
+    const all = this.order();
+    const order = retries === undefined ? all : all.slice(0, retries + 1);
     let lastError: unknown;
     let next = 0;
     const callerGone = (): boolean => caller?.aborted === true;
@@ -519,7 +550,7 @@ export class UpstreamPool {
       // Failing over for a caller that gave up is work nobody waits for.
       if (next > 0 && callerGone()) break;
       const first = order[next++]!;
-      const hedgeTo = idempotent && timeoutMs === undefined && this.routing.hedge && next < order.length && order[next]!.healthy ? order[next] : undefined;
+      const hedgeTo = hedge && next < order.length && order[next]!.healthy ? order[next] : undefined;
       try {
         if (!hedgeTo) return await attempt(first);
         return await this.hedged(attempt, first, hedgeTo, () => next++, callerGone);

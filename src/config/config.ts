@@ -202,6 +202,25 @@ export const configSchema = z.strictObject({
       "one block): wider is refused with -32602 before it reaches a node. A node refusing a range within it is " +
       "asked for each half.",
   }),
+  methodPolicies: setting(
+    z
+      .record(
+        z.string().regex(/^[A-Za-z0-9_]+\*?$/, { error: "a method name, or a prefix ending in * (debug_*)" }),
+        z.strictObject({
+          timeoutMs: positiveInt().optional(),
+          retries: z.number({ error: "must be 0 or more" }).int({ error: "must be 0 or more" }).min(0, { error: "must be 0 or more" }).max(16).optional(),
+          hedge: onOff.optional(),
+        }),
+      )
+      .default({}),
+    {
+      doc:
+        "Per method (or a prefix ending in *, as in methodWeights): how its upstream calls run, each field optional — " +
+        "timeoutMs (default upstreamTimeoutMs), retries (other nodes tried after a failure; default every node in " +
+        "service), hedge (default the network's routing.hedge). As eRPC's matchMethod; a file setting, reloaded live. " +
+        'Example: {"eth_getLogs": {"timeoutMs": 30000, "hedge": false}, "debug_*": {"retries": 0}}.',
+    },
+  ),
   filterIdleMs: setting(positiveInt().default(300_000), {
     env: "FILTER_IDLE_MS",
     doc: "A filter (eth_newFilter, eth_newBlockFilter, eth_newPendingTransactionFilter) not polled this long is dropped, as geth drops them after 5 minutes.",

@@ -6,7 +6,14 @@ import { GatewayError } from "../errors.js";
 import { ConfigError, type GatewayConfig, leafPaths, type ParsedConfig } from "./config.js";
 
 /** What can change without a restart. */
-const LIVE: readonly RegExp[] = [/^rateLimit\./, /^methodWeights(\.|$)/, /^networks\.\w+\.upstreams$/, /^logsMaxBlockRange$/, /^logsMaxResults$/];
+const LIVE: readonly RegExp[] = [
+  /^rateLimit\./,
+  /^methodWeights(\.|$)/,
+  /^methodPolicies(\.|$)/,
+  /^networks\.\w+\.upstreams$/,
+  /^logsMaxBlockRange$/,
+  /^logsMaxResults$/,
+];
 
 /** Applies a reloaded configuration's live settings (`changed`: the dotted paths that changed). */
 export type ReloadApplier = (next: ParsedConfig, changed: readonly string[]) => void;
@@ -63,7 +70,7 @@ export class ConfigReloader {
       this.counted("refused");
       throw new GatewayError(
         "conflict",
-        `the configuration was not reloaded: ${fixed.join(", ")} cannot change without a restart (live: rate limits, method weights, a network's upstreams, getLogs caps)`,
+        `the configuration was not reloaded: ${fixed.join(", ")} cannot change without a restart (live: rate limits, method weights and policies, a network's upstreams, getLogs caps)`,
         { details: { fixed } },
       );
     }

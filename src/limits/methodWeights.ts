@@ -2,10 +2,10 @@
 // (METHOD_WEIGHTS), so one eth_getLogs that costs a node a thousand eth_chainIds can be counted closer to it.
 // Exact names first, then the longest prefix ending in * (debug_*).
 
+import { MethodTable } from "../methodTable.js";
+
 export class MethodWeights {
-  private readonly exact = new Map<string, number>();
-  /** [prefix, units], longest first. */
-  private readonly prefixes: [string, number][] = [];
+  private readonly table = new MethodTable<number>();
   /** No weights configured: every call is 1 (the hot path asks nothing). */
   uniform = true;
 
@@ -15,22 +15,12 @@ export class MethodWeights {
 
   /** Takes a new table (a reloaded configuration): the next calls are weighed by it. */
   replace(table: Record<string, number>): void {
-    this.exact.clear();
-    this.prefixes.length = 0;
-    for (const [name, units] of Object.entries(table)) {
-      if (name.endsWith("*")) this.prefixes.push([name.slice(0, -1), units]);
-      else this.exact.set(name, units);
-    }
-    this.prefixes.sort((a, b) => b[0].length - a[0].length);
-    this.uniform = this.exact.size === 0 && this.prefixes.length === 0;
+    this.table.replace(table);
+    this.uniform = this.table.empty;
   }
 
   of(method: string): number {
-    if (this.uniform) return 1;
-    const units = this.exact.get(method);
-    if (units !== undefined) return units;
-    for (const [prefix, u] of this.prefixes) if (method.startsWith(prefix)) return u;
-    return 1;
+    return this.uniform ? 1 : (this.table.of(method) ?? 1);
   }
 
   /** A batch's units: the sum of its calls' (at least 1). */

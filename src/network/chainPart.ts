@@ -40,6 +40,7 @@ export async function startChain({ gw, net, deps, log, stack }: NetworkContext):
       integrity: (check, corrected) => m.upstreamIntegrity.inc({ network: net.name, check, outcome: corrected ? "corrected" : "unresolved" }),
     },
     routing: net.routing,
+    methodPolicies: gw.methodPolicies,
     urls: upstreamUrls,
     chainId: net.chainId,
     timeoutMs: gw.upstreamTimeoutMs,
@@ -50,6 +51,7 @@ export async function startChain({ gw, net, deps, log, stack }: NetworkContext):
     log,
   });
   stack.defer(() => pool.stop());
+  deps.onReload?.((next) => pool.setMethodPolicies(next.methodPolicies));
   // A reloaded configuration's upstreams (ConfigReloader refuses a change for a network on its embedded node).
   if (!embedded)
     deps.onReload?.((next, changed) => void (changed.includes(`networks.${net.name}.upstreams`) && pool.setUpstreams(next.networks[net.name]!.upstreams)));

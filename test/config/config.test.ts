@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, loadConfig } from "../../src/config/config.js";
+import { ConfigError, defaultConfig, loadConfig } from "../../src/config/config.js";
 
 describe("config", () => {
   it("defaults: both networks, their chain ids and ports, embedded node, 1 MB, batch 40", () => {
@@ -76,6 +76,16 @@ describe("config", () => {
     expect(problems).toMatch(/networks.testnet.upstreams\[0\]: "ftp:\/\/nope" is not an http\(s\) URL/);
     expect(problems).toMatch(/networks.mainnet.feeMode: must be "auto", "zero" or "market"/);
     expect(problems).toMatch(/networks.mainnet.port: 8546 is already used by testnet/);
+  });
+
+  it("per-method upstream policies (#67): by name or prefix, each field checked", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    writeFileSync(join(dir, "ok.json"), JSON.stringify({ methodPolicies: { eth_getLogs: { timeoutMs: 30_000, hedge: false }, "debug_*": { retries: 0 } } }));
+    expect(loadConfig({ CONFIG_FILE: "ok.json" }, dir).methodPolicies).toEqual({ eth_getLogs: { timeoutMs: 30_000, hedge: false }, "debug_*": { retries: 0 } });
+    expect(defaultConfig().methodPolicies).toEqual({});
+    writeFileSync(join(dir, "bad.json"), JSON.stringify({ methodPolicies: { eth_call: { timeoutMs: -1, tries: 2 }, "bad name": {} } }));
+    expect(() => loadConfig({ CONFIG_FILE: "bad.json" }, dir)).toThrow(/methodPolicies\.eth_call\.timeoutMs: must be a positive integer/);
+    expect(() => loadConfig({ CONFIG_FILE: "bad.json" }, dir)).toThrow(/unknown setting "methodPolicies\.eth_call\.tries"/);
   });
 
   it("rejects a non-numeric port from env", () => {
