@@ -117,10 +117,16 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     };
     prune();
     pruneTimer = setInterval(prune, 3_600_000).unref();
+    const keyOrigins = new Set(config.portalKeyOrigins);
+    reloader.onReload((next) => {
+      keyOrigins.clear();
+      for (const origin of next.portalKeyOrigins) keyOrigins.add(origin);
+      log.setLevel?.(next.logLevel);
+    });
     const sharedRoutes = portalRoutes({
       issuer: new KeyIssuer(keys, issueLimiter, config.portalKeysPerHour > 0),
       baseUrls: () => Object.fromEntries(networks.map((n) => [n.config.name, n.url])),
-      keyOrigins: new Set(config.portalKeyOrigins),
+      keyOrigins,
     });
     const authenticate = (apiKey: string) => keys.authenticate(apiKey);
     reloader.onReload((next) => limits.reconfigure(next.rateLimit));

@@ -7,6 +7,9 @@ import { ConfigError, type GatewayConfig, leafPaths, type ParsedConfig } from ".
 
 /** What can change without a restart. */
 const LIVE: readonly RegExp[] = [
+  /^logLevel$/,
+  /^trustedProxies$/,
+  /^portalKeyOrigins$/,
   /^rateLimit\./,
   /^methodWeights(\.|$)/,
   /^methodPolicies(\.|$)/,
@@ -70,7 +73,7 @@ export class ConfigReloader {
       this.counted("refused");
       throw new GatewayError(
         "conflict",
-        `the configuration was not reloaded: ${fixed.join(", ")} cannot change without a restart (live: rate limits, method weights and policies, a network's upstreams, getLogs caps)`,
+        `the configuration was not reloaded: ${fixed.join(", ")} cannot change without a restart (live: the log level, trusted proxies, the key portal's CORS origins, rate limits, method weights and policies, a network's upstreams, getLogs caps)`,
         { details: { fixed } },
       );
     }

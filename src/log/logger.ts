@@ -12,6 +12,8 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
   /** Whether debug lines are written: lets a hot path skip building fields nobody will see. */
   readonly debugEnabled: boolean;
+  /** Changes the level of this logger and every child made from its root (a reloaded configuration). */
+  setLevel?(level: LogLevel): void;
 }
 
 const SECRET_FIELDS = ["apiKey", "key", "mnemonic", "privateKey", "seed", "authorization", "raw"];
@@ -29,20 +31,30 @@ export function createLogger(level: LogLevel, base: Record<string, unknown> = {}
     },
     destination,
   );
-  return wrap(root);
-}
-
-function wrap(p: pino.Logger): Logger {
-  // The level is fixed at creation: asked once, not on every request.
-  const debugEnabled = p.isLevelEnabled("debug");
-  return {
-    debug: (msg, fields) => p.debug(fields ?? {}, msg),
-    info: (msg, fields) => p.info(fields ?? {}, msg),
-    warn: (msg, fields) => p.warn(fields ?? {}, msg),
-    error: (msg, fields) => p.error(fields ?? {}, msg),
-    child: (fields) => wrap(p.child(fields)),
-    debugEnabled,
+  // Every logger made from this root, so that a new level reaches children made before it (pino's keep theirs);
+  // children are made per network at start, not per request, so the list stays short.
+  const family: { p: pino.Logger; w: { debugEnabled: boolean } }[] = [];
+  const setLevel = (next: LogLevel): void => {
+    for (const member of family) {
+      member.p.level = next;
+      member.w.debugEnabled = member.p.isLevelEnabled("debug");
+    }
   };
+  const wrap = (p: pino.Logger): Logger => {
+    // Asked when the level is set, not on every request.
+    const logger = {
+      debug: (msg: string, fields?: Record<string, unknown>) => p.debug(fields ?? {}, msg),
+      info: (msg: string, fields?: Record<string, unknown>) => p.info(fields ?? {}, msg),
+      warn: (msg: string, fields?: Record<string, unknown>) => p.warn(fields ?? {}, msg),
+      error: (msg: string, fields?: Record<string, unknown>) => p.error(fields ?? {}, msg),
+      child: (fields: Record<string, unknown>) => wrap(p.child(fields)),
+      debugEnabled: p.isLevelEnabled("debug"),
+      setLevel,
+    };
+    family.push({ p, w: logger });
+    return logger;
+  };
+  return wrap(root);
 }
 
 /** The segment after /zkt/ or /zgt/ (any case, any number of slashes) unless it names a public route. */

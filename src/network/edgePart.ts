@@ -14,7 +14,7 @@ import { callerGate } from "../transport/connect/callerGate.js";
 import { errorMappingInterceptor } from "../transport/connect/errorMap.js";
 import { withMediaTypeHint } from "../transport/connect/mediaType.js";
 import { connectRoutes } from "../transport/connect/routes.js";
-import { clientIp, trustedProxies } from "../transport/http/clientIp.js";
+import { clientIp, liveTrustedProxies } from "../transport/http/clientIp.js";
 import { withCors } from "../transport/http/cors.js";
 import { healthRoutes } from "../transport/http/healthRoutes.js";
 import { type DualServer, listenDual } from "../transport/http/listen.js";
@@ -42,7 +42,14 @@ export interface EdgeParts {
 /** Opens the network's port; returns its base address. */
 export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p: EdgeParts): Promise<string> {
   const m = deps.metrics;
-  const trusted = trustedProxies(gw.trustedProxies);
+  const trusted = liveTrustedProxies(gw.trustedProxies);
+  const keyOrigins = new Set(gw.portalKeyOrigins);
+  // TRUSTED_PROXIES and the key portal's CORS origins, as a reloaded configuration says.
+  deps.onReload?.((next) => {
+    trusted.replace(next.trustedProxies);
+    keyOrigins.clear();
+    for (const origin of next.portalKeyOrigins) keyOrigins.add(origin);
+  });
   const socketLimits = { ...gw.websocket, maxPayloadBytes: gw.bodyLimitBytes };
   const shardCount = gw.websocket.shards ?? Math.max(0, Math.min(8, availableParallelism() - 1));
   const sockets = webSocketEndpoint({
@@ -123,7 +130,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
   // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
   await deps.beforeListen?.();
   server = await listenDual(
-    withCors(withMediaTypeHint(handler), new Map([[KEYS_PATH, new Set(gw.portalKeyOrigins)]])),
+    withCors(withMediaTypeHint(handler), new Map([[KEYS_PATH, keyOrigins]])),
     gw.host,
     net.port,
     { ...gw.http, exempt: trusted, heldElsewhere: () => sockets.onShards },

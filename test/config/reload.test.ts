@@ -39,11 +39,14 @@ describe("reloading the configuration of a running gateway", () => {
     const mnemonic = Wallet.createRandom().mnemonic!.phrase;
     recordSecret(mnemonic);
     const file = join(dir, "gateway.json");
-    const config = (over: { upstreams?: string[]; requestsPerWindow?: number; weights?: Record<string, number>; port?: number } = {}) =>
+    const config = (
+      over: { upstreams?: string[]; requestsPerWindow?: number; weights?: Record<string, number>; port?: number; more?: Record<string, unknown> } = {},
+    ) =>
       JSON.stringify({
         dataDir: join(dir, "data"),
         masterMnemonic: mnemonic,
         logLevel: "info",
+        ...over.more,
         adminTokens: [ADMIN],
         methodWeights: over.weights ?? {},
         rateLimit: { requestsPerWindow: over.requestsPerWindow ?? 1000, tryItOutRequestsPerWindow: 1_000_000, perIpRequestsPerWindow: 1_000_000 },
@@ -79,9 +82,23 @@ describe("reloading the configuration of a running gateway", () => {
       }
     })();
     await until(() => acknowledged.length >= 20 && headsAt.length >= 2, 20_000);
+    // Before: X-Forwarded-For is not believed (one address for both), the portal's keys answer no CORS, no debug lines.
+    const publicCall = (from: string) =>
+      postJson(url, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }, { "x-forwarded-for": from }).then((r) =>
+        Number(r.headers.get("x-ratelimit-remaining")),
+      );
+    const r1 = await publicCall("198.51.100.1");
+    expect(await publicCall("198.51.100.2")).toBe(r1 - 1);
+    const preflight = () =>
+      fetch(`${url}/portal/keys`, { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "POST" } }).then((r) =>
+        r.headers.get("access-control-allow-origin"),
+      );
+    expect(await preflight()).toBeNull();
+    expect(gw.log()).not.toContain('"level":"debug"');
 
     // The file changed, then SIGHUP: an upstream added, the limit lowered to 9, eth_getBalance weighing 3.
-    writeFileSync(file, config({ upstreams: [nodeA, nodeB], requestsPerWindow: 9, weights: { eth_getBalance: 3 } }));
+    const reloaded = { trustedProxies: ["127.0.0.1"], portalKeyOrigins: ["https://app.example"], logLevel: "debug" };
+    writeFileSync(file, config({ upstreams: [nodeA, nodeB], requestsPerWindow: 9, weights: { eth_getBalance: 3 }, more: reloaded }));
     const reloadedAt = Date.now();
     gw.child.kill("SIGHUP");
     await until(async () => (await admin.listUpstreams({}, asAdmin)).upstreams.length === 2, 1_000);
@@ -103,6 +120,10 @@ describe("reloading the configuration of a running gateway", () => {
     expect(remaining).toEqual(["6", "3", "0"]);
     const fourth = await balance();
     expect(fourth.status).toBe(429);
+    // The proxy is trusted now (each forwarded address its own caller), the portal answers the origin, debug is on.
+    expect([await publicCall("198.51.100.3"), await publicCall("198.51.100.4")]).toEqual([8, 8]);
+    expect(await preflight()).toBe("https://app.example");
+    await until(() => gw!.log().includes('"level":"debug"'), 2_000);
 
     // An invalid file: refused whole, the path and reason in the admin call's error, the running one kept.
     writeFileSync(file, config({ upstreams: [nodeA, "ftp://nope"], requestsPerWindow: 1 }));
@@ -111,7 +132,7 @@ describe("reloading the configuration of a running gateway", () => {
     expect((invalid as ConnectError).code).toBe(Code.InvalidArgument);
     expect((invalid as ConnectError).rawMessage).toContain('networks.testnet.upstreams[1]: "ftp://nope" is not an http(s) URL');
     // A setting that needs a restart: refused, named.
-    writeFileSync(file, config({ upstreams: [nodeA, nodeB], requestsPerWindow: 9, weights: { eth_getBalance: 3 }, port: port + 1 }));
+    writeFileSync(file, config({ upstreams: [nodeA, nodeB], requestsPerWindow: 9, weights: { eth_getBalance: 3 }, port: port + 1, more: reloaded }));
     const fixed = await admin.reloadConfig({}, asAdmin).catch((e: unknown) => e as ConnectError);
     expect((fixed as ConnectError).rawMessage).toContain("networks.testnet.port cannot change without a restart");
     // The running configuration stayed: two upstreams, 9 requests a window.

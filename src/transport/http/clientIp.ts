@@ -8,6 +8,17 @@ export interface ProxyMatcher {
 }
 
 /** A matcher for "10.0.0.1", "10.0.0.0/8", "fd00::/8"...; throws on an entry that is neither an IP nor a CIDR. */
+/** A matcher whose list a reloaded configuration replaces (TRUSTED_PROXIES live). */
+export function liveTrustedProxies(entries: readonly string[]): ProxyMatcher & { replace(entries: readonly string[]): void } {
+  let current = trustedProxies(entries);
+  return {
+    has: (ip) => current.has(ip),
+    replace(next) {
+      current = trustedProxies(next);
+    },
+  };
+}
+
 export function trustedProxies(entries: readonly string[]): ProxyMatcher {
   if (entries.length === 0) return { has: () => false };
   const list = new BlockList();
