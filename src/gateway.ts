@@ -119,6 +119,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     pruneTimer = setInterval(prune, 3_600_000).unref();
     const keyOrigins = new Set(config.portalKeyOrigins);
     reloader.onReload((next) => {
+      // Read where used (the webhook registry, write callbacks, the journal prune): the object itself updated.
+      Object.assign(config.webhooks, next.webhooks);
       keyOrigins.clear();
       for (const origin of next.portalKeyOrigins) keyOrigins.add(origin);
       log.setLevel?.(next.logLevel);

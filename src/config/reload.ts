@@ -10,6 +10,7 @@ const LIVE: readonly RegExp[] = [
   /^logLevel$/,
   /^trustedProxies$/,
   /^portalKeyOrigins$/,
+  /^webhooks\./,
   /^rateLimit\./,
   /^methodWeights(\.|$)/,
   /^methodPolicies(\.|$)/,
@@ -73,7 +74,7 @@ export class ConfigReloader {
       this.counted("refused");
       throw new GatewayError(
         "conflict",
-        `the configuration was not reloaded: ${fixed.join(", ")} cannot change without a restart (live: the log level, trusted proxies, the key portal's CORS origins, rate limits, method weights and policies, a network's upstreams, getLogs caps)`,
+        `the configuration was not reloaded: ${fixed.join(", ")} cannot change without a restart (live: the log level, trusted proxies, the key portal's CORS origins, webhook settings, rate limits, method weights and policies, a network's upstreams, getLogs caps)`,
         { details: { fixed } },
       );
     }

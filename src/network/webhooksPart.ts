@@ -34,6 +34,8 @@ export function startWebhooks({ gw, net, deps, log, stack }: NetworkContext, poo
     observer: { attempt: (outcome) => deps.metrics.webhookAttempts.inc({ network: net.name, outcome }) },
   });
   const wake = () => dispatcher.wake();
+  // gw.webhooks itself is updated by the gateway's reload (the registry and the callbacks read it at each use).
+  deps.onReload?.((next) => dispatcher.reconfigure(next.webhooks));
   deps.store.outboxListeners?.add(wake);
   stack.defer(async () => {
     deps.store.outboxListeners?.delete(wake);
@@ -44,7 +46,9 @@ export function startWebhooks({ gw, net, deps, log, stack }: NetworkContext, poo
     network: net.name,
     store: deps.webhookStore,
     journal: deps.store,
-    allowPrivate: gw.webhooks.allowPrivate,
+    get allowPrivate() {
+      return gw.webhooks.allowPrivate;
+    },
     walletOf: (access) => deps.seed.wallet(access.walletIndex).address,
     seedSecret: deps.seed.wallet(PUBLIC_SIGNER_INDEX).privateKey,
     written: wake,

@@ -52,7 +52,7 @@ export class WebhookDispatcher {
   private readonly workers = new Map<string, AbortController>();
   /** Per key: its endpoints' pace (WEBHOOK_EVENTS_PER_SECOND), while some of them are being delivered to. */
   private readonly paces = new Map<string, { limiter: Bottleneck; workers: number }>();
-  private readonly agent: Agent;
+  private agent: Agent;
   private readonly pollTimer: NodeJS.Timeout | undefined;
   private readonly renewTimer: NodeJS.Timeout;
   private ticking: Promise<void> | undefined;
@@ -73,8 +73,7 @@ export class WebhookDispatcher {
       maxAnswerBytes: 64 * 1024,
       ...options,
     };
-    // No redirects are followed (undici's request follows none); names are resolved to public addresses only.
-    this.agent = new Agent({ connect: this.o.allowPrivate ? {} : { lookup: publicOnlyLookup }, keepAliveTimeout: 10_000, connections: 4 });
+    this.agent = agentFor(this.o.allowPrivate);
     if (this.o.pollMs > 0) {
       this.pollTimer = setInterval(() => this.wake(), this.o.pollMs);
       this.pollTimer.unref();
@@ -99,6 +98,19 @@ export class WebhookDispatcher {
           this.wake();
         }
       });
+  }
+
+  /** Settings from a reloaded configuration: the next attempts run by them (a key's pace at once). */
+  reconfigure(next: Pick<WebhookDispatcherOptions, "allowPrivate" | "maxRetryMs" | "giveUpMs" | "eventsPerSecond">): void {
+    const allowPrivateChanged = next.allowPrivate !== this.o.allowPrivate;
+    Object.assign(this.o, next);
+    for (const p of this.paces.values()) p.limiter.updateSettings({ minTime: Math.ceil(1_000 / this.o.eventsPerSecond) });
+    if (allowPrivateChanged) {
+      // Deliveries under way finish on the agent they started on.
+      const old = this.agent;
+      this.agent = agentFor(this.o.allowPrivate);
+      void old.close().catch(() => undefined);
+    }
   }
 
   async stop(): Promise<void> {
@@ -249,4 +261,9 @@ export class WebhookDispatcher {
     }
     return res.statusCode;
   }
+}
+
+/** No redirects are followed (undici's request follows none); without allowPrivate, names resolve to public addresses only. */
+function agentFor(allowPrivate: boolean): Agent {
+  return new Agent({ connect: allowPrivate ? {} : { lookup: publicOnlyLookup }, keepAliveTimeout: 10_000, connections: 4 });
 }

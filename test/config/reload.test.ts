@@ -46,6 +46,7 @@ describe("reloading the configuration of a running gateway", () => {
         dataDir: join(dir, "data"),
         masterMnemonic: mnemonic,
         logLevel: "info",
+        webhooks: { allowPrivate: true },
         ...over.more,
         adminTokens: [ADMIN],
         methodWeights: over.weights ?? {},
@@ -95,9 +96,19 @@ describe("reloading the configuration of a running gateway", () => {
       );
     expect(await preflight()).toBeNull();
     expect(gw.log()).not.toContain('"level":"debug"');
+    const hook = (n: number) =>
+      postJson(`${url}/zgt/${writer}/webhooks`, { url: `http://127.0.0.1:9/hook/${n}`, events: ["transaction.completed"] }).then(
+        (r) => `${r.status} ${r.text}`,
+      );
+    expect(await hook(1)).toMatch(/^201 /);
 
     // The file changed, then SIGHUP: an upstream added, the limit lowered to 9, eth_getBalance weighing 3.
-    const reloaded = { trustedProxies: ["127.0.0.1"], portalKeyOrigins: ["https://app.example"], logLevel: "debug" };
+    const reloaded = {
+      trustedProxies: ["127.0.0.1"],
+      portalKeyOrigins: ["https://app.example"],
+      logLevel: "debug",
+      webhooks: { perKey: 1, allowPrivate: true },
+    };
     writeFileSync(file, config({ upstreams: [nodeA, nodeB], requestsPerWindow: 9, weights: { eth_getBalance: 3 }, more: reloaded }));
     const reloadedAt = Date.now();
     gw.child.kill("SIGHUP");
@@ -124,6 +135,8 @@ describe("reloading the configuration of a running gateway", () => {
     expect([await publicCall("198.51.100.3"), await publicCall("198.51.100.4")]).toEqual([8, 8]);
     expect(await preflight()).toBe("https://app.example");
     await until(() => gw!.log().includes('"level":"debug"'), 2_000);
+    // Webhook settings: one endpoint a key now; the writer holds one already.
+    expect(await hook(2)).toMatch(/^4\d\d .*at most 1 webhook endpoints per key/);
 
     // An invalid file: refused whole, the path and reason in the admin call's error, the running one kept.
     writeFileSync(file, config({ upstreams: [nodeA, "ftp://nope"], requestsPerWindow: 1 }));
