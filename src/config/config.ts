@@ -80,6 +80,12 @@ export function networkSchema(name: NetworkName) {
       env: "UPSTREAMS",
       doc: "Node URLs (comma list in env); empty starts an embedded anvil.",
     }),
+    cordoned: setting(z.array(httpUrl, { error: "must be a list of URLs" }).default([]), {
+      env: "CORDONED",
+      doc:
+        "Upstreams (of the list above) out of service: probed, sent nothing, as AdminService.CordonUpstream does; " +
+        "a reload changes it live. The last node in service cannot be cordoned.",
+    }),
     genesis: setting(
       z
         .string()
@@ -692,6 +698,9 @@ function crossChecks(input: Json): string[] {
   for (const name of NETWORK_NAMES) {
     const net = networks[name];
     if (!isObject(net)) continue;
+    const upstreams = Array.isArray(net.upstreams) ? net.upstreams : [];
+    if (Array.isArray(net.cordoned))
+      for (const url of net.cordoned) if (!upstreams.includes(url)) problems.push(`networks.${name}.cordoned: "${String(url)}" is not one of its upstreams`);
     const port = net.port ?? NETWORK_DEFAULTS[name].port;
     if (typeof port !== "number" || port === 0) continue;
     const other = ports.get(port);

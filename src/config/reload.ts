@@ -14,7 +14,7 @@ const LIVE: readonly RegExp[] = [
   /^rateLimit\./,
   /^methodWeights(\.|$)/,
   /^methodPolicies(\.|$)/,
-  /^networks\.\w+\.upstreams$/,
+  /^networks\.\w+\.(upstreams|cordoned)$/,
   /^logsMaxBlockRange$/,
   /^logsMaxResults$/,
 ];

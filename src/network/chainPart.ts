@@ -52,9 +52,23 @@ export async function startChain({ gw, net, deps, log, stack }: NetworkContext):
   });
   stack.defer(() => pool.stop());
   deps.onReload?.((next) => pool.setMethodPolicies(next.methodPolicies));
-  // A reloaded configuration's upstreams (ConfigReloader refuses a change for a network on its embedded node).
-  if (!embedded)
-    deps.onReload?.((next, changed) => void (changed.includes(`networks.${net.name}.upstreams`) && pool.setUpstreams(next.networks[net.name]!.upstreams)));
+  // The configuration's cordoned nodes, and a reloaded configuration's upstreams and cordons (ConfigReloader
+  // refuses a change for a network on its embedded node).
+  if (!embedded) {
+    const cordon = (now: readonly string[], before: readonly string[], upstreams: readonly string[] = net.upstreams) => {
+      // (A node removed from the list is being let go, cordoned: it is not put back.)
+      for (const url of before) if (!now.includes(url) && upstreams.includes(url)) pool.cordon(url, false);
+      for (const url of now) if (!before.includes(url)) pool.cordon(url, true);
+    };
+    let cordoned = net.cordoned;
+    cordon(cordoned, []);
+    deps.onReload?.((next, changed) => {
+      const n = next.networks[net.name]!;
+      if (changed.includes(`networks.${net.name}.upstreams`)) pool.setUpstreams(n.upstreams);
+      if (changed.includes(`networks.${net.name}.cordoned`)) cordon(n.cordoned, cordoned, n.upstreams);
+      cordoned = n.cordoned;
+    });
+  }
   // Pinned before the first probe, so a node on another genesis is out from the start (chainGenesis.ts).
   const pinned = embedded ? undefined : await deps.store.pinnedGenesis(net.name);
   const pinnedGenesis = embedded ? undefined : (net.genesis ?? pinned);

@@ -40,7 +40,14 @@ describe("reloading the configuration of a running gateway", () => {
     recordSecret(mnemonic);
     const file = join(dir, "gateway.json");
     const config = (
-      over: { upstreams?: string[]; requestsPerWindow?: number; weights?: Record<string, number>; port?: number; more?: Record<string, unknown> } = {},
+      over: {
+        upstreams?: string[];
+        requestsPerWindow?: number;
+        weights?: Record<string, number>;
+        port?: number;
+        more?: Record<string, unknown>;
+        cordoned?: string[];
+      } = {},
     ) =>
       JSON.stringify({
         dataDir: join(dir, "data"),
@@ -51,7 +58,7 @@ describe("reloading the configuration of a running gateway", () => {
         adminTokens: [ADMIN],
         methodWeights: over.weights ?? {},
         rateLimit: { requestsPerWindow: over.requestsPerWindow ?? 1000, tryItOutRequestsPerWindow: 1_000_000, perIpRequestsPerWindow: 1_000_000 },
-        networks: { testnet: { port: over.port ?? port, upstreams: over.upstreams ?? [nodeA] } },
+        networks: { testnet: { port: over.port ?? port, upstreams: over.upstreams ?? [nodeA], ...(over.cordoned ? { cordoned: over.cordoned } : {}) } },
       });
     writeFileSync(file, config());
     gw = await startGatewayProcess({ CONFIG_FILE: file }, "source", "only");
@@ -153,9 +160,26 @@ describe("reloading the configuration of a running gateway", () => {
     const other = (await postJson(`${url}/portal/keys`, { label: "other" })).json as { apiKey: string };
     const chain = await postJson(`${url}/zgt/${other.apiKey}`, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
     expect(chain.headers.get("x-ratelimit-limit")).toBe("9");
+    // A node cordoned by the file: out of service (probed, sent nothing), as the admin API's cordon; then back.
+    writeFileSync(
+      file,
+      config({
+        upstreams: [nodeA, nodeB],
+        requestsPerWindow: 9,
+        weights: { eth_getBalance: 3 },
+        more: reloaded,
+        cordoned: [nodeB],
+      }),
+    );
+    expect((await admin.reloadConfig({}, asAdmin)).changed).toEqual(["networks.testnet.cordoned"]);
+    const states = async () => (await admin.listUpstreams({}, asAdmin)).upstreams.map((u) => u.cordoned);
+    expect(await states()).toEqual([false, true]);
+    writeFileSync(file, config({ upstreams: [nodeA, nodeB], requestsPerWindow: 9, weights: { eth_getBalance: 3 }, more: reloaded }));
+    expect((await admin.reloadConfig({}, asAdmin)).changed).toEqual(["networks.testnet.cordoned"]);
+    expect(await states()).toEqual([false, false]);
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/^gateway_config_reload_failures_total 2$/m);
-    expect(metrics).toMatch(/^gateway_config_reloads_total\{outcome="applied"\} 1$/m);
+    expect(metrics).toMatch(/^gateway_config_reloads_total\{outcome="applied"\} 3$/m);
 
     // The writes and the subscription went on through it all.
     const headsBefore = headsAt.filter((t) => t > reloadedAt).length;
