@@ -699,8 +699,11 @@ function crossChecks(input: Json): string[] {
     const net = networks[name];
     if (!isObject(net)) continue;
     const upstreams = Array.isArray(net.upstreams) ? net.upstreams : [];
-    if (Array.isArray(net.cordoned))
+    if (Array.isArray(net.cordoned)) {
       for (const url of net.cordoned) if (!upstreams.includes(url)) problems.push(`networks.${name}.cordoned: "${String(url)}" is not one of its upstreams`);
+      if (upstreams.length > 0 && upstreams.every((u) => (net.cordoned as unknown[]).includes(u)))
+        problems.push(`networks.${name}.cordoned: every upstream is cordoned; at least one must stay in service`);
+    }
     const port = net.port ?? NETWORK_DEFAULTS[name].port;
     if (typeof port !== "number" || port === 0) continue;
     const other = ports.get(port);

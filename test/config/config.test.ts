@@ -78,6 +78,17 @@ describe("config", () => {
     expect(problems).toMatch(/networks.mainnet.port: 8546 is already used by testnet/);
   });
 
+  it("cordoned upstreams are some of the network's, never all (#67)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    const file = (cordoned: string[]) => {
+      writeFileSync(join(dir, "c.json"), JSON.stringify({ networks: { testnet: { upstreams: ["http://a:1", "http://b:2"], cordoned } } }));
+      return () => loadConfig({ CONFIG_FILE: "c.json" }, dir);
+    };
+    expect(file(["http://b:2"])().networks[0]!.cordoned).toEqual(["http://b:2"]);
+    expect(file(["http://c:3"])).toThrow(/networks.testnet.cordoned: "http:\/\/c:3" is not one of its upstreams/);
+    expect(file(["http://a:1", "http://b:2"])).toThrow(/every upstream is cordoned; at least one must stay in service/);
+  });
+
   it("per-method upstream policies (#67): by name or prefix, each field checked", () => {
     const dir = mkdtempSync(join(tmpdir(), "cfg-"));
     writeFileSync(join(dir, "ok.json"), JSON.stringify({ methodPolicies: { eth_getLogs: { timeoutMs: 30_000, hedge: false }, "debug_*": { retries: 0 } } }));
