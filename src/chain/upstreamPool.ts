@@ -530,12 +530,11 @@ export class UpstreamPool {
   }
 
   /**
-   * Posts to the best node whose answer `decode` accepts, failing over on transient errors; an idempotent
-   * read not answered within the node's hedge delay is also sent to the next node, and the first good answer
-   * wins (the other request is cancelled: the node stops working on it, and it counts as no failure).
-   * `timeoutMs`: a patient read's own deadline (callPatient), not hedged.
+   * Posts to the best node whose answer `decode` accepts, failing over on transient errors (to `retries`
+   * other nodes; default all); with `hedge`, a read not answered within the node's hedge delay is also sent to
+   * the next node, and the first good answer wins (the other request is cancelled: the node stops working on
+   * it, and it counts as no failure). `timeoutMs`: a patient read's or a method policy's own deadline.
    */
-  /** `hedge`: a read that may also go to the next node; `retries`: other nodes tried after a failure (default all). */
   private async send<T>(body: string, decode: (text: string) => T, hedge: boolean, caller?: AbortSignal, timeoutMs?: number, retries?: number): Promise<T> {
     const all = this.order();
     const order = retries === undefined ? all : all.slice(0, retries + 1);
