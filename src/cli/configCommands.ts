@@ -1,7 +1,7 @@
 // `chain-gateway config check [FILE]` and `chain-gateway config print [FILE]`: the configuration a gateway would
 // start with (defaults, the file, the environment), validated without starting anything. check exits 1 naming
 // each problem by its path; print shows every setting, secrets masked, with where it came from.
-import { ConfigError, leafPaths, resolveConfig } from "../config/config.js";
+import { ConfigError, leafPaths, resolveConfig, valueAt } from "../config/config.js";
 
 const USAGE = `usage: chain-gateway config check [FILE]   validate FILE (else CONFIG_FILE or ./chain-gateway.config.json) and the environment
        chain-gateway config print [FILE]   the effective configuration, secrets masked, and each setting's source`;
@@ -25,9 +25,6 @@ function maskUrl(text: string): string {
     return text;
   }
 }
-
-const valueAt = (obj: unknown, path: string): unknown =>
-  path.split(".").reduce<unknown>((v, k) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[k] : undefined), obj);
 
 /** Runs `config <command> [FILE]`; returns the exit code. */
 export function runConfigCommand(args: string[], env: NodeJS.ProcessEnv = process.env, out = process.stdout, err = process.stderr): number {

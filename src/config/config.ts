@@ -665,6 +665,10 @@ export function resolveConfig(env: Env = process.env, cwd = process.cwd()): Expl
   return { file, parsed: parsed.data, fromFile, fromEnv };
 }
 
+/** The value at a dotted path (undefined when absent). */
+export const valueAt = (obj: unknown, path: string): unknown =>
+  path.split(".").reduce<unknown>((v, k) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[k] : undefined), obj);
+
 /** Dotted paths of an object's leaves (a list is one leaf). */
 export function leafPaths(value: unknown, prefix = ""): string[] {
   if (!isObject(value)) return prefix === "" ? [] : [prefix];

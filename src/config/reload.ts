@@ -3,7 +3,7 @@
 // hold them; any other setting that changed refuses the whole reload, naming it (ports, the store, the signer
 // and the rest need a restart). An invalid file changes nothing: the old configuration stays.
 import { GatewayError } from "../errors.js";
-import { ConfigError, type GatewayConfig, leafPaths, type ParsedConfig } from "./config.js";
+import { ConfigError, type GatewayConfig, leafPaths, type ParsedConfig, valueAt } from "./config.js";
 
 /** What can change without a restart. */
 const LIVE: readonly RegExp[] = [
@@ -32,9 +32,6 @@ export function keyedConfig(config: GatewayConfig): ParsedConfig {
   const { networks, ...rest } = config;
   return { ...rest, networks: Object.fromEntries(networks.map(({ name: _name, ...n }) => [_name, n])) } as ParsedConfig;
 }
-
-const valueAt = (obj: unknown, path: string): unknown =>
-  path.split(".").reduce<unknown>((v, k) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[k] : undefined), obj);
 
 /** Dotted paths whose values differ between two configurations. */
 export function changedPaths(before: ParsedConfig, after: ParsedConfig): string[] {

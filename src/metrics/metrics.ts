@@ -39,7 +39,7 @@ class Tally<L extends string> {
 
 /** What the health gauges read when scraped. */
 export interface StoresHealth {
-  /** The store's kind (sqlite, postgres) and whether it takes writes. */
+  /** The store's kind (embedded, postgres) and whether it takes writes. */
   storeKind: string;
   store: boolean;
   /** The shared rate-limit store (Redis): undefined without one. */
