@@ -3,62 +3,29 @@
 // Connect call, a WebSocket subscription and JSON-RPC; and its sticky routing keeps a caller's filter polls on
 // the replica that holds the filter (filters are each replica's own), by API key and by address. Skipped
 // where nginx is not installed (.ci/run installs it).
-import type { ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { RpcService } from "../../gen/chaingateway/rpc/v1/rpc_pb.js";
-import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
-import { postJson, recordSecret } from "../helpers/gateway.js";
-import { type GatewayProcess, startGatewayProcess } from "../helpers/gatewayProcess.js";
-import { type LoadBalancer, NGINX, startNginx } from "../helpers/nginx.js";
-import { freshSchemaUrl } from "../helpers/postgres.js";
+import { postJson } from "../helpers/gateway.js";
+import { type LoadBalancer, NGINX } from "../helpers/nginx.js";
+import { type Replicas, startReplicas } from "../helpers/replicas.js";
 import { pythonGrpcReady, runPythonClient } from "../helpers/pythonClient.js";
 
 describe.skipIf(!NGINX)("deploy/nginx.conf carries every transport to two replicas", () => {
-  const children: ChildProcess[] = [];
-  const gateways: GatewayProcess[] = [];
-  let dropSchema: (() => Promise<void>) | undefined;
+  let replicas: Replicas | undefined;
   let lb: LoadBalancer;
   let apiKey: string;
   const call = async (path: string, method: string, params: unknown[] = []): Promise<{ result?: unknown; error?: { message: string } }> =>
     (await postJson(lb.url + path, { jsonrpc: "2.0", id: 1, method, params })).json as { result?: unknown; error?: { message: string } };
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), "lb-"));
-    const nodePort = await freePort();
-    children.push(await startAnvil(nodePort));
-    const schema = await freshSchemaUrl();
-    dropSchema = schema.drop;
-    const mnemonic = Wallet.createRandom().mnemonic!.phrase;
-    recordSecret(mnemonic);
-    const ports = [await freePort(), await freePort()];
-    for (const [i, port] of ports.entries()) {
-      gateways.push(
-        await startGatewayProcess({
-          DATA_DIR: join(dir, `data-${i}`),
-          TESTNET_PORT: String(port),
-          TESTNET_UPSTREAMS: `http://127.0.0.1:${nodePort}`,
-          DATABASE_URL: schema.url,
-          REDIS_URL: "redis://127.0.0.1:6379",
-          MASTER_MNEMONIC: mnemonic,
-          TRUSTED_PROXIES: "127.0.0.1",
-        }),
-      );
-    }
-    lb = await startNginx(dir, ports);
-    children.push(lb.child);
+    replicas = await startReplicas("lb-");
+    lb = replicas.lb;
     apiKey = ((await postJson(lb.url + "/portal/keys", { label: "behind nginx" })).json as { apiKey: string }).apiKey;
   }, 120_000);
-  afterAll(async () => {
-    await Promise.all([...gateways.map((g) => g.child), ...children].map(kill9));
-    await dropSchema?.();
-  });
+  afterAll(() => replicas?.stop());
 
   it("JSON-RPC and Connect over HTTP/1.1", async () => {
     expect((await call("/", "eth_chainId")).result).toBe("0x133edcb");

@@ -2,57 +2,21 @@
 // (deploy/nginx.conf with local addresses), in front of one node. One replica is killed with SIGKILL under ZKT
 // load: JSON-RPC through the load balancer keeps answering (errors only while nginx notices, counted), and
 // every acknowledged write is mined once. Skipped where nginx is not installed (.ci/run installs it).
-import type { ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Wallet } from "ethers";
 import { afterAll, describe, expect, it } from "vitest";
-import { batchRpc, freePort, inBatches, kill9, startAnvil } from "../helpers/anvilProcess.js";
-import { postJson, recordSecret } from "../helpers/gateway.js";
-import { type GatewayProcess, startGatewayProcess } from "../helpers/gatewayProcess.js";
-import { NGINX, startNginx } from "../helpers/nginx.js";
-import { freshSchemaUrl } from "../helpers/postgres.js";
+import { batchRpc, inBatches, kill9 } from "../helpers/anvilProcess.js";
+import { postJson } from "../helpers/gateway.js";
+import { NGINX } from "../helpers/nginx.js";
+import { type Replicas, startReplicas } from "../helpers/replicas.js";
 import { until } from "../helpers/until.js";
 
 describe.skipIf(!NGINX)("two replicas behind nginx", () => {
-  const children: ChildProcess[] = [];
-  const gateways: GatewayProcess[] = [];
-  let dropSchema: (() => Promise<void>) | undefined;
-  afterAll(async () => {
-    await Promise.all([...gateways.map((g) => g.child), ...children].map(kill9));
-    await dropSchema?.();
-  });
+  let replicas: Replicas | undefined;
+  afterAll(() => replicas?.stop());
 
   it("one replica killed under load: reads keep answering, every acknowledged write is mined once", { timeout: 180_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), "replicas-"));
-    const nodePort = await freePort();
-    const node = `http://127.0.0.1:${nodePort}`;
-    children.push(await startAnvil(nodePort));
-    const schema = await freshSchemaUrl();
-    dropSchema = schema.drop;
-    const mnemonic = Wallet.createRandom().mnemonic!.phrase;
-    recordSecret(mnemonic);
-    const ports = [await freePort(), await freePort()];
-    for (const [i, port] of ports.entries()) {
-      gateways.push(
-        await startGatewayProcess({
-          DATA_DIR: join(dir, `data-${i}`),
-          TESTNET_PORT: String(port),
-          TESTNET_UPSTREAMS: node,
-          DATABASE_URL: schema.url,
-          REDIS_URL: "redis://127.0.0.1:6379",
-          MASTER_MNEMONIC: mnemonic,
-          TRUSTED_PROXIES: "127.0.0.1",
-          RATE_LIMIT: "1000000",
-          TRY_IT_OUT_RATE_LIMIT: "1000000",
-          STUCK_TRANSACTION_MS: "3000",
-        }),
-      );
-    }
-    const balancer = await startNginx(dir, ports);
-    children.push(balancer.child);
-    const lb = balancer.url;
+    replicas = await startReplicas("replicas-", { RATE_LIMIT: "1000000", TRY_IT_OUT_RATE_LIMIT: "1000000", STUCK_TRANSACTION_MS: "3000" });
+    const { node, gateways } = replicas;
+    const lb = replicas.lb.url;
 
     const acknowledged = new Map<string, string>();
     let stop = false;
