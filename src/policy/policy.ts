@@ -68,7 +68,19 @@ export class Policy {
       if (rule.auth === "required") throw new GatewayError("unauthorized", "this operation needs an API key");
       return this.limit(op, PUBLIC, caller.clientIp, weight);
     }
-    return this.deps.authenticate(caller.apiKey).then((access) => this.limit(op, access, caller.clientIp, weight));
+    return this.deps.authenticate(caller.apiKey).then(
+      (access) => this.limit(op, access, caller.clientIp, weight),
+      (err: unknown) => this.refusedKey(caller.clientIp, weight, err),
+    );
+  }
+
+  /**
+   * A key that does not authenticate is refused, and the refusal costs its IP's request limit as a public call
+   * would: guessing keys is rate limited like any other request (past the limit the answer is the 429).
+   */
+  private async refusedKey(clientIp: string, weight: number, err: unknown): Promise<never> {
+    if (err instanceof GatewayError && err.kind === "unauthorized") await this.limit("RpcService.Call", PUBLIC, clientIp, weight);
+    throw err;
   }
 
   /**

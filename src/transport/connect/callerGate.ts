@@ -30,7 +30,13 @@ export function callerGate(admit: (ctx: HandlerContext) => MaybePromise<void>): 
   return async (ctx) => {
     recodeParseErrors(ctx);
     try {
-      identify(ctx);
+      try {
+        identify(ctx);
+      } catch (malformed) {
+        // A malformed authorization still costs its caller a request, as a public one (then refused).
+        await admit(ctx);
+        throw malformed;
+      }
       await admit(ctx);
     } catch (err) {
       // Interceptors (and their error mapping) run only after the gate.

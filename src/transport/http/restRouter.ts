@@ -178,10 +178,11 @@ export function createRestRouter(
   /** Sees every answer: the route's pattern (never the path, which may hold a key) and the status. */
   observe: (route: string, status: number) => void = () => undefined,
   /**
-   * Counts a request that matched no route against the caller's limits (every request counts): the limit's
-   * headers, or throws the refusal, which is answered instead of the 404/405.
+   * Counts a request no handler took against the caller's limits (every request counts): one to no route, or
+   * one whose body was refused before a route read it (too large, compressed). The limit's headers, or throws
+   * the refusal, which is answered instead.
    */
-  admitUnmatched?: (clientIp: string) => MaybePromise<Record<string, string>>,
+  admitRefused?: (clientIp: string) => MaybePromise<Record<string, string>>,
 ): RestRouter {
   const nextRequestId = requestIds();
   const clientsGone = new PeriodicSummary(log, "clients closed requests before their bodies arrived");
@@ -236,19 +237,28 @@ export function createRestRouter(
         if (method === "OPTIONS") return finish({ status: 204, headers: { ...headers, allow } });
         return finish(json(405, { error: `${method} is not allowed on ${redactPath(path)}` }, { ...headers, allow }));
       };
-      if (!admitUnmatched) return unmatched();
+      if (!admitRefused) return unmatched();
       const refused = (err: unknown): HttpAnswer => {
         const gw = toGatewayError(err);
         return finish(json(gw.httpStatus, { error: gw.message }, retryAfter(gw)));
       };
-      return attempt(() => admitUnmatched(clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies)), unmatched, refused);
+      return attempt(() => admitRefused(clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies)), unmatched, refused);
     }
     const { route, params } = matched;
-    const failed = (err: unknown): HttpAnswer => {
-      const gw = toGatewayError(err);
+    const answerError = (gw: GatewayError): HttpAnswer => {
       if (gw.kind === "internal") log.error("request failed", { requestId, path: redactPath(path), error: String(gw.cause ?? gw) });
       else if (gw.kind === "client_gone") clientsGone.note("client closed its request", { requestId, path: redactPath(path) });
       return finish(route.renderError(gw));
+    };
+    const failed = (err: unknown): MaybePromise<HttpAnswer> => {
+      const gw = toGatewayError(err);
+      if (!admitRefused || !BODY_REFUSALS.has(gw.kind)) return answerError(gw);
+      // The body never reached a handler, so no handler counted it: counted here (a refusal past the limit is the 429).
+      return attempt(
+        () => admitRefused(clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies)),
+        () => answerError(gw),
+        (over) => answerError(toGatewayError(over)),
+      );
     };
     // A compressed body is refused unread (415), not parsed as text and taken for bad JSON.
     const encoding = input.headers["content-encoding"];
@@ -310,6 +320,9 @@ function allowedOn(routes: RestRoute[], path: string): string {
 function unsupportedEncoding(encoding: string): GatewayError {
   return new GatewayError("unsupported_encoding", `Content-Encoding ${encoding.slice(0, 32)} is not supported: send the body uncompressed`);
 }
+
+/** Refusals of a body itself, made before any route's handler saw it. */
+const BODY_REFUSALS = new Set<string>(["payload_too_large", "unsupported_encoding"]);
 
 function once(read: () => Promise<string>): () => Promise<string> {
   let body: Promise<string> | undefined;

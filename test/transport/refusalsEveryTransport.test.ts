@@ -1,0 +1,205 @@
+// Every refusal counts, on every transport (#62, #64): a malformed, unauthorised, oversize or wrongly typed
+// request costs its caller one request of the same per-IP limit whether it came over HTTP/1.1, HTTP/2,
+// WebSocket, gRPC or Connect. Each transport is called from an address of its own; the budget left is then read
+// from that address's next JSON-RPC answer (x-ratelimit-remaining).
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { Gateway } from "../../src/gateway.js";
+import { startTestGateway } from "../helpers/gateway.js";
+
+const LIMIT = 1_000;
+const BODY_LIMIT = 64 * 1024;
+const OVERSIZE = "x".repeat(BODY_LIMIT + 1);
+const BALANCE = "/chaingateway.rpc.v1.RpcService/GetBalance";
+/** Field 1 (address), length-delimited, 16 bytes announced and none sent. */
+const TRUNCATED = new Uint8Array([0x0a, 0x10]);
+const enveloped = (msg: Uint8Array): Buffer => Buffer.from([0, 0, 0, 0, msg.length, ...msg]);
+
+interface Shape {
+  path: string;
+  headers: Record<string, string>;
+  body: string | Buffer;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+/** What a broken or hostile HTTP client sends (either HTTP version), each refused. */
+const HTTP_SHAPES: [string, Shape][] = [
+  ["not JSON", { path: "/", headers: JSON_HEADERS, body: "{" }],
+  ["not a request", { path: "/", headers: JSON_HEADERS, body: '{"jsonrpc":"2.0"}' }],
+  ["an empty batch", { path: "/", headers: JSON_HEADERS, body: "[]" }],
+  ["a body over the limit", { path: "/", headers: JSON_HEADERS, body: OVERSIZE }],
+  ["a compressed body (415)", { path: "/", headers: { ...JSON_HEADERS, "content-encoding": "gzip" }, body: Buffer.from([0x1f, 0x8b, 8, 0]) }],
+  ["an unknown API key", { path: "/zgt/not-a-key", headers: JSON_HEADERS, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' }],
+  ["a ZKT body that is not JSON", { path: "/zkt/try-it-out", headers: JSON_HEADERS, body: "{" }],
+  ["a ZKT body over the limit", { path: "/zkt/try-it-out", headers: JSON_HEADERS, body: OVERSIZE }],
+  ["a ZKT write to an unknown key", { path: "/zkt/not-a-key", headers: JSON_HEADERS, body: '{"arguments":"hi"}' }],
+  ["no such path", { path: "/nowhere", headers: JSON_HEADERS, body: "{}" }],
+];
+/** The Connect wire's own broken shapes (Connect JSON over HTTP/1.1 and gRPC over h2c). */
+const CONNECT_SHAPES: [string, Shape][] = [
+  ["bad JSON", { path: BALANCE, headers: JSON_HEADERS, body: '{"address": ' }],
+  ["bad protobuf", { path: BALANCE, headers: { "content-type": "application/proto" }, body: Buffer.from(TRUNCATED) }],
+  ["an unknown API key", { path: BALANCE, headers: { ...JSON_HEADERS, authorization: "Bearer not-a-key" }, body: "{}" }],
+  ["a malformed authorization", { path: BALANCE, headers: { ...JSON_HEADERS, authorization: "Basic x" }, body: "{}" }],
+];
+const GRPC = { "content-type": "application/grpc+proto", te: "trailers" };
+const GRPC_SHAPES: [string, Shape][] = [
+  ["bad protobuf", { path: BALANCE, headers: GRPC, body: enveloped(TRUNCATED) }],
+  ["an unknown API key", { path: BALANCE, headers: { ...GRPC, authorization: "Bearer not-a-key" }, body: enveloped(new Uint8Array()) }],
+  ["a malformed authorization", { path: BALANCE, headers: { ...GRPC, authorization: "Basic x" }, body: enveloped(new Uint8Array()) }],
+];
+/** WebSocket messages on one open socket, each answered with an error. */
+const WS_MESSAGES: [string, string][] = [
+  ["not JSON", "{"],
+  ["not a request", '{"jsonrpc":"2.0"}'],
+  ["an empty batch", "[]"],
+  ["an unknown method", '{"jsonrpc":"2.0","id":1,"method":"eth_nothing","params":[]}'],
+];
+
+function h1(base: string, ip: string, shape: Shape): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(base + shape.path, { method: "POST", headers: shape.headers, localAddress: ip, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end(shape.body);
+  });
+}
+
+/** Each shape on one HTTP/2 connection from `ip`; the :status (and grpc-status) of each. */
+async function h2(base: string, ip: string, shapes: Shape[]): Promise<string[]> {
+  const { hostname, port } = new URL(base);
+  const session = http2.connect(base, { createConnection: () => net.connect({ host: hostname, port: Number(port), localAddress: ip }) });
+  try {
+    return await Promise.all(
+      shapes.map(
+        (shape) =>
+          new Promise<string>((resolve, reject) => {
+            const req = session.request({ ":method": "POST", ":path": shape.path, ...shape.headers });
+            let status = "";
+            req.on("response", (h) => {
+              status = `${h[":status"]}${h["grpc-status"] ? `/${h["grpc-status"]}` : ""}`;
+            });
+            req.on("trailers", (t) => {
+              if (t["grpc-status"]) status += `/${t["grpc-status"]}`;
+            });
+            req.on("end", () => resolve(status));
+            req.on("error", reject);
+            req.resume();
+            req.end(shape.body);
+          }),
+      ),
+    );
+  } finally {
+    session.close();
+  }
+}
+
+/** What `ip` has left of its request window: one JSON-RPC call of its own reads it. */
+async function remaining(base: string, ip: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(base, { method: "POST", headers: JSON_HEADERS, localAddress: ip, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(Number(res.headers["x-ratelimit-remaining"])));
+    });
+    req.on("error", reject);
+    req.end('{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}');
+  });
+}
+
+describe("refusals are counted on every transport", () => {
+  let gw: Gateway;
+  let base: string;
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.rateLimit.requestsPerWindow = LIMIT;
+        c.bodyLimitBytes = BODY_LIMIT;
+      },
+    });
+    base = gw.network("testnet").url;
+  });
+  afterAll(() => gw?.close());
+
+  it("HTTP/1.1: each refused request takes one from the caller's limit", async () => {
+    const ip = "127.0.0.31";
+    const statuses: Record<string, number> = {};
+    for (const [name, shape] of HTTP_SHAPES) statuses[name] = await h1(base, ip, shape);
+    for (const [name, status] of Object.entries(statuses)) expect(status, name).not.toBe(200);
+    expect(await remaining(base, ip), JSON.stringify(statuses)).toBe(LIMIT - HTTP_SHAPES.length - 1);
+  });
+
+  it("HTTP/2: the same shapes take the same", async () => {
+    const ip = "127.0.0.32";
+    const statuses = await h2(
+      base,
+      ip,
+      HTTP_SHAPES.map(([, s]) => s),
+    );
+    expect(
+      statuses.filter((s) => s === "200"),
+      statuses.join(" "),
+    ).toEqual([]);
+    expect(await remaining(base, ip), statuses.join(" ")).toBe(LIMIT - HTTP_SHAPES.length - 1);
+  });
+
+  it("Connect over HTTP/1.1: each refused call takes one", async () => {
+    const ip = "127.0.0.33";
+    const statuses: number[] = [];
+    for (const [, shape] of CONNECT_SHAPES) statuses.push(await h1(base, ip, shape));
+    expect(
+      statuses.filter((s) => s === 200),
+      statuses.join(" "),
+    ).toEqual([]);
+    expect(await remaining(base, ip), statuses.join(" ")).toBe(LIMIT - CONNECT_SHAPES.length - 1);
+  });
+
+  it("gRPC over h2c: each refused call takes one", async () => {
+    const ip = "127.0.0.34";
+    const statuses = await h2(
+      base,
+      ip,
+      GRPC_SHAPES.map(([, s]) => s),
+    );
+    expect(
+      statuses.filter((s) => s.endsWith("/0")),
+      statuses.join(" "),
+    ).toEqual([]);
+    expect(await remaining(base, ip), statuses.join(" ")).toBe(LIMIT - GRPC_SHAPES.length - 1);
+  });
+
+  it("WebSocket: each refused message takes one, and so does a refused upgrade", async () => {
+    const ip = "127.0.0.35";
+    const ws = new WebSocket(base.replace("http", "ws"), { localAddress: ip });
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    const answers: string[] = [];
+    const all = new Promise<void>((resolve) => {
+      ws.on("message", (data: Buffer) => {
+        answers.push(data.toString());
+        if (answers.length === WS_MESSAGES.length) resolve();
+      });
+    });
+    for (const [, msg] of WS_MESSAGES) ws.send(msg);
+    await all;
+    ws.close();
+    for (const a of answers) expect(JSON.parse(a) as { error?: unknown }, a).toHaveProperty("error");
+    // An upgrade with a key that does not exist is refused (401) and counted too.
+    const refused = new WebSocket(base.replace("http", "ws") + "/zgt/not-a-key", { localAddress: ip });
+    const status = await new Promise<number>((resolve) => {
+      refused.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      refused.once("open", () => resolve(101));
+      refused.once("error", () => resolve(-1));
+    });
+    expect(status).toBe(401);
+    // A socket's opening upgrade is one request too (the WebSocket's own admission).
+    const opened = 1;
+    expect(await remaining(base, ip), answers.join("\n")).toBe(LIMIT - WS_MESSAGES.length - 1 - opened - 1);
+  });
+});
