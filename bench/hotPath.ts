@@ -18,6 +18,7 @@ import type { IdempotencyStore } from "../src/store/idempotencyStore.js";
 import { Policy } from "../src/policy/policy.js";
 import { RpcService } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { guard } from "../src/handlers/guard.js";
+import { edgeAdmission } from "../src/handlers/admission.js";
 import { rpcHandlers } from "../src/handlers/rpcHandlers.js";
 import type { Sponsorship } from "../src/platform/sponsorship.js";
 import type { SubscriptionHub } from "../src/live/subscriptions.js";
@@ -47,7 +48,7 @@ const router = createRestRouter(
     ...jsonRpcRoutes({
       maxBatchSize: 40,
       rpc: guard(RpcService, rpcHandlers(core, 40, undefined as unknown as Sponsorship, undefined as unknown as SubscriptionHub), policy),
-      admitMalformed: (caller, weight) => policy.admit("RpcService.Call", caller, weight),
+      admission: edgeAdmission(policy),
     }),
   ],
   1 << 20,

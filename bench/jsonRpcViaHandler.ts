@@ -12,6 +12,7 @@ import { RateLimits } from "../src/limits/rateLimits.js";
 import { createLogger } from "../src/log/logger.js";
 import { Policy } from "../src/policy/policy.js";
 import { guard } from "../src/handlers/guard.js";
+import { edgeAdmission } from "../src/handlers/admission.js";
 import { rpcHandlers } from "../src/handlers/rpcHandlers.js";
 import { handleJsonRpc } from "../src/transport/jsonrpc/handleJsonRpc.js";
 import { jsonRpcViaHandlers } from "../src/transport/jsonrpc/viaHandlers.js";
@@ -60,6 +61,7 @@ const policy = new Policy({
   idempotency: undefined as unknown as IdempotencyStore,
 });
 const rpc = guard(RpcService, rpcHandlers(core, 40, undefined as unknown as Sponsorship, undefined as unknown as SubscriptionHub), policy);
+const admission = edgeAdmission(policy);
 
 /** The floor: the core alone, no policy, no handler (what POST / cost before it ran on the handlers). */
 async function coreAlone(body: string): Promise<string> {
@@ -71,11 +73,7 @@ async function coreAlone(body: string): Promise<string> {
 
 /** POST / today: the envelope, then the guarded Call handler in process, params and result as JSON text. */
 async function jsonText(body: string): Promise<string> {
-  const answer = await handleJsonRpc(
-    body,
-    jsonRpcViaHandlers(rpc, { clientIp: "127.0.0.1" }, "/", () => ({ access: { kind: "public" }, headers: {} })),
-    40,
-  );
+  const answer = await handleJsonRpc(body, jsonRpcViaHandlers(rpc, { clientIp: "127.0.0.1" }, "/", admission), 40);
   return answer.body ?? "";
 }
 

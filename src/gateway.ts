@@ -7,13 +7,14 @@ import { barrier } from "./barrier.js";
 import { MasterSeed } from "./keys/masterSeed.js";
 import { ApiKeys } from "./keys/apiKeys.js";
 import { AdminTokens } from "./keys/adminTokens.js";
-import { openStores, type Stores } from "./store/openStores.js";
+import { openStores, type OpenStoresOptions, type Stores } from "./store/openStores.js";
 import { SolidityCompiler } from "./zkt/solc/compileSolidity.js";
 import { WindowLimiter } from "./limits/windowLimiter.js";
 import { KeyIssuer } from "./keys/keyIssuer.js";
 import { portalRoutes } from "./transport/portal/portalRoutes.js";
 import { RateLimits } from "./limits/rateLimits.js";
 import { IdempotencyStore } from "./store/idempotencyStore.js";
+import { startHousekeeping } from "./store/housekeeping.js";
 import { ConfigReloader, keyedConfig, type ReloadOutcome } from "./config/reload.js";
 import { Metrics } from "./metrics/metrics.js";
 import { type HeldPorts, holdPorts } from "./transport/holdingServer.js";
@@ -50,13 +51,13 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     metrics.rateLimitRejections.inc({ network, scope }),
   );
   let stores: Stores | undefined;
-  let pruneTimer: NodeJS.Timeout | undefined;
+  let stopHousekeeping: (() => void) | undefined;
   let held: HeldPorts | undefined;
   let metricsServer: MetricsServer | undefined;
   /** What the start waits for, for the held ports' /readyz. */
   let startingFor = "opening its store";
   const closeAll = async (): Promise<void> => {
-    clearInterval(pruneTimer);
+    stopHousekeeping?.();
     await held?.close();
     await metricsServer?.close();
     await Promise.all(networks.map((n) => n.close()));
@@ -73,19 +74,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       () => startingFor,
     );
     // Embedded: one SQLite file under DATA_DIR; with DATABASE_URL, PostgreSQL (see openStores.ts).
-    stores = await openStores({
-      dataDir: config.dataDir,
-      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-      onChange: (what, details) => log.info(what, details),
-      onWait: (what, details) => {
-        startingFor = `${what}: ${String(details.error ?? "")}`;
-        log.warn(what, details);
-      },
-      onAvailability: (available, reason) =>
-        available
-          ? log.info("the store is available again")
-          : log.error("the store is unavailable: writes are refused (503) and readiness is false", { reason }),
-    });
+    stores = await openStores(storeOptions(config, log, (what) => (startingFor = what)));
     startingFor = "starting its networks";
     const { journal, health: storeHealth, webhooks: webhookStore, kind: storeKind } = stores;
     metrics.followHealth(() => ({ storeKind, store: storeHealth.available, rateLimitStore: limits.sharedStoreUp }));
@@ -95,28 +84,13 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       findJournaled: (key) => journal.getByIdempotencyKey(key),
       staleAfterMs: config.idempotencyStaleMs,
     });
-    // Housekeeping, on start and hourly; every replica may run it, concurrent deletes are harmless. Expired
-    // Idempotency-Key answers, finished journal records and finished webhook deliveries past retention would
-    // otherwise stay for good (deliveries: a row per event per endpoint, until the disk was full).
-    const prune = (): void => {
-      const failed = (what: string) => (err: unknown) => log.warn(`${what} prune failed`, { error: String(err) });
-      void idempotency.prune().then((n) => n > 0 && log.info("expired idempotency answers pruned", { count: n }), failed("idempotency"));
-      if (config.journalRetentionDays > 0) {
-        const before = new Date(Date.now() - config.journalRetentionDays * 86_400_000);
-        void journal
-          .prune(before)
-          .then((n) => n > 0 && log.info("finished journal records pruned", { count: n, before: before.toISOString() }), failed("journal"));
-      }
-      const deliveredBefore = new Date(Date.now() - config.webhooks.deliveryRetentionMs);
-      void webhookStore
-        .pruneFinished(deliveredBefore)
-        .then(
-          (n) => n > 0 && log.info("finished webhook deliveries pruned", { count: n, before: deliveredBefore.toISOString() }),
-          failed("webhook deliveries"),
-        );
-    };
-    prune();
-    pruneTimer = setInterval(prune, 3_600_000).unref();
+    stopHousekeeping = startHousekeeping({
+      idempotency,
+      journal,
+      webhooks: webhookStore,
+      retention: () => ({ journalDays: config.journalRetentionDays, deliveriesMs: config.webhooks.deliveryRetentionMs }),
+      log,
+    });
     const keyOrigins = new Set(config.portalKeyOrigins);
     reloader.onReload((next) => {
       // Read where used (the webhook registry, write callbacks, the journal prune): the object itself updated.
@@ -195,4 +169,19 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     await closeAll();
     throw err;
   }
+}
+
+/** Embedded: one SQLite file under DATA_DIR; with DATABASE_URL, PostgreSQL (openStores.ts), its waits logged. */
+function storeOptions(config: GatewayConfig, log: Logger, waitingFor: (what: string) => void): OpenStoresOptions {
+  return {
+    dataDir: config.dataDir,
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    onChange: (what, details) => log.info(what, details),
+    onWait: (what, details) => {
+      waitingFor(`${what}: ${String(details.error ?? "")}`);
+      log.warn(what, details);
+    },
+    onAvailability: (available, reason) =>
+      available ? log.info("the store is available again") : log.error("the store is unavailable: writes are refused (503) and readiness is false", { reason }),
+  };
 }

@@ -5,10 +5,9 @@ import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import { callerKey } from "../handlers/context.js";
-import { admissionGate } from "../handlers/guard.js";
+import { edgeAdmission } from "../handlers/admission.js";
 import type { SubscriptionHub, HubObserver } from "../live/subscriptions.js";
 import type { HeadFeed } from "../live/headFeed.js";
-import { andThen } from "../maybePromise.js";
 import type { Policy } from "../policy/policy.js";
 import { callerGate } from "../transport/connect/callerGate.js";
 import { errorMappingInterceptor } from "../transport/connect/errorMap.js";
@@ -52,10 +51,12 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
   });
   const socketLimits = { ...gw.websocket, maxPayloadBytes: gw.bodyLimitBytes };
   const shardCount = gw.websocket.shards ?? Math.max(0, Math.min(8, availableParallelism() - 1));
+  // The one admission every transport below counts its callers' requests and refusals through.
+  const admission = edgeAdmission(p.policy);
   const sockets = webSocketEndpoint({
     rpc: p.handlers.rpc,
     hub: p.hub,
-    policy: p.policy,
+    admission,
     maxBatchSize: gw.maxBatchSize,
     limits: socketLimits,
     shards:
@@ -81,7 +82,6 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
     await sockets.close();
     await server?.close();
   });
-  const policy = p.policy;
   const rest = createRestRouter(
     [
       ...healthRoutes(p.pool, deps.storeHealth, p.draining),
@@ -99,23 +99,17 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
       ...jsonRpcRoutes({
         maxBatchSize: gw.maxBatchSize,
         rpc: p.handlers.rpc,
-        admitMalformed: (caller, weight) => policy.admitUnhandled(caller, weight),
-        refuseEarly: (caller) => policy.refusedBeforeBody(caller),
+        admission,
       }),
-      ...zktRoutes({
-        zkt: p.handlers.zkt,
-        log,
-        refuseEarly: (caller) => policy.refusedBeforeBody(caller, true),
-        admitRefused: (caller) => policy.admit("ZktService.WriteMessage", caller),
-      }),
-      ...webhookRoutes({ webhooks: p.handlers.webhooks, admitMalformed: (caller, weight) => policy.admitUnhandled(caller, weight) }),
+      ...zktRoutes({ zkt: p.handlers.zkt, log, admission }),
+      ...webhookRoutes({ webhooks: p.handlers.webhooks, admission }),
       ...deps.sharedRoutes,
     ],
     gw.bodyLimitBytes,
     log,
     trusted,
     (route, status) => m.countHttp(net.name, route, status),
-    (ip) => andThen(policy.admitUnhandled({ clientIp: ip }), (a) => a.headers),
+    admission.refusedAddress,
   );
   const handler = connectNodeAdapter({
     routes: connectRoutes(p.handlers),
@@ -124,7 +118,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
     // What handlers throw, mapped once (the gate maps its own refusals).
     interceptors: [errorMappingInterceptor],
     // Before the body is read: who called, and one request of theirs admitted.
-    requestGate: callerGate(admissionGate(policy)),
+    requestGate: callerGate(admission.gate),
     contextValues: (req) => createContextValues().set(callerKey, { clientIp: clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted) }),
   });
   // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.

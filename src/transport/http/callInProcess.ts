@@ -12,7 +12,7 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import { callerKey } from "../../handlers/context.js";
-import type { Caller } from "../../policy/policy.js";
+import type { Caller } from "../../handlers/admission.js";
 import type { MaybePromise } from "../../maybePromise.js";
 import { PlainHeaders } from "./plainHeaders.js";
 

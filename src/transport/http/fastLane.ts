@@ -98,254 +98,286 @@ function repeatedHead(buf: Buffer, seen: SeenHead): Head | undefined {
  * then calls `handOff` with every byte not yet consumed, from that request's first byte on.
  */
 export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOptions, handOff: (unread: Buffer) => void): void {
-  let buf = first;
-  /**
-   * A body still arriving: its chunks, gathered once the whole request is there (end: where it ends in buf
-   * plus these; 0 when no body is awaited). Joined chunk by chunk, a 700 KB body in small chunks cost 40 ms of
-   * copying (quadratic), and two such requests held every other caller.
-   */
-  let arriving: LargeBody | undefined;
-  let awaitedEnd = 0;
-  let busy = false;
-  let done = false;
-  /** When the first byte of the request being received arrived (0: none pending). */
-  let receivingSince = 0;
-  /** Armed only while a request is incomplete: a complete one (the usual case) never costs a timer. */
-  let deadline: NodeJS.Timeout | undefined;
-  let deadlineForHead = false;
-  /** The last head the lane took on this connection, to recognise it when the client sends it again. */
-  let last: SeenHead | undefined;
-  /** Bytes of the body budget held for the request being received (0: none; a whole body never takes any). */
-  let reserved = 0;
-  /**
-   * A large request handed to its route before its body was gathered: where the body is, and the route's
-   * body() waiting for it (once asked).
-   */
-  let early: { headLength: number; end: number; deliver?: (text: string) => void; fail?: (err: Error) => void; delivered: boolean } | undefined;
-  /** Bytes of a refused body still to drop as they arrive, and the answer written once they have. */
-  let skipLeft = 0;
-  let held: HttpAnswer | undefined;
-  const release = (): void => {
-    if (reserved > 0) options.budget?.release(normalise(socket.remoteAddress ?? "unknown"), reserved);
-    reserved = 0;
-  };
-  socket.setNoDelay(true);
-  socket.setTimeout(options.keepAliveTimeoutMs);
+  new FastLaneConnection(socket, first, options, handOff).start();
+}
 
-  const onData = (chunk: Buffer): void => {
-    if (skipLeft > 0) {
-      if (chunk.length <= skipLeft) {
-        skipLeft -= chunk.length;
-        if (skipLeft === 0) answerHeld();
+/** A large request handed to its route before its body was gathered: where its body is, and the route's body() waiting for it (once asked). */
+interface EarlyRequest {
+  headLength: number;
+  end: number;
+  deliver?: (text: string) => void;
+  fail?: (err: Error) => void;
+  delivered: boolean;
+}
+
+/** One connection in the lane: its bytes, the request being received, and the one being answered. */
+class FastLaneConnection {
+  private buf: Buffer;
+  /**
+   * A body still arriving: its chunks, gathered once the whole request is there (awaitedEnd: where it ends
+   * in buf plus these; 0 when no body is awaited). Joined chunk by chunk, a 700 KB body in small chunks cost
+   * 40 ms of copying (quadratic), and two such requests held every other caller.
+   */
+  private arriving: LargeBody | undefined = undefined;
+  private awaitedEnd = 0;
+  private busy = false;
+  private done = false;
+  /** When the first byte of the request being received arrived (0: none pending). */
+  private receivingSince = 0;
+  /** Armed only while a request is incomplete: a complete one (the usual case) never costs a timer. */
+  private deadline: NodeJS.Timeout | undefined = undefined;
+  private deadlineForHead = false;
+  /** The last head the lane took on this connection, to recognise it when the client sends it again. */
+  private last: SeenHead | undefined = undefined;
+  /** Bytes of the body budget held for the request being received (0: none; a whole body never takes any). */
+  private reserved = 0;
+  private early: EarlyRequest | undefined = undefined;
+  /** Bytes of a refused body still to drop as they arrive, and the answer written once they have. */
+  private skipLeft = 0;
+  private held: HttpAnswer | undefined = undefined;
+
+  constructor(
+    private readonly socket: Socket,
+    first: Buffer,
+    private readonly options: FastLaneOptions,
+    private readonly handOff: (unread: Buffer) => void,
+  ) {
+    this.buf = first;
+  }
+
+  start(): void {
+    const { socket } = this;
+    socket.setNoDelay(true);
+    socket.setTimeout(this.options.keepAliveTimeoutMs);
+    socket.on("data", this.onData);
+    socket.on("timeout", this.onTimeout);
+    socket.once("close", this.detach);
+    this.pump();
+  }
+
+  private release(): void {
+    if (this.reserved > 0) this.options.budget?.release(normalise(this.socket.remoteAddress ?? "unknown"), this.reserved);
+    this.reserved = 0;
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.skipLeft > 0) {
+      if (chunk.length <= this.skipLeft) {
+        this.skipLeft -= chunk.length;
+        if (this.skipLeft === 0) this.answerHeld();
         return;
       }
-      buf = chunk.subarray(skipLeft);
-      skipLeft = 0;
-      return answerHeld();
+      this.buf = chunk.subarray(this.skipLeft);
+      this.skipLeft = 0;
+      return this.answerHeld();
     }
+    const arriving = this.arriving;
     if (arriving) {
       // The lane is the socket's one reader: a read copied into the body's spill is given back at once.
       if (arriving.push(chunk) !== chunk) giveBack(chunk);
-      if (buf.length + arriving.size < awaitedEnd) return;
-      buf = Buffer.concat([buf, arriving.bytes()]);
-      arriving = undefined;
-      awaitedEnd = 0;
-      if (early) return deliver();
-    } else buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
-    if (!busy) pump();
+      if (this.buf.length + arriving.size < this.awaitedEnd) return;
+      this.buf = Buffer.concat([this.buf, arriving.bytes()]);
+      this.arriving = undefined;
+      this.awaitedEnd = 0;
+      if (this.early) return this.deliver();
+    } else this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    if (!this.busy) this.pump();
     // One client's pipelined (or junk) bytes wait in the kernel, not in our memory, while it is answered.
-    else if (buf.length > READ_AHEAD_BYTES) socket.pause();
-  };
-  const onTimeout = (): void => {
-    if (!busy) socket.destroy();
-  };
-  const clearDeadline = (): void => {
-    if (deadline) clearTimeout(deadline);
-    deadline = undefined;
-  };
-  /** Like node:http: 408 and close when the head (or the whole request) is late. */
-  const expire = (): void => {
-    deadline = undefined;
-    // Busy with a route that has its request but not yet all of its body (or a refused body still dropping):
-    // the deadline holds for the body too.
-    if (done || (busy && !arriving && skipLeft === 0)) return;
-    detach();
-    endAndClose(socket, REQUEST_TIMEOUT);
-  };
-  const armDeadline = (forHead: boolean): void => {
-    if (deadline && deadlineForHead === forHead) return;
-    clearDeadline();
-    deadlineForHead = forHead;
-    const limit = forHead ? Math.min(options.headersTimeoutMs, options.requestTimeoutMs) : options.requestTimeoutMs;
-    deadline = setTimeout(expire, Math.max(0, receivingSince + limit - Date.now()));
-  };
-  const detach = (): void => {
-    done = true;
-    // A route waiting for a body that will not come now hears so (it answers no one).
-    early?.fail?.(new GatewayError("client_gone", "the client closed the request before its body arrived"));
-    early = undefined;
-    // A route may still hold this lane (its body() call) until its answer settles: what was read goes now.
-    arriving?.clear();
-    arriving = undefined;
-    release();
-    clearDeadline();
-    socket.off("data", onData);
-    socket.off("timeout", onTimeout);
-    socket.off("close", detach); // else it keeps this lane's state (buffers, last head) for the socket's life
-    socket.setTimeout(0);
-  };
-  const giveUp = (): void => {
-    detach();
-    socket.resume();
-    handOff(buf);
+    else if (this.buf.length > READ_AHEAD_BYTES) this.socket.pause();
   };
 
-  const pump = (): void => {
-    while (!busy && !done) {
+  private readonly onTimeout = (): void => {
+    if (!this.busy) this.socket.destroy();
+  };
+
+  private clearDeadline(): void {
+    if (this.deadline) clearTimeout(this.deadline);
+    this.deadline = undefined;
+  }
+
+  /** Like node:http: 408 and close when the head (or the whole request) is late. */
+  private readonly expire = (): void => {
+    this.deadline = undefined;
+    // Busy with a route that has its request but not yet all of its body (or a refused body still dropping):
+    // the deadline holds for the body too.
+    if (this.done || (this.busy && !this.arriving && this.skipLeft === 0)) return;
+    this.detach();
+    endAndClose(this.socket, REQUEST_TIMEOUT);
+  };
+
+  private armDeadline(forHead: boolean): void {
+    if (this.deadline && this.deadlineForHead === forHead) return;
+    this.clearDeadline();
+    this.deadlineForHead = forHead;
+    const { headersTimeoutMs, requestTimeoutMs } = this.options;
+    const limit = forHead ? Math.min(headersTimeoutMs, requestTimeoutMs) : requestTimeoutMs;
+    this.deadline = setTimeout(this.expire, Math.max(0, this.receivingSince + limit - Date.now()));
+  }
+
+  private readonly detach = (): void => {
+    this.done = true;
+    // A route waiting for a body that will not come now hears so (it answers no one).
+    this.early?.fail?.(new GatewayError("client_gone", "the client closed the request before its body arrived"));
+    this.early = undefined;
+    // A route may still hold this lane (its body() call) until its answer settles: what was read goes now.
+    this.arriving?.clear();
+    this.arriving = undefined;
+    this.release();
+    this.clearDeadline();
+    const { socket } = this;
+    socket.off("data", this.onData);
+    socket.off("timeout", this.onTimeout);
+    socket.off("close", this.detach); // else it keeps this lane's state (buffers, last head) for the socket's life
+    socket.setTimeout(0);
+  };
+
+  private giveUp(): void {
+    this.detach();
+    this.socket.resume();
+    this.handOff(this.buf);
+  }
+
+  private pump(): void {
+    while (!this.busy && !this.done) {
+      const buf = this.buf;
       if (buf.length === 0) {
-        receivingSince = 0;
-        clearDeadline();
+        this.receivingSince = 0;
+        this.clearDeadline();
         return;
       }
-      if (receivingSince === 0) receivingSince = Date.now();
-      let head: Head | null | undefined = last && repeatedHead(buf, last);
+      if (this.receivingSince === 0) this.receivingSince = Date.now();
+      let head: Head | null | undefined = this.last && repeatedHead(buf, this.last);
       if (head === undefined) {
         head = parseHead(buf);
         if (head === undefined) {
           // A head that is too long, or that node:http would refuse before its end (bare CR or LF, a method
           // that is no token), is node:http's to answer (431, 400) at once, not after a timeout.
-          if (buf.length > MAX_HEAD_BYTES || !plausibleHeadStart(buf)) return giveUp();
-          return armDeadline(true);
+          if (buf.length > MAX_HEAD_BYTES || !plausibleHeadStart(buf)) return this.giveUp();
+          return this.armDeadline(true);
         }
-        if (head === null || !options.serves(head.method, head.path)) return giveUp();
-        last = { head, bytes: Buffer.from(buf.subarray(0, head.headLength)) };
+        if (head === null || !this.options.serves(head.method, head.path)) return this.giveUp();
+        this.last = { head, bytes: Buffer.from(buf.subarray(0, head.headLength)) };
       }
-      if (head.contentLength > options.bodyLimitBytes) return giveUp();
+      if (head.contentLength > this.options.bodyLimitBytes) return this.giveUp();
       const end = head.headLength + head.contentLength;
-      if (head.contentLength > HAND_EARLY_BYTES) return handEarly(head, end);
-      if (buf.length < end) return void awaitBody(head, end);
-      release();
-      clearDeadline();
+      if (head.contentLength > HAND_EARLY_BYTES) return this.handEarly(head, end);
+      if (buf.length < end) return void this.awaitBody(head, end);
+      this.release();
+      this.clearDeadline();
       const body = buf.toString("utf8", head.headLength, end);
       // (Not an empty view of a large body's buffer, kept for as long as the connection idles.)
-      buf = end === buf.length ? NOTHING : buf.subarray(end);
-      receivingSince = 0;
-      busy = true;
-      let answer: MaybePromise<HttpAnswer>;
-      try {
-        answer = options.handle({
-          method: head.method,
-          url: head.url,
-          path: head.path,
-          headers: head.headers,
-          remoteAddress: socket.remoteAddress,
-          body: () => Promise.resolve(body),
-          text: body,
-        });
-      } catch {
-        return void socket.destroy();
-      }
-      if (answer instanceof Promise) answer.then(respond, () => socket.destroy());
-      else respond(answer);
+      this.buf = end === buf.length ? NOTHING : buf.subarray(end);
+      this.receivingSince = 0;
+      this.busy = true;
+      const { method, url, path, headers } = head;
+      this.run({ method, url, path, headers, remoteAddress: this.socket.remoteAddress, body: () => Promise.resolve(body), text: body }, this.respond);
     }
-  };
+  }
+
+  /** The route's answer to a request, written when it settles (`then`); a route that throws ends the connection. */
+  private run(input: RestInput, then: (a: HttpAnswer) => void): void {
+    let answer: MaybePromise<HttpAnswer>;
+    try {
+      answer = this.options.handle(input);
+    } catch {
+      return void this.socket.destroy();
+    }
+    if (answer instanceof Promise) answer.then(then, () => this.socket.destroy());
+    else then(answer);
+  }
+
   /**
    * Gathers the rest of a body as it arrives, held against the budget (one that came with its head costs
    * nothing here); false when it does not fit (answered 503, the connection closed).
    */
-  const awaitBody = (head: Head, end: number): boolean => {
-    if (reserved === 0 && options.budget && !options.budget.reserve(normalise(socket.remoteAddress ?? "unknown"), head.contentLength)) {
-      detach();
-      endAndClose(socket, BODY_BUDGET_EXCEEDED);
+  private awaitBody(head: Head, end: number): boolean {
+    const { budget } = this.options;
+    if (this.reserved === 0 && budget && !budget.reserve(normalise(this.socket.remoteAddress ?? "unknown"), head.contentLength)) {
+      this.detach();
+      endAndClose(this.socket, BODY_BUDGET_EXCEEDED);
       return false;
     }
-    reserved = head.contentLength;
-    awaitedEnd = end;
-    arriving = new LargeBody(end - buf.length);
-    armDeadline(false);
+    this.reserved = head.contentLength;
+    this.awaitedEnd = end;
+    this.arriving = new LargeBody(end - this.buf.length);
+    this.armDeadline(false);
     return true;
-  };
+  }
+
   /** A large request to its route now, its body given when asked and complete (deliver); see HAND_EARLY_BYTES. */
-  const handEarly = (head: Head, end: number): void => {
-    if (buf.length < end && !awaitBody(head, end)) return;
-    busy = true;
-    const request = { headLength: head.headLength, end, delivered: false } as NonNullable<typeof early>;
-    early = request;
+  private handEarly(head: Head, end: number): void {
+    if (this.buf.length < end && !this.awaitBody(head, end)) return;
+    this.busy = true;
+    const request: EarlyRequest = { headLength: head.headLength, end, delivered: false };
+    this.early = request;
     const body = (): Promise<string> =>
       new Promise<string>((resolve, reject) => {
         request.deliver = resolve;
         request.fail = reject;
-        if (early === request) deliver();
+        if (this.early === request) this.deliver();
       });
-    let answer: MaybePromise<HttpAnswer>;
-    try {
-      answer = options.handle({ method: head.method, url: head.url, path: head.path, headers: head.headers, remoteAddress: socket.remoteAddress, body });
-    } catch {
-      return void socket.destroy();
-    }
-    const settle = (a: HttpAnswer): void => {
-      if (early === request) answeredEarly(a);
-    };
-    if (answer instanceof Promise) answer.then(settle, () => socket.destroy());
-    else settle(answer);
-  };
+    const { method, url, path, headers } = head;
+    this.run({ method, url, path, headers, remoteAddress: this.socket.remoteAddress, body }, (a) => {
+      if (this.early === request) this.answeredEarly(a);
+    });
+  }
+
   /** The early request's body, once its route asked for it and all of it is here. */
-  const deliver = (): void => {
-    const request = early;
-    if (!request?.deliver || arriving || request.delivered) return;
+  private deliver(): void {
+    const request = this.early;
+    if (!request?.deliver || this.arriving || request.delivered) return;
     request.delivered = true;
-    release();
-    clearDeadline();
-    const text = buf.toString("utf8", request.headLength, request.end);
-    buf = request.end === buf.length ? NOTHING : buf.subarray(request.end);
-    receivingSince = 0;
+    this.release();
+    this.clearDeadline();
+    const text = this.buf.toString("utf8", request.headLength, request.end);
+    this.buf = request.end === this.buf.length ? NOTHING : this.buf.subarray(request.end);
+    this.receivingSince = 0;
     request.deliver(text);
-  };
+  }
+
   /** The early request's answer: a body its route never took is dropped, not gathered, before it is written. */
-  const answeredEarly = (answer: HttpAnswer): void => {
-    const request = early!;
-    early = undefined;
+  private answeredEarly(answer: HttpAnswer): void {
+    const request = this.early!;
+    this.early = undefined;
     if (!request.delivered) {
-      options.droppedUnread?.();
-      release();
-      if (arriving) {
-        skipLeft = awaitedEnd - buf.length - arriving.size;
-        arriving.clear();
-        arriving = undefined;
-        awaitedEnd = 0;
-        buf = NOTHING;
-        held = answer;
+      this.options.droppedUnread?.();
+      this.release();
+      if (this.arriving) {
+        this.skipLeft = this.awaitedEnd - this.buf.length - this.arriving.size;
+        this.arriving.clear();
+        this.arriving = undefined;
+        this.awaitedEnd = 0;
+        this.buf = NOTHING;
+        this.held = answer;
         return;
       }
-      buf = request.end === buf.length ? NOTHING : buf.subarray(request.end);
+      this.buf = request.end === this.buf.length ? NOTHING : this.buf.subarray(request.end);
     }
-    clearDeadline();
-    receivingSince = 0;
-    respond(answer);
-  };
-  const answerHeld = (): void => {
-    clearDeadline();
-    receivingSince = 0;
-    const answer = held!;
-    held = undefined;
-    respond(answer);
-  };
+    this.clearDeadline();
+    this.receivingSince = 0;
+    this.respond(answer);
+  }
+
+  private answerHeld(): void {
+    this.clearDeadline();
+    this.receivingSince = 0;
+    const answer = this.held!;
+    this.held = undefined;
+    this.respond(answer);
+  }
+
   // Written at the end of the event loop's turn (queueWrite); the next request is read only after that, so
   // answers on a connection stay in order even when one is ready at once.
-  const respond = (answer: HttpAnswer): void => {
-    if (done || !socket.writable) return;
-    queueWrite(socket, serialize(answer, options.keepAliveTimeoutMs), afterWrite);
-  };
-  const afterWrite = (): void => {
-    busy = false;
-    if (socket.isPaused()) socket.resume();
-    pump();
+  private readonly respond = (answer: HttpAnswer): void => {
+    if (this.done || !this.socket.writable) return;
+    queueWrite(this.socket, serialize(answer, this.options.keepAliveTimeoutMs), this.afterWrite);
   };
 
-  socket.on("data", onData);
-  socket.on("timeout", onTimeout);
-  socket.once("close", detach);
-  pump();
+  private readonly afterWrite = (): void => {
+    this.busy = false;
+    if (this.socket.isPaused()) this.socket.resume();
+    this.pump();
+  };
 }
 
 const REQUEST_TIMEOUT = "HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";

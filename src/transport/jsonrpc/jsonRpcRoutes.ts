@@ -9,7 +9,7 @@ import type { HttpAnswer, RestRequest, RestRoute } from "../http/restRouter.js";
 import { costsBeforeAdmission, json, retryAfter } from "../http/restRouter.js";
 import { handleJsonRpc } from "./handleJsonRpc.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
-import type { Caller } from "../../policy/policy.js";
+import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
 import {
   GetUsageRequestSchema,
   type GetUsageResponse,
@@ -20,16 +20,14 @@ import {
 import { callInProcess } from "../http/callInProcess.js";
 import { zktErrorAnswer } from "../zkt/errorMap.js";
 import { andThen, type MaybePromise } from "../../maybePromise.js";
-import { jsonRpcViaHandlers, type AdmitMalformed } from "./viaHandlers.js";
+import { jsonRpcViaHandlers } from "./viaHandlers.js";
 
 export interface JsonRpcRouteOptions {
   maxBatchSize: number;
   /** The guarded RpcService handlers. */
   rpc: ServiceImpl<typeof RpcService>;
-  /** The policy's admission, for requests too malformed to reach a handler (they still count). */
-  admitMalformed: AdmitMalformed;
-  /** The policy's refusal of a caller whose request window is spent, asked before a body still arriving is read. */
-  refuseEarly?: (caller: Caller) => MaybePromise<GatewayError | undefined>;
+  /** The edge's admission: requests too malformed to reach a handler still count; a spent caller's body is not read. */
+  admission: EdgeAdmission;
 }
 
 function renderError(err: GatewayError): HttpAnswer {
@@ -51,13 +49,13 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
   // The JSON-RPC answer is the HTTP answer (the router's default content type is JSON's).
   // `route` names the endpoint in the handler's context, never the path itself (it may hold the key).
   const serve = (req: RestRequest, caller: Caller, route: string): MaybePromise<HttpAnswer> => {
-    const handlers = jsonRpcViaHandlers(options.rpc, caller, route, options.admitMalformed);
+    const handlers = jsonRpcViaHandlers(options.rpc, caller, route, options.admission);
     const run = (text: string): MaybePromise<HttpAnswer> => handleJsonRpc(text, handlers, options.maxBatchSize);
     const { text } = req;
     if (text !== undefined && !costsBeforeAdmission(req)) return run(text);
     // A body still to come (node:http, HTTP/2) is not read, nor a large one parsed, for a caller already over
     // its limit.
-    const early = options.refuseEarly?.(caller);
+    const early = options.admission.spent(caller);
     return andThen(early, (refused) => (refused ? renderError(refused) : text !== undefined ? run(text) : req.body().then(run)));
   };
   const keyed = (pattern: RegExp, route: string): RestRoute => ({
@@ -82,11 +80,11 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
     // service) is taken for one, so a wrong key is told "unknown API key" (401), not "no such endpoint".
     keyed(/^\/([A-Za-z0-9_-]{16,128})\/?$/, "/{key}"),
     // Experimental: the key's wallet signs the sponsor consent for a raw transaction.
-    keyedRoute("sponsor-consent", "rawTransaction", options.admitMalformed, (raw) =>
+    keyedRoute("sponsor-consent", "rawTransaction", options.admission, (raw) =>
       keyedCall(RpcService.method.signSponsorConsent, options.rpc.signSponsorConsent, create(SignSponsorConsentRequestSchema, { rawTransaction: raw })),
     ),
     // Embedded dev chains: test funds for an address (404 in front of real nodes).
-    keyedRoute("faucet", "address", options.admitMalformed, (address) =>
+    keyedRoute("faucet", "address", options.admission, (address) =>
       keyedCall(RpcService.method.requestTestFunds, options.rpc.requestTestFunds, create(RequestTestFundsRequestSchema, { address })),
     ),
     // The key's own use, limits and resets (GetUsage), as plain JSON numbers.
@@ -138,7 +136,7 @@ function keyedCall<I extends DescMessage, O extends DescMessage>(
  * POST /zgt/<key>/<suffix> with a JSON body holding one string field: a keyed RpcService method, answered
  * ZKT-style ({"success": true, ...the answer's fields}; errors as ZKT bodies).
  */
-function keyedRoute(suffix: string, field: string, admitMalformed: AdmitMalformed, call: (value: string) => KeyedCall): RestRoute {
+function keyedRoute(suffix: string, field: string, admission: EdgeAdmission, call: (value: string) => KeyedCall): RestRoute {
   const usage = `{"${field}": "0x…"}`;
   return {
     method: "POST",
@@ -148,7 +146,7 @@ function keyedRoute(suffix: string, field: string, admitMalformed: AdmitMalforme
       const caller = { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp };
       // A body too malformed to reach the handler still counts against the caller's limits (#54).
       const malformed = async (message: string): Promise<never> => {
-        await admitMalformed(caller, 1);
+        await admission.refused(caller);
         throw new GatewayError("validation", message);
       };
       let body: unknown;

@@ -16,7 +16,7 @@ import {
   type CallRequest,
 } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { toGatewayError, type JsonValue } from "../../errors.js";
-import type { Admission, Caller } from "../../policy/policy.js";
+import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
 import type { CoreCall, Params } from "../../rpc/rpcCore.js";
 import { runInProcess } from "../http/callInProcess.js";
 import { PARSED_PARAMS, type CallRequestWithParsedParams } from "../../handlers/context.js";
@@ -68,22 +68,19 @@ function settle<A, U>(run: InProcessRun<A>, ok: (r: A) => U): MaybePromise<Handl
 const resultJsonOf = (r: MessageInitShape<typeof CallResponseSchema>): string => r.resultJson ?? "";
 const itemsOf = (r: MessageInitShape<typeof BatchResponseSchema>): ItemOutcome[] => (r.items ?? []).map(itemOutcome);
 
-/** The policy's admission of requests that reach no handler (malformed ones), as RpcService.Call requests. */
-export type AdmitMalformed = (caller: Caller, weight: number) => MaybePromise<Admission>;
-
-/** An admission as the envelope takes it: its headers, or its refusal. */
-function admitted(admit: AdmitMalformed, caller: Caller, weight: number): MaybePromise<Handled<void>> {
+/** A malformed request's admission (it reaches no handler) as the envelope takes it: its headers, or its refusal. */
+function admitted(admission: EdgeAdmission, caller: Caller, weight: number): MaybePromise<Handled<void>> {
   return attempt(
-    () => admit(caller, weight),
+    () => admission.refused(caller, weight),
     (a): Handled<void> => ({ outcome: { ok: true, value: undefined }, headers: a.headers }),
     (err): Handled<void> => ({ outcome: { ok: false, error: toGatewayError(err) }, headers: {} }),
   );
 }
 
 /** The RpcService handlers (guarded) as the JSON-RPC envelope calls them, for one caller. */
-export function jsonRpcViaHandlers(rpc: ServiceImpl<typeof RpcService>, caller: Caller, path: string, admit: AdmitMalformed): JsonRpcHandlers {
+export function jsonRpcViaHandlers(rpc: ServiceImpl<typeof RpcService>, caller: Caller, path: string, admission: EdgeAdmission): JsonRpcHandlers {
   return {
-    malformed: (weight) => admitted(admit, caller, weight),
+    malformed: (weight) => admitted(admission, caller, weight),
     call: (call) => settle(runInProcess(RpcService.method.call, rpc.call, callRequest(call), caller, path), resultJsonOf),
     batch(calls) {
       const req: BatchRequest = { $typeName: BatchRequestSchema.typeName, calls: calls.map(callRequest) };

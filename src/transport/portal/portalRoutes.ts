@@ -1,13 +1,21 @@
 // Self-service API keys: POST /portal/keys issues a free key (shown once) with its wallet address; how many
 // an address may have is KeyIssuer's to decide.
 import { GatewayError } from "../../errors.js";
-import type { KeyIssuer } from "../../keys/keyIssuer.js";
 import { json, type HttpAnswer, type RestRoute } from "../http/restRouter.js";
 import { portalPage } from "./portalPage.js";
 import { zktErrorAnswer } from "../zkt/errorMap.js";
 
+/** What the portal asks of the key issuer (keys/keyIssuer.ts decides who may have a key). */
+export interface IssuesKeys {
+  readonly enabled: boolean;
+  issue(
+    clientIp: string,
+    label: string | undefined,
+  ): Promise<{ apiKey: string; info: { id: string; prefix: string; label: string; walletAddress: string; createdAt: Date } }>;
+}
+
 export interface PortalRouteOptions {
-  issuer: KeyIssuer;
+  issuer: IssuesKeys;
   /** Base addresses of every network, shown with the new key. */
   baseUrls: () => Record<string, string>;
   /** Web origins other than the portal's own that may mint keys (CORS); none by default. */

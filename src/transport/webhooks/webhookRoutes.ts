@@ -14,10 +14,9 @@ import {
   WebhookService,
 } from "../../../gen/chaingateway/webhooks/v1/webhooks_pb.js";
 import { GatewayError } from "../../errors.js";
-import type { Caller } from "../../policy/policy.js";
+import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
 import { callInProcess } from "../http/callInProcess.js";
 import { json, type RestRequest, type RestRoute } from "../http/restRouter.js";
-import type { AdmitMalformed } from "../jsonrpc/viaHandlers.js";
 import { zktErrorAnswer } from "../zkt/errorMap.js";
 
 const KEY = "/zgt/([^/]+)/webhooks";
@@ -25,7 +24,7 @@ const ID = "([A-Za-z0-9_-]{1,64})";
 
 export interface WebhookRouteOptions {
   webhooks: ServiceImpl<typeof WebhookService>;
-  admitMalformed: AdmitMalformed;
+  admission: EdgeAdmission;
 }
 
 export function webhookRoutes(options: WebhookRouteOptions): RestRoute[] {
@@ -62,7 +61,7 @@ export function webhookRoutes(options: WebhookRouteOptions): RestRoute[] {
       }
       if (body === null || typeof body !== "object" || typeof body.url !== "string" || !Array.isArray(body.events)) {
         // A body too malformed to reach the handler still counts against the caller's limits.
-        await options.admitMalformed(caller(req), 1);
+        await options.admission.refused(caller(req));
         throw new GatewayError("validation", 'the body must be JSON: {"url": "https://…", "events": ["transaction.completed", "transaction.error"]}');
       }
       const events = body.events.filter((e): e is string => typeof e === "string");

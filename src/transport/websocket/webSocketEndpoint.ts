@@ -7,23 +7,20 @@
 // keepalive and an idle timeout; shutdown closes every socket with 1001.
 import type http from "node:http";
 import type { Duplex } from "node:stream";
-import { GatewayError, type JsonValue, toGatewayError } from "../../errors.js";
+import { GatewayError, toGatewayError } from "../../errors.js";
 import type { Logger } from "../../log/logger.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
-import type { RpcOutcome } from "../../chain/upstreamReplies.js";
-import type { CallContext, CoreCall } from "../../rpc/rpcCore.js";
-import type { Caller, Policy } from "../../policy/policy.js";
-import { newSubscriptionId, type SubscriptionHub, type SubscriptionKind } from "../../live/subscriptions.js";
-import { parseLogFilter } from "../../live/parseLogFilter.js";
-import { handleJsonRpc, type Handled, type ItemOutcome, type JsonRpcHandlers } from "../jsonrpc/handleJsonRpc.js";
-import { jsonRpcViaHandlers } from "../jsonrpc/viaHandlers.js";
+import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
+import type { SubscriptionHub } from "../../live/subscriptions.js";
+import { handleJsonRpc } from "../jsonrpc/handleJsonRpc.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "../jsonrpc/errorMap.js";
 import { clientIp, type ProxyMatcher } from "../http/clientIp.js";
 import { endAndClose } from "../http/endAndClose.js";
+import { SocketBudgets } from "./socketBudgets.js";
+import { type Session, type SessionDeps, sessionHandlers } from "./socketSession.js";
 import { createSocketHost, type SocketEvents, type SocketHost, type SocketLimits } from "./socketHost.js";
 import { destroyOnError } from "../http/destroyOnError.js";
-import type { Context } from "@opentelemetry/api";
 import { callerContext, inSpan, SpanKind, tracingOn } from "../../trace/tracing.js";
 
 export interface WebSocketLimits extends SocketLimits {
@@ -46,7 +43,8 @@ export interface WebSocketEndpointOptions {
   /** The guarded RpcService handlers every call but eth_subscribe/eth_unsubscribe runs through. */
   rpc: ServiceImpl<typeof RpcService>;
   hub: SubscriptionHub;
-  policy: Policy;
+  /** The edge's admission: an opening socket and its subscription calls are requests; refusals count. */
+  admission: EdgeAdmission;
   maxBatchSize: number;
   limits: WebSocketLimits;
   trustedProxies: ProxyMatcher;
@@ -67,9 +65,6 @@ export interface WebSocketEndpoint {
   /** Sockets handed to fan-out shards: connections of this port that this process no longer holds. */
   readonly onShards: number;
 }
-
-const KINDS: ReadonlySet<string> = new Set<SubscriptionKind>(["newHeads", "logs", "newPendingTransactions"]);
-const isSubscriptionCall = (c: CoreCall): boolean => c.method === "eth_subscribe" || c.method === "eth_unsubscribe";
 
 /** The endpoint a path names: public, keyed (with its key), or none. */
 function route(url: string | undefined): { apiKey?: string } | undefined {
@@ -95,34 +90,10 @@ function refuse(socket: Duplex, status: number, err: GatewayError): void {
   );
 }
 
-/** One socket's policy side: who it is, where its socket is, and which subscriptions it holds there. */
-interface Session {
-  sid: number;
-  host: SocketHost;
-  caller: Caller;
-  who: string;
-  /** The client's IP, when its sockets and subscriptions count against the per-IP budget (else undefined). */
-  ip: string | undefined;
-  /** The upgrade request's trace context (tracing on). */
-  trace?: Context;
-  opened: boolean;
-  subscriptions: Set<string>;
-  /** Subscriptions started by the message being answered: their notifications wait for that answer. */
-  released: string[];
-}
-
 export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketEndpoint {
-  const { limits, policy } = options;
-  /** Open sockets per caller (the key as presented, else the IP), handshakes under way included. */
-  const perCaller = new Map<string, number>();
-  /** Open sockets and subscriptions per client IP (WebSocketLimits.maxSocketsPerIp). */
-  const socketsPerIp = new Map<string, number>();
-  const subscriptionsPerIp = new Map<string, number>();
-  const count = (m: Map<string, number>, key: string, delta: number): void => {
-    const n = (m.get(key) ?? 0) + delta;
-    if (n <= 0) m.delete(key);
-    else m.set(key, n);
-  };
+  const { limits } = options;
+  const budgets = new SocketBudgets(limits);
+  const sessionDeps: SessionDeps = { rpc: options.rpc, admission: options.admission, budgets, maxSubscriptionsPerSocket: limits.maxSubscriptionsPerSocket };
   const sessions = new Map<number, Session>();
   let nextSid = 1;
   let closing = false;
@@ -142,11 +113,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       const s = sessions.get(sid);
       if (!s) return;
       sessions.delete(sid);
-      count(perCaller, s.who, -1);
-      if (s.ip !== undefined) {
-        count(socketsPerIp, s.ip, -1);
-        count(subscriptionsPerIp, s.ip, -s.subscriptions.size);
-      }
+      budgets.closed(s.who, s.ip, s.subscriptions.size);
       // A socket whose handshake failed was never counted open.
       if (s.opened) options.observer?.sockets(-1);
     },
@@ -174,94 +141,6 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
     return best;
   };
 
-  const subscribe = (s: Session, ctx: CallContext, params: JsonValue[]): string => {
-    const kind = params[0];
-    if (typeof kind !== "string" || !KINDS.has(kind)) {
-      throw new GatewayError(
-        "invalid_params",
-        `Invalid params: unsupported subscription type ${JSON.stringify(kind)} (newHeads, logs, newPendingTransactions)`,
-      );
-    }
-    if (kind === "newPendingTransactions" && ctx.access.kind === "public") {
-      throw new GatewayError("key_required", "newPendingTransactions needs an API key: subscribe on /zgt/<API_KEY>");
-    }
-    if (kind !== "logs" && params.length > 1 && params[1] !== null && kind !== "newHeads")
-      throw new GatewayError("invalid_params", `Invalid params: ${kind} takes no filter`);
-    const filter = kind === "logs" ? parseLogFilter(params[1]) : {};
-    if (s.subscriptions.size >= limits.maxSubscriptionsPerSocket) {
-      throw new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSubscriptionsPerSocket} subscriptions per socket`);
-    }
-    if (s.ip !== undefined && (subscriptionsPerIp.get(s.ip) ?? 0) >= limits.maxSubscriptionsPerIp) {
-      throw new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSubscriptionsPerIp} subscriptions per client address, across its keys`);
-    }
-    const id = newSubscriptionId();
-    s.subscriptions.add(id);
-    if (s.ip !== undefined) count(subscriptionsPerIp, s.ip, 1);
-    s.released.push(id);
-    s.host.subscribe(s.sid, id, kind as SubscriptionKind, filter);
-    return id;
-  };
-
-  /** eth_subscribe/eth_unsubscribe, answered by the endpoint: a subscription belongs to its socket. */
-  const answerHere = (s: Session, ctx: CallContext, call: CoreCall): RpcOutcome => {
-    try {
-      const params = Array.isArray(call.params) ? (call.params as JsonValue[]) : [];
-      if (call.method === "eth_subscribe") return { ok: true, result: subscribe(s, ctx, params) };
-      const id = params[0];
-      if (typeof id !== "string" || params.length !== 1) throw new GatewayError("invalid_params", "Invalid params: eth_unsubscribe takes one subscription id");
-      const mine = s.subscriptions.delete(id);
-      if (mine) {
-        s.host.unsubscribe(s.sid, id);
-        if (s.ip !== undefined) count(subscriptionsPerIp, s.ip, -1);
-      }
-      return { ok: true, result: mine };
-    } catch (err) {
-      return { ok: false, error: toGatewayError(err) };
-    }
-  };
-  /** eth_subscribe/eth_unsubscribe calls: admitted as calls (Policy), answered for this socket. */
-  const subscriptionCalls = async (s: Session, calls: CoreCall[]): Promise<Handled<RpcOutcome[]>> => {
-    try {
-      const admission = await policy.admit("RpcService.Call", s.caller, calls.length);
-      return { outcome: { ok: true, value: calls.map((c) => answerHere(s, { access: admission.access }, c)) }, headers: admission.headers };
-    } catch (err) {
-      return { outcome: { ok: false, error: toGatewayError(err) }, headers: {} };
-    }
-  };
-  const item = (o: RpcOutcome): ItemOutcome => (o.ok ? { ok: true, json: JSON.stringify(o.result) } : { ok: false, error: toJsonRpcError(o.error) });
-
-  /** The JSON-RPC handlers of one socket: the guarded RpcService ones, with subscriptions answered here. */
-  const handlersFor = (s: Session): JsonRpcHandlers => {
-    const viaRpc = jsonRpcViaHandlers(options.rpc, s.caller, s.caller.apiKey === undefined ? "/" : "/zgt/{key}", (c, weight) =>
-      policy.admitUnhandled(c, weight),
-    );
-    return {
-      malformed: viaRpc.malformed,
-      async call(call) {
-        if (!isSubscriptionCall(call)) return viaRpc.call(call);
-        const { outcome, headers } = await subscriptionCalls(s, [call]);
-        if (!outcome.ok) return { outcome, headers };
-        const o = outcome.value[0]!;
-        return { outcome: o.ok ? { ok: true, value: JSON.stringify(o.result) } : o, headers };
-      },
-      async batch(calls) {
-        if (!calls.some(isSubscriptionCall)) return viaRpc.batch(calls);
-        const others = calls.filter((c) => !isSubscriptionCall(c));
-        const [mine, theirs] = await Promise.all([
-          subscriptionCalls(s, calls.filter(isSubscriptionCall)),
-          others.length > 0 ? viaRpc.batch(others) : { outcome: { ok: true as const, value: [] as ItemOutcome[] }, headers: {} },
-        ]);
-        if (!mine.outcome.ok) return { outcome: mine.outcome, headers: mine.headers };
-        if (!theirs.outcome.ok) return theirs;
-        const own = mine.outcome.value;
-        const rest = theirs.outcome.value;
-        let i = 0;
-        let j = 0;
-        return { outcome: { ok: true, value: calls.map((c) => (isSubscriptionCall(c) ? item(own[i++]!) : rest[j++]!)) }, headers: theirs.headers };
-      },
-    };
-  };
-
   const fail = (s: Session, err: unknown): void =>
     s.host.send(s.sid, JSON.stringify({ jsonrpc: "2.0", id: null, error: toJsonRpcError(toGatewayError(err)) }), s.released.splice(0));
   // Traced, each message is a server span continuing the upgrade request's traceparent.
@@ -273,7 +152,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
     let answer: ReturnType<typeof handleJsonRpc>;
     try {
       // Made per message, as per HTTP request: kept on the session they were ~1 KB of every idle subscriber.
-      answer = handleJsonRpc(text, handlersFor(s), options.maxBatchSize);
+      answer = handleJsonRpc(text, sessionHandlers(s, sessionDeps), options.maxBatchSize);
     } catch (err) {
       return fail(s, err);
     }
@@ -298,32 +177,21 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       if (!target) {
         // A request to no endpoint counts like any other (a public request of its IP), then gets its 404.
         Promise.resolve()
-          .then(() => policy.admitUnhandled({ clientIp: ip }))
+          .then(() => options.admission.refused({ clientIp: ip }))
           .then(() => refuse(socket, 404, new GatewayError("not_found", "no WebSocket endpoint here: use / (public) or /zgt/<API_KEY>")), refused);
         return;
       }
       const caller: Caller = { apiKey: target.apiKey, clientIp: ip, transport: "websocket" };
       // Opening a socket is a request: the key is checked and it counts against the caller's limit.
       Promise.resolve()
-        .then(() => policy.admit("RpcService.Call", caller, 1))
+        .then(() => options.admission.calls(caller))
         .then(({ access }) => {
           const who = caller.apiKey !== undefined ? `key:${caller.apiKey}` : `ip:${caller.clientIp}`;
-          const open = perCaller.get(who) ?? 0;
-          if (open >= limits.maxSocketsPerCaller) {
-            return refuse(socket, 429, new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSocketsPerCaller} open WebSockets per caller`));
-          }
           // A key an operator gave limits of its own is not held to its address's share; the public and free keys are.
           const raised = access.kind === "key" && (access.requestsPerMinute ?? null) !== null;
           const counted = raised || options.trustedProxies.has(ip) ? undefined : ip;
-          if (counted !== undefined && (socketsPerIp.get(counted) ?? 0) >= limits.maxSocketsPerIp) {
-            return refuse(
-              socket,
-              429,
-              new GatewayError("rate_limited", `limit exceeded: at most ${limits.maxSocketsPerIp} open WebSockets per client address, across its keys`),
-            );
-          }
-          perCaller.set(who, open + 1);
-          if (counted !== undefined) count(socketsPerIp, counted, 1);
+          const over = budgets.open(who, counted);
+          if (over) return refuse(socket, 429, over);
           const host = place();
           const s: Session = {
             sid: nextSid++,

@@ -18,12 +18,11 @@ import {
 } from "../../../gen/chaingateway/zkt/v1/zkt_pb.js";
 import { isReadOnlyCall } from "../../zkt/contractAbi.js";
 import type { Logger } from "../../log/logger.js";
-import type { Caller } from "../../policy/policy.js";
-import type { MaybePromise } from "../../maybePromise.js";
+import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
 import { costsBeforeAdmission, json, type HttpAnswer, type RestRequest, type RestRoute } from "../http/restRouter.js";
-import { callInProcess } from "../http/callInProcess.js";
+import { callInProcess, type InProcessCall } from "../http/callInProcess.js";
 import { zktErrorAnswer } from "./errorMap.js";
-import { idOf, parseZktBody, type ZktId } from "./parseZktBody.js";
+import { idOf, parseZktBody, type ZktId, type ZktOperation } from "./parseZktBody.js";
 import { openApiDocument } from "./openapi.js";
 import { docsPage } from "./docsPage.js";
 
@@ -31,13 +30,11 @@ export interface ZktRouteOptions {
   /** The guarded ZktService handlers. */
   zkt: ServiceImpl<typeof ZktService>;
   log: Logger;
-  /** The policy's refusal of a caller whose request window is spent, asked before a body still arriving is read. */
-  refuseEarly?: (caller: Caller) => MaybePromise<GatewayError | undefined>;
   /**
-   * Counts a submission refused before it reached a handler (too large, not JSON, malformed) against the
-   * caller's limits, as a submission (the try-it-out limit too); throws the limit's refusal when over it.
+   * The edge's admission: a spent caller's body is not read, and a submission refused before it reached a
+   * handler (too large, not JSON, malformed) counts as a submission (the try-it-out limit too).
    */
-  admitRefused?: (caller: Caller) => MaybePromise<unknown>;
+  admission: EdgeAdmission;
 }
 
 const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
@@ -86,29 +83,21 @@ function headerValue(v: string | string[] | undefined): string | undefined {
 
 export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
   const { zkt } = options;
-  const runIn = <I extends DescMessage, O extends DescMessage>(
-    req: RestRequest,
-    caller: Caller,
-    method: DescMethodUnary<I, O>,
-    handler: (req: MessageShape<I>, ctx: HandlerContext) => Promise<MessageInitShape<O>> | MessageInitShape<O>,
-    message: MessageShape<I>,
-  ) => callInProcess(method, handler, message, caller, req.path);
-
   const submit = async (req: RestRequest, apiKey: string | undefined): Promise<HttpAnswer> => {
-    if (options.refuseEarly && costsBeforeAdmission(req)) {
+    if (costsBeforeAdmission(req)) {
       // A body still to come (node:http, HTTP/2) is not read, nor a large one parsed, for a caller already over
       // its limit.
-      const refused = await options.refuseEarly({ apiKey, clientIp: req.clientIp });
+      const refused = await options.admission.spent({ apiKey, clientIp: req.clientIp }, true);
       if (refused) return zktErrorAnswer(refused);
     }
     const caller: Caller = { apiKey, clientIp: req.clientIp, idempotencyKey: headerValue(req.headers["idempotency-key"]) };
     // A refusal before any handler admitted the request still counts, so refusals cost the caller its limit
-    // like requests do (1,121 oversized ABIs in 15 s were counted as none).
+    // like requests do.
     let admitted = false;
     const refusedUnadmitted = async (refusal: GatewayError, id?: ZktId): Promise<HttpAnswer> => {
-      if (!admitted && options.admitRefused && refusal.kind !== "client_gone") {
+      if (!admitted && refusal.kind !== "client_gone") {
         try {
-          await options.admitRefused(caller);
+          await options.admission.refusedWrite(caller);
         } catch (limit) {
           if (limit instanceof GatewayError) return zktErrorAnswer(limit, id);
           throw limit;
@@ -125,76 +114,16 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
     }
     const id = idOf(body);
     let headers: () => Record<string, string> = () => ({});
-    const run: typeof runIn = (...args) => {
+    const run: Run = (method, handler, message) => {
       admitted = true;
-      return runIn(...args);
+      const call = callInProcess(method, handler, message, caller, req.path);
+      headers = call.headers;
+      return call;
     };
     try {
       const op = parseZktBody(body);
-      switch (op.op) {
-        case "message": {
-          const call = run(
-            req,
-            caller,
-            ZktService.method.writeMessage,
-            zkt.writeMessage,
-            create(WriteMessageRequestSchema, { arguments: op.message, wait: op.wait, callbackUrl: op.callbackUrl ?? "" }),
-          );
-          headers = call.headers;
-          const r = await call.result;
-          return ok(
-            { hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}) },
-            id,
-            call.headers(),
-            op.ignored,
-          );
-        }
-        case "call": {
-          // REST has one call style; the ABI says whether it is a read or a write. Asked before the ABI is
-          // turned into a message: that also refuses an oversized ABI before it costs a conversion.
-          const read = isReadOnlyCall(op.abi, op.method, op.arguments.length);
-          const fields = { to: op.to, abi: fromJsonList(op.abi as JsonValue[]), method: op.method, arguments: fromJsonList(op.arguments) };
-          if (read) {
-            const call = run(req, caller, ZktService.method.readContract, zkt.readContract, create(ReadContractRequestSchema, fields));
-            headers = call.headers;
-            const r = await call.result;
-            return ok({ output: list(r.output) }, id, call.headers(), op.ignored);
-          }
-          const call = run(
-            req,
-            caller,
-            ZktService.method.writeContract,
-            zkt.writeContract,
-            create(WriteContractRequestSchema, { ...fields, wait: op.wait, callbackUrl: op.callbackUrl ?? "" }),
-          );
-          headers = call.headers;
-          const r = await call.result;
-          return ok(
-            { hash: r.hash, transactionHash: r.hash, queueId: r.queueId, ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}) },
-            id,
-            call.headers(),
-            op.ignored,
-          );
-        }
-        case "deploy": {
-          const message = create(DeployContractRequestSchema, {
-            code: op.code,
-            arguments: fromJsonList(op.arguments),
-            contractName: op.contractName ?? "",
-            wait: op.wait,
-            callbackUrl: op.callbackUrl ?? "",
-          });
-          const call = run(req, caller, ZktService.method.deployContract, zkt.deployContract, message);
-          headers = call.headers;
-          const r = await call.result;
-          return ok(
-            { contractAddress: r.contractAddress, abi: list(r.abi), hash: r.hash, transactionHash: r.hash, queueId: r.queueId },
-            id,
-            call.headers(),
-            op.ignored,
-          );
-        }
-      }
+      const fields = await runOperation(zkt, op, run);
+      return ok(fields, id, headers(), op.ignored);
     } catch (err) {
       const gw = toGatewayError(err);
       if (gw.kind === "internal") options.log.error("ZKT request failed", { requestId: req.requestId, error: String(gw.cause ?? gw) });
@@ -212,43 +141,89 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
       renderError,
       handle: async () => ({ status: 200, body: docsPage(), contentType: "text/html; charset=utf-8" }),
     },
-    {
-      method: "GET",
-      pattern: /^\/zkt\/transactions\/([^/]+)$/,
-      renderError,
-      async handle(req) {
-        const call = runIn(
-          req,
-          { clientIp: req.clientIp },
-          ZktService.method.getTransactionStatus,
-          zkt.getTransactionStatus,
-          create(GetTransactionStatusRequestSchema, { queueId: decodeURIComponent(req.params[0]!) }),
-        );
-        try {
-          const r = await call.result;
-          return json(
-            200,
-            {
-              queueId: r.queueId,
-              status: statusName[r.status],
-              transactionHash: r.transactionHash,
-              errorMessage: r.errorMessage || null,
-              createdAt: r.createdAt,
-              processedAt: r.processedAt || null,
-              statusReason: r.statusReason || null,
-            },
-            call.headers(),
-          );
-        } catch (err) {
-          const answer = zktErrorAnswer(toGatewayError(err));
-          answer.headers = { ...call.headers(), ...answer.headers };
-          return answer;
-        }
-      },
-    },
+    statusRoute(zkt),
     { method: "POST", pattern: /^\/zkt\/try-it-out$/, renderError, handle: (req) => submit(req, undefined) },
     { method: "POST", pattern: /^\/zkt\/([^/]+)$/, renderError, handle: (req) => submit(req, decodeURIComponent(req.params[0]!)) },
   ];
+}
+
+/** A ZktService method called in process for the request's caller (the guard admits it there). */
+type Run = <I extends DescMessage, O extends DescMessage>(
+  method: DescMethodUnary<I, O>,
+  handler: (req: MessageShape<I>, ctx: HandlerContext) => Promise<MessageInitShape<O>> | MessageInitShape<O>,
+  message: MessageShape<I>,
+) => InProcessCall<O>;
+
+/** The body's operation as the ZktService request it asks for; the answer's fields. */
+async function runOperation(zkt: ServiceImpl<typeof ZktService>, op: ZktOperation, run: Run): Promise<Record<string, unknown>> {
+  const written = (r: { hash: string; queueId: string; receipt?: ReceiptMsg | undefined }) => ({
+    hash: r.hash,
+    transactionHash: r.hash,
+    queueId: r.queueId,
+    ...(r.receipt ? { receipt: receiptBody(r.receipt) } : {}),
+  });
+  switch (op.op) {
+    case "message": {
+      const message = create(WriteMessageRequestSchema, { arguments: op.message, wait: op.wait, callbackUrl: op.callbackUrl ?? "" });
+      return written(await run(ZktService.method.writeMessage, zkt.writeMessage, message).result);
+    }
+    case "call": {
+      // REST has one call style; the ABI says whether it is a read or a write. Asked before the ABI is
+      // turned into a message: that also refuses an oversized ABI before it costs a conversion.
+      const read = isReadOnlyCall(op.abi, op.method, op.arguments.length);
+      const fields = { to: op.to, abi: fromJsonList(op.abi as JsonValue[]), method: op.method, arguments: fromJsonList(op.arguments) };
+      if (read) {
+        const r = await run(ZktService.method.readContract, zkt.readContract, create(ReadContractRequestSchema, fields)).result;
+        return { output: list(r.output) };
+      }
+      const message = create(WriteContractRequestSchema, { ...fields, wait: op.wait, callbackUrl: op.callbackUrl ?? "" });
+      return written(await run(ZktService.method.writeContract, zkt.writeContract, message).result);
+    }
+    case "deploy": {
+      const message = create(DeployContractRequestSchema, {
+        code: op.code,
+        arguments: fromJsonList(op.arguments),
+        contractName: op.contractName ?? "",
+        wait: op.wait,
+        callbackUrl: op.callbackUrl ?? "",
+      });
+      const r = await run(ZktService.method.deployContract, zkt.deployContract, message).result;
+      return { contractAddress: r.contractAddress, abi: list(r.abi), hash: r.hash, transactionHash: r.hash, queueId: r.queueId };
+    }
+  }
+}
+
+/** GET /zkt/transactions/<queueId>: a write's status, Stability-shaped. */
+function statusRoute(zkt: ServiceImpl<typeof ZktService>): RestRoute {
+  return {
+    method: "GET",
+    pattern: /^\/zkt\/transactions\/([^/]+)$/,
+    renderError,
+    async handle(req) {
+      const message = create(GetTransactionStatusRequestSchema, { queueId: decodeURIComponent(req.params[0]!) });
+      const call = callInProcess(ZktService.method.getTransactionStatus, zkt.getTransactionStatus, message, { clientIp: req.clientIp }, req.path);
+      try {
+        const r = await call.result;
+        return json(
+          200,
+          {
+            queueId: r.queueId,
+            status: statusName[r.status],
+            transactionHash: r.transactionHash,
+            errorMessage: r.errorMessage || null,
+            createdAt: r.createdAt,
+            processedAt: r.processedAt || null,
+            statusReason: r.statusReason || null,
+          },
+          call.headers(),
+        );
+      } catch (err) {
+        const answer = zktErrorAnswer(toGatewayError(err));
+        answer.headers = { ...call.headers(), ...answer.headers };
+        return answer;
+      }
+    },
+  };
 }
 
 /** A success; fields the body carried that no operation knows are named, so a typo does not pass unseen. */
