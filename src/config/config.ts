@@ -464,6 +464,10 @@ export const configSchema = z.strictObject({
         env: "WS_MAX_BUFFERED_BYTES",
         doc: "Notifications a socket may leave unread, in bytes; past it the socket is closed with 1008 (slow consumer).",
       }),
+      maxBufferedBytesPerIp: setting(positiveInt().default(16 * 1024 * 1024), {
+        env: "WS_MAX_BUFFERED_BYTES_PER_IP",
+        doc: "Notifications one client IP's sockets may leave unread together, in bytes, in each process holding sockets (the gateway and each fan-out shard); past it the IP's slowest socket is closed with 1008.",
+      }),
       pingIntervalMs: setting(positiveInt().default(30_000), {
         env: "WS_PING_INTERVAL_MS",
         doc: "A ping this often; a socket that did not answer the previous one is dropped.",

@@ -175,8 +175,8 @@ export class Metrics {
   });
   readonly slowConsumerCloses = new Counter({
     name: "gateway_websocket_slow_consumer_closes_total",
-    help: "WebSockets closed because they did not read their notifications",
-    labelNames: ["network"],
+    help: "WebSockets closed because they did not read their notifications: past their own bound (share=socket) or their address's (share=address)",
+    labelNames: ["network", "share"],
     registers: [this.registry],
   });
   readonly h2Bans = new Counter({

@@ -73,7 +73,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
     log,
     observer: {
       sockets: (delta) => m.webSockets.inc({ network: net.name }, delta),
-      slowConsumerClosed: () => m.slowConsumerCloses.inc({ network: net.name }),
+      slowConsumerClosed: (share) => m.slowConsumerCloses.inc({ network: net.name, share }),
     },
   });
   // WebSockets are told goodbye before the port closes under them.

@@ -281,7 +281,7 @@ describe.each([
     // well within the 5 s the gateway gives a closed consumer to take its backlog and the close frame (a loaded
     // machine that kept sending for seconds more got 1006, the gateway's terminate).
     const closedByGateway = async () =>
-      /gateway_websocket_slow_consumer_closes_total\{network="testnet"\} 1/.test(await (await fetch(`${http}/metrics`)).text());
+      /gateway_websocket_slow_consumer_closes_total\{network="testnet",share="socket"\} 1/.test(await (await fetch(`${http}/metrics`)).text());
     for (let i = 0; i < 300 && c.ws.readyState === WebSocket.OPEN; i++) {
       c.ws.send(batch);
       await new Promise((r) => setTimeout(r, 5));
@@ -292,7 +292,7 @@ describe.each([
     expect(code).toBe(1008);
     expect(reason).toMatch(/slow consumer/);
     const metrics = await (await fetch(`${http}/metrics`)).text();
-    expect(metrics).toMatch(/gateway_websocket_slow_consumer_closes_total\{network="testnet"\} 1/);
+    expect(metrics).toMatch(/gateway_websocket_slow_consumer_closes_total\{network="testnet",share="socket"\} 1/);
   });
 
   it("nothing is polled while nobody subscribes", async () => {

@@ -52,6 +52,7 @@ const STEADY_MS = 60_000;
 
 interface Waiting {
   sid: number;
+  ip: string | undefined;
   req: UpgradeRequest;
   socket: Socket;
   head: Buffer;
@@ -117,7 +118,7 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
       case "closed":
         return forget(m.sid);
       case "slow":
-        return events.slowConsumerClosed();
+        return events.slowConsumerClosed(m.share);
       case "notified":
         return options.observer?.notified(m.kind, m.n);
       case "closedAll":
@@ -161,15 +162,15 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
     get available() {
       return Date.now() >= pausedUntil;
     },
-    adopt(sid, req, socket, head) {
+    adopt(sid, req, socket, head, ip) {
       child ??= start();
       sockets.set(sid, new Map());
       if (!(socket instanceof Socket)) {
         socket.destroy();
         return forget(sid);
       }
-      if (ready) handOver({ sid, req, socket, head });
-      else waiting.push({ sid, req, socket, head });
+      if (ready) handOver({ sid, ip, req, socket, head });
+      else waiting.push({ sid, ip, req, socket, head });
     },
     send: (sid, text, release) => tell({ t: "send", sid, text, release: release && release.length > 0 ? [...release] : undefined }),
     subscribe(sid, id, kind, filter) {
@@ -243,7 +244,7 @@ function followFeed(options: ShardHostOptions, tell: (m: ToShard) => void): (kin
 }
 
 /** Sends a waiting socket's handle to the child; `done` once the child has it (or failed to take it). */
-function handOverSocket(child: ChildProcess, { sid, req, socket, head }: Waiting, done: (err: Error | null) => void): void {
+function handOverSocket(child: ChildProcess, { sid, ip, req, socket, head }: Waiting, done: (err: Error | null) => void): void {
   // Bytes read after the upgrade request (a client that did not wait for the 101) go along with it.
   const early = socket.read() as Buffer | null;
   const bytes = early ? Buffer.concat([head, early]) : head;
@@ -252,7 +253,7 @@ function handOverSocket(child: ChildProcess, { sid, req, socket, head }: Waiting
   // what arrives from now on waits in the kernel for the shard. (Node has no public call for it: the internal
   // readStop is what its maintainers point to, nodejs/node#8353.)
   (socket as unknown as { _handle?: { readStop?(): number } })._handle?.readStop?.();
-  child.send({ t: "adopt", sid, req, head: bytes.toString("base64") } satisfies ToShard, socket, (err) => {
+  child.send({ t: "adopt", sid, req, head: bytes.toString("base64"), ip } satisfies ToShard, socket, (err) => {
     // The handle is the child's now; this process's copy is closed (so its connection count drops).
     socket.destroy();
     done(err);

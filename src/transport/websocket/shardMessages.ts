@@ -4,11 +4,11 @@ import type { FeedBlock } from "../../live/headFeed.js";
 import type { LogLevel } from "../../log/logger.js";
 import type { LogFilter } from "../../live/logFilter.js";
 import type { SubscriptionKind } from "../../live/subscriptions.js";
-import type { SocketLimits, UpgradeRequest } from "./socketHost.js";
+import type { SlowShare, SocketLimits, UpgradeRequest } from "./socketHost.js";
 
 /** Gateway → shard. "adopt" carries the socket as the message's handle. */
 export type ToShard =
-  | { t: "adopt"; sid: number; req: UpgradeRequest; head: string }
+  | { t: "adopt"; sid: number; req: UpgradeRequest; head: string; ip?: string | undefined }
   | { t: "send"; sid: number; text?: string; release?: string[] }
   | { t: "subscribe"; sid: number; id: string; kind: SubscriptionKind; filter: LogFilter }
   | { t: "unsubscribe"; sid: number; id: string }
@@ -24,7 +24,7 @@ export type FromShard =
   | { t: "opened"; sid: number }
   | { t: "message"; sid: number; text: string }
   | { t: "closed"; sid: number }
-  | { t: "slow" }
+  | { t: "slow"; share: SlowShare }
   | { t: "notified"; kind: SubscriptionKind; n: number }
   | { t: "closedAll" }
   /** A log line, written by the gateway's logger (one log, one format, one redaction). */

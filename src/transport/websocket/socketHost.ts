@@ -17,6 +17,11 @@ export interface SocketLimits {
    * a socket's messages still being answered: past it the socket is not read until answers go out.
    */
   maxBufferedBytes: number;
+  /**
+   * Unsent bytes one client address's sockets may hold together on this host (its sockets on other hosts,
+   * fan-out shards, hold their own share); past it its slowest socket is closed (1008) as a slow consumer.
+   */
+  maxBufferedBytesPerIp: number;
   /** A ping this often; a socket that did not answer the previous one is dropped. */
   pingIntervalMs: number;
   /** A socket with no subscription and no message for this long is closed (1000). */
@@ -25,6 +30,8 @@ export interface SocketLimits {
   maxPayloadBytes: number;
 }
 
+export type SlowShare = "socket" | "address";
+
 /** What a host reports back to the endpoint, per socket id (sid, the endpoint's). */
 export interface SocketEvents {
   /** The handshake went through. */
@@ -32,7 +39,8 @@ export interface SocketEvents {
   message(sid: number, text: string): void;
   /** Gone (closed, dropped, or a handshake that failed); its subscriptions are already ended. */
   closed(sid: number): void;
-  slowConsumerClosed(): void;
+  /** A socket closed as too slow a reader: past its own bound, or its address's share. */
+  slowConsumerClosed(share: SlowShare): void;
   /**
    * The host could not take a socket it was given after all (its shard process did not start): the endpoint
    * places it again. Nothing of it had started (no handshake, no message), and it was not counted closed.
@@ -54,8 +62,8 @@ export interface SocketHost {
   readonly elsewhere: number;
   /** Whether a new socket may be placed here (false while a shard that failed is given time). */
   readonly available: boolean;
-  /** Completes the handshake on `socket` and runs it as `sid`. */
-  adopt(sid: number, req: UpgradeRequest, socket: Duplex, head: Buffer): void;
+  /** Completes the handshake on `socket` and runs it as `sid`; `ip` when its unsent bytes count per address. */
+  adopt(sid: number, req: UpgradeRequest, socket: Duplex, head: Buffer, ip?: string): void;
   /**
    * Ends one message of `sid` (called once for each `message` event): writes its answer `text` if there is one,
    * then sends what `release`'s new subscriptions held (their answer came first).
@@ -68,8 +76,13 @@ export interface SocketHost {
   close(): Promise<void>;
 }
 
+/** A socket past this many unsent bytes has its address's sockets summed (below it, none is looked at). */
+const PER_IP_CHECK_BYTES = 64 * 1024;
+
 interface Session {
   ws?: WebSocket;
+  /** Its client address, when its unsent bytes count against the address's share. */
+  ip: string | undefined;
   socket: Duplex;
   out: FrameWriter;
   subscriptions: Set<string>;
@@ -83,6 +96,35 @@ interface Session {
 export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, events: SocketEvents, log: Logger): SocketHost {
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: true });
   const sessions = new Map<number, Session>();
+  /** Sessions by client address (those counted per address). */
+  const byIp = new Map<string, Set<Session>>();
+
+  /** Never unbounded memory: a consumer that does not read is told why and let go. */
+  const closeSlow = (s: Session, share: SlowShare, why: string): void => {
+    s.slow = true;
+    events.slowConsumerClosed(share);
+    s.ws?.close(1008, why);
+    const ws = s.ws;
+    setTimeout(() => ws?.terminate(), 5_000).unref();
+  };
+  /**
+   * Whether `s`'s address holds more unsent bytes on this host than its share: then its slowest socket is
+   * closed (perhaps `s`). Summed only for a socket with a backlog, so sockets that keep up cost nothing here.
+   */
+  const overAddressShare = (s: Session): boolean => {
+    const mine = s.ip === undefined ? undefined : byIp.get(s.ip);
+    if (!mine || s.socket.writableLength < PER_IP_CHECK_BYTES) return false;
+    let total = 0;
+    let slowest = s;
+    for (const o of mine) {
+      if (o.slow) continue;
+      total += o.socket.writableLength;
+      if (o.socket.writableLength > slowest.socket.writableLength) slowest = o;
+    }
+    if (total <= limits.maxBufferedBytesPerIp) return false;
+    closeSlow(slowest, "address", `slow consumer: this address's sockets hold more than ${limits.maxBufferedBytesPerIp} bytes unsent`);
+    return slowest === s;
+  };
 
   /** Whether `s` may be written to now: open, and not a consumer too slow to keep (closed here if it is). */
   const writable = (s: Session): boolean => {
@@ -90,14 +132,10 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
     if (s.slow || !ws || ws.readyState !== ws.OPEN) return false;
     // What waits in the socket's stream: ws's bufferedAmount, which adds only a compressor's queue (off here).
     if (s.socket.writableLength > limits.maxBufferedBytes) {
-      // Never unbounded memory: a consumer that does not read is told why and let go.
-      s.slow = true;
-      events.slowConsumerClosed();
-      ws.close(1008, `slow consumer: more than ${limits.maxBufferedBytes} bytes unsent`);
-      setTimeout(() => ws.terminate(), 5_000).unref();
+      closeSlow(s, "socket", `slow consumer: more than ${limits.maxBufferedBytes} bytes unsent`);
       return false;
     }
-    return true;
+    return !overAddressShare(s);
   };
 
   const run = (sid: number, s: Session, ws: WebSocket): void => {
@@ -138,12 +176,19 @@ export function createSocketHost(hub: SubscriptionHub, limits: SocketLimits, eve
     },
     elsewhere: 0,
     available: true,
-    adopt(sid, req, socket, head) {
-      const s: Session = { socket, out: frameWriter(socket), subscriptions: new Set(), slow: false, unanswered: [], unansweredBytes: 0, paused: false };
+    adopt(sid, req, socket, head, ip) {
+      const s: Session = { ip, socket, out: frameWriter(socket), subscriptions: new Set(), slow: false, unanswered: [], unansweredBytes: 0, paused: false };
       sessions.set(sid, s);
+      if (ip !== undefined) {
+        let mine = byIp.get(ip);
+        if (!mine) byIp.set(ip, (mine = new Set()));
+        mine.add(s);
+      }
       // One end for every way a socket goes: a failed handshake (ws destroys it), a close, a drop.
       socket.once("close", () => {
         sessions.delete(sid);
+        const mine = ip === undefined ? undefined : byIp.get(ip);
+        if (mine?.delete(s) && mine.size === 0) byIp.delete(ip!);
         for (const id of s.subscriptions) hub.unsubscribe(id);
         s.subscriptions.clear();
         events.closed(sid);

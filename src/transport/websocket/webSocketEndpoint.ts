@@ -19,7 +19,7 @@ import { clientIp, type ProxyMatcher } from "../http/clientIp.js";
 import { endAndClose } from "../http/endAndClose.js";
 import { SocketBudgets } from "./socketBudgets.js";
 import { type Session, type SessionDeps, sessionHandlers } from "./socketSession.js";
-import { createSocketHost, type SocketEvents, type SocketHost, type SocketLimits } from "./socketHost.js";
+import { type SlowShare, createSocketHost, type SocketEvents, type SocketHost, type SocketLimits } from "./socketHost.js";
 import { destroyOnError } from "../http/destroyOnError.js";
 import { callerContext, inSpan, SpanKind, tracingOn } from "../../trace/tracing.js";
 
@@ -36,7 +36,7 @@ export interface WebSocketLimits extends SocketLimits {
 
 export interface WebSocketObserver {
   sockets(delta: number): void;
-  slowConsumerClosed(): void;
+  slowConsumerClosed(share: SlowShare): void;
 }
 
 export interface WebSocketEndpointOptions {
@@ -117,12 +117,12 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
       // A socket whose handshake failed was never counted open.
       if (s.opened) options.observer?.sockets(-1);
     },
-    slowConsumerClosed: () => options.observer?.slowConsumerClosed(),
+    slowConsumerClosed: (share) => options.observer?.slowConsumerClosed(share),
     unplaced(sid, req, socket, head) {
       const s = sessions.get(sid);
       if (!s) return void socket.destroy();
       s.host = place();
-      s.host.adopt(sid, req, socket, head);
+      s.host.adopt(sid, req, socket, head, s.ip);
     },
   };
   const local = createSocketHost(options.hub, limits, events, options.log);
@@ -205,7 +205,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
             ...(tracingOn ? { trace: callerContext(req.headers) } : {}),
           };
           sessions.set(s.sid, s);
-          host.adopt(s.sid, { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers }, socket, head);
+          host.adopt(s.sid, { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers }, socket, head, counted);
         }, refused);
     },
     async close() {

@@ -50,7 +50,7 @@ const host = createSocketHost(
     opened: (sid) => tell({ t: "opened", sid }),
     message: (sid, text) => tell({ t: "message", sid, text }),
     closed: (sid) => tell({ t: "closed", sid }),
-    slowConsumerClosed: () => tell({ t: "slow" }),
+    slowConsumerClosed: (share) => tell({ t: "slow", share }),
   },
   log,
 );
@@ -58,7 +58,7 @@ const host = createSocketHost(
 process.on("message", (m: ToShard, handle?: Socket) => {
   switch (m.t) {
     case "adopt":
-      if (handle) host.adopt(m.sid, m.req, handle, Buffer.from(m.head, "base64"));
+      if (handle) host.adopt(m.sid, m.req, handle, Buffer.from(m.head, "base64"), m.ip);
       return;
     case "send":
       return host.send(m.sid, m.text, m.release);
