@@ -41,6 +41,7 @@ import {
 import { GatewayError, fromUpstreamError, type JsonValue, toGatewayError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { keccak256 } from "ethers";
+import { LRUCache } from "lru-cache";
 import { monotonicNow } from "../clock.js";
 import { MethodTable } from "../methodTable.js";
 
@@ -131,8 +132,8 @@ export class UpstreamPool {
     for (const u of this.upstreams) if (u.head > best) best = u.head;
     return best >= 0 ? best : undefined;
   }
-  /** Transaction hashes sent through this pool, with when (read-your-writes). */
-  private readonly sent = new Map<string, number>();
+  /** Transaction hashes sent through this pool (read-your-writes). */
+  private readonly sent = new LRUCache<string, true>({ max: SENT_MAX, ttl: SENT_TTL_MS });
   private readonly batcher: ReadBatcher | undefined;
   /** Nodes whose last probe batch was answered with one object: reads are not gathered while any is in the pool. */
   private readonly refusesBatches = new Set<Upstream>();
@@ -439,7 +440,6 @@ export class UpstreamPool {
 
   /** Writes go to every usable node at once: the first acceptance answers; "already known" is an acceptance. */
   private async write(calls: RpcCall[]): Promise<RpcOutcome[]> {
-    const now = monotonicNow();
     const targets = this.usable();
     if (targets.length <= 1) return this.callOn(calls, undefined);
     const answers = targets.map((u) => this.callOn(calls, u).catch((err: unknown) => err as Error));
@@ -471,19 +471,14 @@ export class UpstreamPool {
     });
     for (const [i, c] of calls.entries()) {
       const r = results[i]!;
-      if (r.ok && typeof r.result === "string") this.remember(r.result, now);
-      else if (typeof c.params[0] === "string") this.remember(transactionHash(c.params[0]), now);
+      if (r.ok && typeof r.result === "string") this.remember(r.result);
+      else if (typeof c.params[0] === "string") this.remember(transactionHash(c.params[0]));
     }
     return results;
   }
 
-  private remember(hash: string, now: number): void {
-    this.sent.set(hash.toLowerCase(), now);
-    if (this.sent.size <= SENT_MAX) return;
-    for (const [h, at] of this.sent) {
-      if (this.sent.size <= SENT_MAX && now - at < SENT_TTL_MS) break;
-      this.sent.delete(h);
-    }
+  private remember(hash: string): void {
+    this.sent.set(hash.toLowerCase(), true);
   }
 
   /** Nodes to send to, best first: on this chain, circuit not open, not lagging (unless all are). */

@@ -1,12 +1,12 @@
 // API keys: random and high-entropy, shown once, stored only as a SHA-256 hash; each owns a wallet derived
 // from the master seed at its own index. A key revoked through this gateway fails at once on every path; one
 // revoked by another process (the keys CLI, or a replica on a shared PostgreSQL) within LOOKUP_CACHE_MS.
+import { LRUCache } from "lru-cache";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { KeyLimitsRow, KeyRow, KeyTable } from "../store/keyTable.js";
 import type { MasterSeed } from "./masterSeed.js";
-import { monotonicNow } from "../clock.js";
 
 export interface ApiKeyInfo extends KeyRow {
   walletAddress: string;
@@ -59,7 +59,7 @@ const LOOKUP_CACHE_MAX = 10_000;
 
 export class ApiKeys {
   /** Recently looked-up keys by hash (found rows only: an unknown key is asked for every time). */
-  private readonly recent = new Map<string, { row: KeyRow; at: number }>();
+  private readonly recent = new LRUCache<string, KeyRow>({ max: LOOKUP_CACHE_MAX, ttl: LOOKUP_CACHE_MS });
 
   constructor(
     private readonly table: KeyTable,
@@ -90,18 +90,12 @@ export class ApiKeys {
    */
   async authenticate(apiKey: string): Promise<Access> {
     const hash = hashKey(apiKey);
-    const now = monotonicNow();
-    let hit = this.recent.get(hash);
-    if (!hit || now - hit.at > LOOKUP_CACHE_MS) {
-      const found = await this.table.byHash(hash);
-      if (!found) {
-        this.recent.delete(hash);
-        throw new GatewayError("unauthorized", "unknown API key: get a free key with POST /portal/keys");
-      }
-      if (this.recent.size >= LOOKUP_CACHE_MAX) this.recent.clear();
-      this.recent.set(hash, (hit = { row: found, at: now }));
+    let row = this.recent.get(hash);
+    if (!row) {
+      row = await this.table.byHash(hash);
+      if (!row) throw new GatewayError("unauthorized", "unknown API key: get a free key with POST /portal/keys");
+      this.recent.set(hash, row);
     }
-    const row = hit.row;
     if (row.revokedAt !== null) throw new GatewayError("unauthorized", "this API key has been revoked");
     return {
       kind: "key",

@@ -3,12 +3,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HDNodeWallet, Mnemonic, Wallet } from "ethers";
+import { LRUCache } from "lru-cache";
 
 /** Derived wallets kept; past that the least recently used is dropped (a public service issues keys to anyone). */
 const CACHED_WALLETS = 4_096;
 
 export class MasterSeed {
-  private readonly cache = new Map<number, HDNodeWallet>();
+  private readonly cache = new LRUCache<number, HDNodeWallet>({ max: CACHED_WALLETS });
   /**
    * m/44'/60'/0'/0, derived once: a wallet is then one child step (~0.5 ms) instead of the mnemonic's PBKDF2
    * and five steps (~9 ms on the event loop, paid by each signer's first write after a start).
@@ -31,13 +32,7 @@ export class MasterSeed {
   /** Wallet n. Index 0 is the public try-it-out signer; API keys get 1, 2, … */
   wallet(index: number): HDNodeWallet {
     let w = this.cache.get(index);
-    if (w) {
-      this.cache.delete(index); // most recently used last
-    } else {
-      w = this.account.deriveChild(index);
-      if (this.cache.size >= CACHED_WALLETS) this.cache.delete(this.cache.keys().next().value!);
-    }
-    this.cache.set(index, w);
+    if (!w) this.cache.set(index, (w = this.account.deriveChild(index)));
     return w;
   }
 

@@ -5,6 +5,7 @@
 //  - by block number (eth_getBlockByNumber, eth_getCode/eth_getBalance/eth_getStorageAt/eth_call at a 0x
 //    number): only when that block is `confirmations` deep (below the head by at least that many);
 //  - tags ("latest", "pending", "safe", …) and null results are never cached.
+import { LRUCache } from "lru-cache";
 import type { JsonValue } from "../errors.js";
 
 export interface CacheOptions {
@@ -28,12 +29,14 @@ interface Entry {
 }
 
 export class ImmutableCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: LRUCache<string, Entry>;
   /** The highest block number seen; stale is safe (it only caches less). */
   head = -1;
   hits = 0;
 
-  constructor(private readonly options: CacheOptions) {}
+  constructor(private readonly options: CacheOptions) {
+    this.entries = new LRUCache({ max: options.maxEntries });
+  }
 
   get(method: string, params: JsonValue[]): JsonValue | undefined {
     return this.getEntry(method, params)?.value;
@@ -45,9 +48,6 @@ export class ImmutableCache {
     const key = method + JSON.stringify(params);
     const e = this.entries.get(key);
     if (e === undefined) return undefined;
-    // LRU: re-insert as most recent.
-    this.entries.delete(key);
-    this.entries.set(key, e);
     this.hits++;
     e.raw ??= JSON.stringify(e.value);
     return e as { value: JsonValue; raw: string };
@@ -57,7 +57,6 @@ export class ImmutableCache {
   put(method: string, params: JsonValue[], result: JsonValue, raw?: string): void {
     if (result === null || !this.cacheable(method, params, result)) return;
     this.entries.set(method + JSON.stringify(params), { value: result, raw });
-    if (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
   }
 
   observeHead(blockNumberHex: JsonValue): void {

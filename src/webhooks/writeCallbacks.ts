@@ -3,6 +3,7 @@
 // the key's callbacks endpoint on the network (one per key: its callbacks keep their writes' order). The
 // status change writes the event with the other outbox rows; a write whose outcome came before the attach
 // (a node refusing it at once) gets the event from the attach itself, and the dedupe name makes it one either way.
+import { LRUCache } from "lru-cache";
 import { createHash, createHmac } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { Access } from "../keys/access.js";
@@ -28,8 +29,8 @@ const ENDPOINTS_KNOWN_MS = 1_000;
 
 export class WriteCallbacks {
   private readonly secretKey: Buffer;
-  /** Per key: whether it has endpoints on this network, and when that was read. */
-  private readonly endpoints = new Map<string, { has: boolean; at: number }>();
+  /** Per key: whether it has endpoints on this network (believed for ENDPOINTS_KNOWN_MS). */
+  private readonly endpoints = new LRUCache<string, { has: boolean }>({ max: 10_000, ttl: ENDPOINTS_KNOWN_MS });
 
   constructor(private readonly options: WriteCallbackOptions) {
     this.secretKey = createHash("sha256").update(`${options.seedSecret}:webhook-callbacks`).digest();
@@ -57,10 +58,9 @@ export class WriteCallbacks {
 
   private async hasEndpoints(keyId: string): Promise<boolean> {
     const known = this.endpoints.get(keyId);
-    if (known && Date.now() - known.at < ENDPOINTS_KNOWN_MS) return known.has;
+    if (known) return known.has;
     const has = (await this.options.store.listByKey(keyId, this.options.network)).length > 0;
-    if (this.endpoints.size >= 10_000) this.endpoints.clear();
-    this.endpoints.set(keyId, { has, at: Date.now() });
+    this.endpoints.set(keyId, { has });
     return has;
   }
 

@@ -463,7 +463,11 @@ function parseHead(buf: Buffer): Head | null | undefined {
   };
 }
 
-/** Header names as sent -> lower case, or null when not a token; clients repeat the same few names. */
+/**
+ * Header names as sent -> lower case, or null when not a token; clients repeat the same few names. A plain
+ * Map, not lru-cache: one get per header on the hot path, and a memo that stops growing at 1,000 names needs
+ * no eviction.
+ */
 const headerNames = new Map<string, string | null>();
 
 function headerName(raw: string): string | null {

@@ -3,6 +3,7 @@
 // (compilerVersions.ts). Compiles are bounded (config `compiler`): a few workers, a deadline per compile (the
 // worker is ended: solc cannot be interrupted otherwise), one compile per caller at a time and a bounded queue,
 // so one caller's slow source holds one worker for at most the deadline and never the others' compiles.
+import { LRUCache } from "lru-cache";
 import { Worker } from "node:worker_threads";
 import { createHash } from "node:crypto";
 import { GatewayError, type JsonValue } from "../../errors.js";
@@ -80,9 +81,9 @@ export class SolidityCompiler {
   private readonly limits: CompilerLimits;
   private readonly slots: Slot[];
   private readonly queue: Job[] = [];
-  private readonly cache = new Map<string, Promise<SolcOutput>>();
+  private readonly cache = new LRUCache<string, Promise<SolcOutput>>({ max: CACHE_LIMIT });
   /** Compile keys that ran past the deadline, with when they did. */
-  private readonly timedOut = new Map<string, number>();
+  private readonly timedOut = new LRUCache<string, true>({ max: CACHE_LIMIT, ttl: TIMED_OUT_MEMORY_MS });
   /** Callers with a compile running or waiting. */
   private readonly callers = new Set<string>();
   /** How many times solc actually ran (cache misses). */
@@ -116,7 +117,6 @@ export class SolidityCompiler {
       this.refuseKnownSlow(key);
       output = this.admit(key, input, pkg, options.caller).then((text) => JSON.parse(text) as SolcOutput);
       this.cache.set(key, output);
-      if (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
       output.catch(() => this.cache.delete(key));
     }
     return pickContract(await output, code, options.contractName);
@@ -129,10 +129,7 @@ export class SolidityCompiler {
   }
 
   private refuseKnownSlow(key: string): void {
-    const at = this.timedOut.get(key);
-    if (at === undefined) return;
-    if (Date.now() - at < TIMED_OUT_MEMORY_MS) throw this.timeoutError();
-    this.timedOut.delete(key);
+    if (this.timedOut.has(key)) throw this.timeoutError();
   }
 
   private timeoutError(): GatewayError {
@@ -179,8 +176,7 @@ export class SolidityCompiler {
   /** The compile ran past the deadline: its worker is ended and the source remembered as too slow. */
   private expire(slot: Slot, job: Job): void {
     if (slot.job !== job) return;
-    this.timedOut.set(job.key, Date.now());
-    if (this.timedOut.size > CACHE_LIMIT) this.timedOut.delete(this.timedOut.keys().next().value!);
+    this.timedOut.set(job.key, true);
     this.finish(slot, () => job.reject(this.timeoutError()));
     void this.stop(slot);
   }
