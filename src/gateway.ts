@@ -47,8 +47,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   const issueLimiter = new WindowLimiter({ limit: Math.max(1, config.portalKeysPerHour), windowMs: 3_600_000 });
   const metrics = new Metrics();
   const reloader = new ConfigReloader(keyedConfig(config), deps.rereadConfig, (outcome) => metrics.countReload(outcome));
-  const limits = new RateLimits({ ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}) }, log, (network, scope) =>
-    metrics.rateLimitRejections.inc({ network, scope }),
+  const limits = new RateLimits(
+    { ...config.rateLimit, ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}), storeProbe: config.resilience.rateLimitStoreProbe },
+    log,
+    (network, scope) => metrics.rateLimitRejections.inc({ network, scope }),
   );
   let stores: Stores | undefined;
   let stopHousekeeping: (() => void) | undefined;
@@ -83,6 +85,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const idempotency = new IdempotencyStore(stores.idempotency, {
       findJournaled: (key) => journal.getByIdempotencyKey(key),
       staleAfterMs: config.idempotencyStaleMs,
+      pollMs: config.resilience.idempotencyPollMs,
     });
     stopHousekeeping = startHousekeeping({
       idempotency,

@@ -562,6 +562,60 @@ export const configSchema = z.strictObject({
         "log records. At least 24 characters: `openssl rand -base64 32`.",
     },
   ),
+  // Waits between attempts of long-lived things, in one place (resilience/doublingDelay.ts; single calls'
+  // retries are p-retry's). Per-node breakers, hedging and timeouts are networks.*.routing and methodPolicies.
+  resilience: z
+    .strictObject({
+      broadcast: z
+        .strictObject({
+          retries: setting(z.number().int().min(0).default(6), {
+            doc: "Attempts after the first to hand a write to the node while it answers with a transient error.",
+          }),
+          firstMs: setting(positiveInt().default(100), { doc: "The wait before the first retry; it doubles." }),
+          maxMs: setting(positiveInt().default(2_000), { doc: "The longest wait between two attempts." }),
+        })
+        .prefault({}),
+      feeBumpWaitMs: setting(positiveInt().default(250), {
+        doc: "Before a write refused for its fees is re-priced, this long (times the bumps so far) for the base fee to show.",
+      }),
+      nodeHeadsReconnect: z
+        .strictObject({
+          firstMs: setting(positiveInt().default(500), {
+            doc: "A node's heads WebSocket that dropped is opened again after this; it doubles while it keeps failing.",
+          }),
+          maxMs: setting(positiveInt().default(30_000), { doc: "The longest wait between two reconnects." }),
+        })
+        .prefault({}),
+      rateLimitStoreProbe: z
+        .strictObject({
+          firstMs: setting(positiveInt().default(250), {
+            doc: "With Redis failing, one decision tries it again after this (the rest follow failMode); it doubles.",
+          }),
+          maxMs: setting(positiveInt().default(1_000), { doc: "The longest wait between two tries." }),
+        })
+        .prefault({}),
+      shardRestart: z
+        .strictObject({
+          firstMs: setting(positiveInt().default(1_000), {
+            doc: "A WebSocket fan-out shard that died is started again after this; it doubles while it keeps failing.",
+          }),
+          maxMs: setting(positiveInt().default(60_000), { doc: "The longest pause before a restart." }),
+        })
+        .prefault({}),
+      h2Resets: z
+        .strictObject({
+          budget: setting(positiveInt().default(500), { doc: "HTTP/2 streams one IP may reset before their answer, per window, before it is banned." }),
+          windowMs: setting(positiveInt().default(10_000), { doc: "The window of that budget (and of http.h2StreamsPerIpPer10s)." }),
+          banMs: setting(positiveInt().default(30_000), {
+            doc: "The first ban (sessions ended, new connections closed at accept); it doubles, up to 10 minutes.",
+          }),
+        })
+        .prefault({}),
+      idempotencyPollMs: setting(positiveInt().default(50), {
+        doc: "A retry that finds its Idempotency-Key's first request still running looks again this often.",
+      }),
+    })
+    .prefault({}),
   droppedSendMs: setting(positiveInt().default(5_000), {
     env: "DROPPED_SEND_MS",
     doc:

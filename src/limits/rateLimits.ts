@@ -2,6 +2,7 @@
 // N requests per window (a batch of n counts n; per-key overrides), a stricter limit on try-it-out ZKT,
 // and a per-key daily transaction quota. Over a limit: a rate_limited GatewayError (429, Retry-After) and
 // the request does nothing. If the shared Redis fails, the configured policy (open or closed) applies.
+import { DoublingDelay, type DoublingDelaySettings } from "../resilience/doublingDelay.js";
 import Bottleneck from "bottleneck";
 import { Redis } from "ioredis";
 import { GatewayError } from "../errors.js";
@@ -47,6 +48,8 @@ export interface RateLimitConfig {
   decisionTimeoutMs: number;
   /** Namespace of the limiters' Redis keys (tests isolate runs with it). */
   keyPrefix?: string;
+  /** The wait before a failing Redis is tried again, doubling (config resilience.rateLimitStoreProbe). */
+  storeProbe?: DoublingDelaySettings;
 }
 
 export type LimitScope = "requests" | "requests-per-ip" | "try-it-out" | "transactions" | "writes-month" | "faucet" | "admin-attempts";
@@ -77,12 +80,7 @@ export class RateLimits {
    * held again 16 s after Redis was back), a success closes the breaker. Requests arriving while the probe is
    * out wait for it rather than pass: a burst at recovery let 96 of 100 through a limit of 60.
    */
-  private readonly breaker: { open: boolean; retryAt: number; backoffMs: number; probe: Promise<boolean> | undefined } = {
-    open: false,
-    retryAt: 0,
-    backoffMs: 0,
-    probe: undefined,
-  };
+  private readonly breaker: { open: boolean; retryAt: number; backoff: DoublingDelay; probe: Promise<boolean> | undefined };
 
   constructor(
     private readonly config: RateLimitConfig,
@@ -90,6 +88,7 @@ export class RateLimits {
     /** Called for each refusal (metrics). */
     private readonly onReject: (network: string, scope: LimitScope) => void = () => undefined,
   ) {
+    this.breaker = { open: false, retryAt: 0, backoff: new DoublingDelay(config.storeProbe ?? { firstMs: 250, maxMs: 1_000 }), probe: undefined };
     if (config.redisUrl) {
       // While Redis is away a decision times out (decisionTimeoutMs) and the fail policy answers; commands
       // queued meanwhile are dropped after one failed reconnect, so the queue stays bounded.
@@ -272,7 +271,7 @@ export class RateLimits {
       const now = monotonicNow();
       if (now < this.breaker.retryAt) return this.failPolicy();
       // This request is the probe; the ones arriving meanwhile wait for its outcome.
-      this.breaker.retryAt = now + this.breaker.backoffMs;
+      this.breaker.retryAt = now + this.breaker.backoff.ms;
       this.breaker.probe = new Promise<boolean>((resolve) => (probing = resolve));
     }
     const limiter = this.limiterFor(scope, network, limit, windowMs);
@@ -312,7 +311,7 @@ export class RateLimits {
     if (this.degraded) {
       this.degraded = false;
       this.breaker.open = false;
-      this.breaker.backoffMs = 0;
+      this.breaker.backoff.reset();
       this.log.info("rate limiter store recovered");
     }
     if (!decision.allowed) {
@@ -338,8 +337,7 @@ export class RateLimits {
       this.log.error(`rate limiter store unavailable; failing ${this.config.failMode}`, { error: err.message });
     }
     this.breaker.open = true;
-    this.breaker.backoffMs = Math.min(MAX_PROBE_BACKOFF_MS, Math.max(250, this.breaker.backoffMs * 2));
-    this.breaker.retryAt = monotonicNow() + this.breaker.backoffMs;
+    this.breaker.retryAt = monotonicNow() + this.breaker.backoff.next();
   }
 
   /** What the configured policy answers without the store: open serves, closed refuses with 503. */
@@ -350,7 +348,6 @@ export class RateLimits {
 }
 
 /** The longest a down store goes unprobed: limits hold again within about this of Redis answering. */
-const MAX_PROBE_BACKOFF_MS = 1_000;
 
 /** A key's own requests per minute, when the operator gave it one. */
 function ownPerMinute(access: LimitedCaller): number | undefined {

@@ -3,6 +3,7 @@
 // comes from the feed's reads by block number through the upstream pool (failover, gap filling, reorgs), so
 // a socket that drops, lags or lies costs latency, never a block. Reconnects with backoff while wanted.
 import WebSocket from "ws";
+import { DoublingDelay, type DoublingDelaySettings } from "../resilience/doublingDelay.js";
 
 export interface HeadWakeups {
   /** Starts following; `wake` is called on each new head, `live` when the subscription is up or down. */
@@ -12,11 +13,15 @@ export interface HeadWakeups {
 
 const SUBSCRIBE = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_subscribe", params: ["newHeads"] });
 
-export function upstreamHeads(url: string, onError: (err: Error) => void = () => undefined): HeadWakeups {
+export function upstreamHeads(
+  url: string,
+  onError: (err: Error) => void = () => undefined,
+  reconnect: DoublingDelaySettings = { firstMs: 500, maxMs: 30_000 },
+): HeadWakeups {
   let socket: WebSocket | undefined;
   let retry: NodeJS.Timeout | undefined;
   let wanted = false;
-  let backoffMs = 500;
+  const backoff = new DoublingDelay(reconnect);
 
   const connect = (wake: () => void, live: (up: boolean) => void): void => {
     const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 1 << 20 });
@@ -27,7 +32,7 @@ export function upstreamHeads(url: string, onError: (err: Error) => void = () =>
       // The subscription's id answers the subscribe; every later message on this socket is a head.
       if (text.includes('"eth_subscription"')) return wake();
       if (text.includes('"id":1') && text.includes('"result"')) {
-        backoffMs = 500;
+        backoff.reset();
         live(true);
       } else if (text.includes('"error"')) ws.close();
     });
@@ -35,9 +40,8 @@ export function upstreamHeads(url: string, onError: (err: Error) => void = () =>
     ws.on("close", () => {
       live(false);
       if (!wanted || socket !== ws) return;
-      retry = setTimeout(() => connect(wake, live), backoffMs);
+      retry = setTimeout(() => connect(wake, live), backoff.next());
       retry.unref?.();
-      backoffMs = Math.min(backoffMs * 2, 30_000);
     });
   };
 

@@ -65,7 +65,16 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
             socketsInProcess: gw.websocket.socketsInProcess,
             hosts: (events) =>
               Array.from({ length: shardCount }, () =>
-                shardHost({ settings: { limits: socketLimits, logLevel: gw.logLevel, network: net.name }, feed: p.feed, observer: p.hubObserver, log }, events),
+                shardHost(
+                  {
+                    settings: { limits: socketLimits, logLevel: gw.logLevel, network: net.name },
+                    restart: gw.resilience.shardRestart,
+                    feed: p.feed,
+                    observer: p.hubObserver,
+                    log,
+                  },
+                  events,
+                ),
               ),
           }
         : undefined,
@@ -127,7 +136,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
     withCors(withMediaTypeHint(handler), new Map([[KEYS_PATH, keyOrigins]])),
     gw.host,
     net.port,
-    { ...gw.http, exempt: trusted, heldElsewhere: () => sockets.onShards },
+    { ...gw.http, h2Resets: gw.resilience.h2Resets, exempt: trusted, heldElsewhere: () => sockets.onShards },
     { serves: rest.serves, handle: rest.handle, bodyLimitBytes: gw.bodyLimitBytes },
     sockets.upgrade,
     {

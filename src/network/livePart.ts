@@ -32,7 +32,15 @@ export function startLive(
   const feed = new HeadFeed(pool, {
     pollMs: gw.websocket.headPollMs ?? Math.max(50, Math.min(1_000, Math.round(net.blockTimeSeconds * 500))),
     onError: (err) => log.debug("head feed poll failed; retried next poll", { error: err.message }),
-    ...(headsWs ? { wakeups: upstreamHeads(headsWs, (err) => log.debug("the node's heads WebSocket failed; polling meanwhile", { error: err.message })) } : {}),
+    ...(headsWs
+      ? {
+          wakeups: upstreamHeads(
+            headsWs,
+            (err) => log.debug("the node's heads WebSocket failed; polling meanwhile", { error: err.message }),
+            gw.resilience.nodeHeadsReconnect,
+          ),
+        }
+      : {}),
   });
   stack.defer(() => feed.stop());
   const hubObserver: HubObserver = {

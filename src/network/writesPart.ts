@@ -42,6 +42,8 @@ export async function startWrites(ctx: NetworkContext, chain: ChainPart, core: R
     devFunding: embedded !== undefined && chain.feeMode === "market",
     creditFeeDust: embedded !== undefined && chain.feeMode === "zero",
     stuckAfterMs: gw.stuckTransactionMs,
+    broadcastRetry: gw.resilience.broadcast,
+    feeBumpWaitMs: gw.resilience.feeBumpWaitMs,
     droppedAfterMs: gw.droppedSendMs,
     maxIdleLanes: gw.maxIdleLanes,
     observer: {
@@ -52,7 +54,13 @@ export async function startWrites(ctx: NetworkContext, chain: ChainPart, core: R
     },
     walletFor: deps.walletByAddress,
     ...(headsWs
-      ? { headWakeups: upstreamHeads(headsWs, (err) => log.debug("the node's heads WebSocket failed; the follower polls", { error: err.message })) }
+      ? {
+          headWakeups: upstreamHeads(
+            headsWs,
+            (err) => log.debug("the node's heads WebSocket failed; the follower polls", { error: err.message }),
+            gw.resilience.nodeHeadsReconnect,
+          ),
+        }
       : {}),
   });
   stack.defer(() => sequencer.stop());

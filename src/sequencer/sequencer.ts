@@ -60,7 +60,10 @@ export interface SequencerOptions {
    * from an account that cannot pay it gets the fee dust credited first, so unfunded accounts send unchanged.
    */
   creditFeeDust?: boolean;
-  broadcastRetries?: number;
+  /** Retries of a broadcast the node answered with a transient error, and their doubling wait (config resilience.broadcast). */
+  broadcastRetry?: { retries: number; firstMs: number; maxMs: number };
+  /** Before re-pricing a write the node refused for its fees: this long times the bumps so far. */
+  feeBumpWaitMs?: number;
   /** How often journaled-but-unbroadcast transactions are retried in the background. */
   resumeIntervalMs?: number;
   /** Resolves signer addresses to the gateway's wallets (to refill nonces after a restart). */
@@ -145,6 +148,7 @@ export class Sequencer {
       follower: this.follower,
       stuckAfterMs: this.stuckAfterMs,
       maxFeeBumps: options.maxFeeBumps ?? 3,
+      feeBumpWaitMs: options.feeBumpWaitMs ?? 250,
       walletOf: async (signer) => this.lanes.get(signer)?.wallet ?? (await options.walletFor?.(signer)),
       lane: (signer) => this.lane(signer),
     });
@@ -688,9 +692,9 @@ export class Sequencer {
           }
         },
         {
-          retries: this.options.broadcastRetries ?? 6,
-          minTimeout: 100,
-          maxTimeout: 2_000,
+          retries: this.options.broadcastRetry?.retries ?? 6,
+          minTimeout: this.options.broadcastRetry?.firstMs ?? 100,
+          maxTimeout: this.options.broadcastRetry?.maxMs ?? 2_000,
           shouldRetry: ({ error }) => isTransient(error),
           onFailedAttempt: ({ error, attemptNumber }) => {
             if (isTransient(error)) {

@@ -34,6 +34,8 @@ export interface StuckWritesOptions {
   stuckAfterMs: number;
   /** At most this many re-pricings or replacements per write. */
   maxFeeBumps: number;
+  /** Before a re-pricing, this long times the bumps so far (the base fee a block to show). */
+  feeBumpWaitMs: number;
   /** The gateway's wallet of a signer, if it holds one. */
   walletOf(signer: string): Promise<SigningWallet | undefined>;
   /** The signer's nonce lane (a moved write takes the lane's next nonce). */
@@ -66,7 +68,7 @@ export class StuckWrites {
     const wallet = await this.options.walletOf(rec.signer);
     if (!wallet || seen.bumps >= this.options.maxFeeBumps) return undefined;
     // Give the base fee a block to show before re-reading it.
-    await new Promise((r) => setTimeout(r, 250 * (seen.bumps + 1)));
+    await new Promise((r) => setTimeout(r, this.options.feeBumpWaitMs * (seen.bumps + 1)));
     const { hash, raw } = await this.withHigherFees(wallet, rec);
     seen.bumps++;
     this.options.log.warn("re-pricing a transaction the node refused for its fees", { queueId: rec.queueId, nonce: rec.nonce, bump: seen.bumps });

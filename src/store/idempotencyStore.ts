@@ -32,6 +32,8 @@ export interface IdempotencyOptions {
   staleAfterMs?: number;
   /** How long a concurrent duplicate waits for the first request's outcome before it is told to retry. */
   waitMs?: number;
+  /** How often it looks (config resilience.idempotencyPollMs). */
+  pollMs?: number;
 }
 
 /**
@@ -105,7 +107,7 @@ export class IdempotencyStore {
       if (Date.now() - row.createdAt.getTime() > (this.options.staleAfterMs ?? DEFAULT_STALE_CLAIM_MS))
         return this.settleStale(scope, key, fingerprint, row.createdAt, fn);
       if (Date.now() > deadline) throw new GatewayError("idempotency_in_progress", "a request with this idempotency key is still in progress; retry later");
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, this.options.pollMs ?? 50));
     }
   }
 

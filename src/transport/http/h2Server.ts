@@ -11,10 +11,10 @@ import { StreamResets } from "./streamResets.js";
 
 const H2_MAX_STREAMS = 100;
 /**
- * Streams one IP may reset unanswered in 10 s before its sessions end and its connections are refused for
- * 30 s (doubling): far above what cancelling clients do (a gRPC deadline, a page left), far below a storm.
+ * Streams one IP may reset unanswered per window before its sessions end and its connections are refused
+ * (doubling): far above what cancelling clients do (a gRPC deadline, a page left), far below a storm.
  */
-const H2_RESETS = { budget: 500, windowMs: 10_000, backoffMs: 30_000 };
+const H2_RESETS = { budget: 500, windowMs: 10_000, banMs: 30_000 };
 
 export interface H2Limits {
   requestTimeoutMs: number;
@@ -23,6 +23,8 @@ export interface H2Limits {
   h2StreamsPerIpPer10s: number;
   /** HTTP/2 answers one IP has not yet taken (a shut flow-control window), across its sessions. */
   h2AnswerBytesPerIp: number;
+  /** Config resilience.h2Resets. */
+  h2Resets?: { budget: number; windowMs: number; banMs: number } | undefined;
   exempt?: ProxyMatcher | undefined;
 }
 
@@ -44,8 +46,9 @@ type Handler = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) =
 
 export function createH2Server(limits: H2Limits, handler: Handler, observer: H2Observer = {}): H2Server {
   const exempt = limits.exempt ? { exempt: limits.exempt } : {};
-  const resets = new StreamResets({ ...H2_RESETS, ...exempt });
-  const opened = new StreamResets({ ...H2_RESETS, budget: limits.h2StreamsPerIpPer10s, ...exempt });
+  const { budget, windowMs, banMs } = limits.h2Resets ?? H2_RESETS;
+  const resets = new StreamResets({ budget, windowMs, backoffMs: banMs, ...exempt });
+  const opened = new StreamResets({ budget: limits.h2StreamsPerIpPer10s, windowMs, backoffMs: banMs, ...exempt });
   /** Open sessions per client IP, to end them all when the IP passes a budget. */
   const sessionsOf = new Map<string, Set<http2.ServerHttp2Session>>();
   const ban = (ip: string, why: "resets" | "streams"): void => {

@@ -50,6 +50,8 @@ export interface ConnectionLimits {
   heldElsewhere?: () => number;
   /** HTTP/2 streams one IP may open per 10 s (a plain request flood) before it is treated as a reset storm is. */
   h2StreamsPerIpPer10s: number;
+  /** HTTP/2 resets tolerated per IP and window, and the first ban (config resilience.h2Resets). */
+  h2Resets?: { budget: number; windowMs: number; banMs: number };
 }
 
 /** What the edge refused, for metrics. */

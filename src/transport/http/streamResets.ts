@@ -5,6 +5,7 @@
 // count; an IP past the budget has its sessions ended (GOAWAY ENHANCE_YOUR_CALM) and its new h2 connections
 // refused for a back-off that doubles each time (up to 10 minutes).
 import { monotonicNow } from "../../clock.js";
+import { DoublingDelay } from "../../resilience/doublingDelay.js";
 export interface StreamResetOptions {
   /** Resets tolerated per IP per window. */
   budget: number;
@@ -18,7 +19,8 @@ interface IpState {
   windowStart: number;
   count: number;
   bannedUntil: number;
-  backoffMs: number;
+  /** Made at the IP's first ban. */
+  ban: DoublingDelay | undefined;
 }
 
 const MAX_BACKOFF_MS = 10 * 60_000;
@@ -40,14 +42,14 @@ export class StreamResets {
     if (this.options.exempt?.has(ip)) return false;
     const now = monotonicNow();
     let s = this.byIp.get(ip);
-    if (!s) this.byIp.set(ip, (s = { windowStart: now, count: 0, bannedUntil: 0, backoffMs: 0 }));
+    if (!s) this.byIp.set(ip, (s = { windowStart: now, count: 0, bannedUntil: 0, ban: undefined }));
     if (now - s.windowStart > this.options.windowMs) {
       s.windowStart = now;
       s.count = 0;
     }
     if (++s.count <= this.options.budget || now < s.bannedUntil) return false;
-    s.backoffMs = Math.min(MAX_BACKOFF_MS, s.backoffMs === 0 ? this.options.backoffMs : s.backoffMs * 2);
-    s.bannedUntil = now + s.backoffMs;
+    s.ban ??= new DoublingDelay({ firstMs: this.options.backoffMs, maxMs: MAX_BACKOFF_MS });
+    s.bannedUntil = now + s.ban.next();
     s.count = 0;
     return true;
   }

@@ -16,7 +16,7 @@ import type { Logger } from "../../log/logger.js";
 import type { FromShard, ShardSettings, ToShard } from "./shardMessages.js";
 import { SHARD_SETTINGS_ENV } from "./shardMessages.js";
 import type { SocketEvents, SocketHost, UpgradeRequest } from "./socketHost.js";
-import { DoublingDelay } from "../../resilience/doublingDelay.js";
+import { DoublingDelay, type DoublingDelaySettings } from "../../resilience/doublingDelay.js";
 
 /**
  * The shard's entry: beside the bundle (dist/wsShard.mjs), or from source under tsx (tests, `npm run dev`).
@@ -39,6 +39,8 @@ function nodeEnvironment(): Record<string, string> {
 
 export interface ShardHostOptions {
   settings: ShardSettings;
+  /** The pause before a shard that died is started again, doubling while it keeps failing. */
+  restart: DoublingDelaySettings;
   feed: FeedSource;
   observer?: HubObserver;
   log: Logger;
@@ -46,7 +48,6 @@ export interface ShardHostOptions {
 
 /** How long a shard may take to load before it is given up; and the pauses after a failure. */
 const READY_TIMEOUT_MS = 10_000;
-const RESTART_PAUSE = { firstMs: 1_000, maxMs: 60_000 };
 /** A shard that ran this long before it died was not failing at start: its next pause is the first again. */
 const STEADY_MS = 60_000;
 
@@ -70,7 +71,7 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
   const waiting: Waiting[] = [];
   /** No socket is placed here before this time (a shard that failed is given a pause, doubling while it fails). */
   let pausedUntil = 0;
-  const pause = new DoublingDelay(RESTART_PAUSE);
+  const pause = new DoublingDelay(options.restart);
 
   const tell = (m: ToShard, handle?: Socket): void => {
     if (child?.connected) child.send(m, handle);
