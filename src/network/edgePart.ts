@@ -19,6 +19,7 @@ import { healthRoutes } from "../transport/http/healthRoutes.js";
 import { type DualServer, listenDual } from "../transport/http/listen.js";
 import { createRestRouter } from "../transport/http/restRouter.js";
 import { jsonRpcRoutes } from "../transport/jsonrpc/jsonRpcRoutes.js";
+import { keyHolderRoutes } from "../transport/jsonrpc/keyHolderRoutes.js";
 import { KEYS_PATH } from "../transport/portal/portalRoutes.js";
 import { webhookRoutes } from "../transport/webhooks/webhookRoutes.js";
 import { shardHost } from "../transport/websocket/shardHost.js";
@@ -110,6 +111,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
         rpc: p.handlers.rpc,
         admission,
       }),
+      ...keyHolderRoutes({ rpc: p.handlers.rpc, admission }),
       ...zktRoutes({ zkt: p.handlers.zkt, log, admission }),
       ...webhookRoutes({ webhooks: p.handlers.webhooks, admission }),
       ...deps.sharedRoutes,
