@@ -30,6 +30,7 @@ import {
   newUpstream,
   recordFailure,
   recordProbeFailure,
+  recordDroppedWrite,
   recordProbeSuccess,
   recordSuccess,
   routeOrder,
@@ -68,13 +69,17 @@ export interface UpstreamState {
   breakerOpen: boolean;
   failures: number;
   lastError: string;
+  /** Sent no writes for now: it took writes that no node held afterwards (while another node takes them). */
+  writesPaused: boolean;
 }
 
 export interface UpstreamObserver {
   latency(upstream: string, seconds: number): void;
   health(upstream: string, healthy: boolean): void;
   /** After each probe: blocks behind the best, score (lower is better), circuit open. */
-  routing?(upstream: string, figures: { lag: number; score: number; open: boolean }): void;
+  routing?(upstream: string, figures: { lag: number; score: number; open: boolean; writesPaused: boolean }): void;
+  /** A write the node took was held by no node afterwards; `paused`: that paused its writes. */
+  droppedWrite?(upstream: string, paused: boolean): void;
   /** An answer failed an integrity check (answerIntegrity.ts); `corrected`: another node answered it right. */
   integrity?(check: IntegrityCheck, corrected: boolean): void;
   hedge?(won: boolean): void;
@@ -132,8 +137,8 @@ export class UpstreamPool {
     for (const u of this.upstreams) if (u.head > best) best = u.head;
     return best >= 0 ? best : undefined;
   }
-  /** Transaction hashes sent through this pool (read-your-writes). */
-  private readonly sent = new LRUCache<string, true>({ max: SENT_MAX, ttl: SENT_TTL_MS });
+  /** Transaction hashes sent through this pool, with the nodes that took them (read-your-writes, dropped sends). */
+  private readonly sent = new LRUCache<string, Upstream[]>({ max: SENT_MAX, ttl: SENT_TTL_MS });
   private readonly batcher: ReadBatcher | undefined;
   /** Nodes whose last probe batch was answered with one object: reads are not gathered while any is in the pool. */
   private readonly refusesBatches = new Set<Upstream>();
@@ -233,6 +238,7 @@ export class UpstreamPool {
       breakerOpen: u.openUntil > now,
       failures: u.failures,
       lastError: u.lastError ?? "",
+      writesPaused: u.writesPausedUntil > now,
     }));
   }
 
@@ -438,47 +444,84 @@ export class UpstreamPool {
     };
   }
 
-  /** Writes go to every usable node at once: the first acceptance answers; "already known" is an acceptance. */
+  /**
+   * Writes go to every usable node at once (but one pausing its writes, while another takes them): the first
+   * acceptance answers; "already known" is an acceptance. Each hash is remembered with the nodes that took it.
+   */
   private async write(calls: RpcCall[]): Promise<RpcOutcome[]> {
-    const targets = this.usable();
-    if (targets.length <= 1) return this.callOn(calls, undefined);
-    const answers = targets.map((u) => this.callOn(calls, u).catch((err: unknown) => err as Error));
-    const settled: (RpcOutcome[] | Error)[] = [];
+    const targets = this.writeTargets();
+    if (targets.length === 0) return this.callOn(calls, undefined);
+    const answers = targets.map((u) =>
+      this.callOn(calls, u).then(
+        (r) => ({ u, r }),
+        (err: unknown) => ({ u, r: err as Error }),
+      ),
+    );
+    const settled: { u: Upstream; r: RpcOutcome[] | Error }[] = [];
     // Resolved as soon as every call has an acceptance, or every node has answered.
     const accepted = (o: RpcOutcome | undefined): boolean => o !== undefined && (o.ok || ALREADY_KNOWN.test(o.error.message));
     await new Promise<void>((resolve) => {
       let left = answers.length;
       for (const a of answers)
-        void a.then((r) => {
-          settled.push(r);
+        void a.then((s) => {
+          settled.push(s);
           left--;
-          const all = calls.every((_, i) => settled.some((s) => !(s instanceof Error) && accepted(s[i])));
+          const all = calls.every((_, i) => settled.some(({ r }) => !(r instanceof Error) && accepted(r[i])));
           if (all || left === 0) resolve();
         });
     });
+    // No node answered at all: the failover order past the usable ones, as a read would go.
+    if (settled.every(({ r }) => r instanceof Error)) return this.callOn(calls, undefined);
     const results = calls.map((c, i): RpcOutcome => {
-      const oks = settled.filter((s): s is RpcOutcome[] => !(s instanceof Error)).map((s) => s[i]!);
+      const oks = settled.flatMap(({ r }) => (r instanceof Error ? [] : [r[i]!]));
       const ok = oks.find((o) => o.ok);
       if (ok) return ok;
       const known = oks.find((o) => accepted(o));
       if (known && typeof c.params[0] === "string") return { ok: true, result: transactionHash(c.params[0]) };
       if (oks[0]) return oks[0];
-      const err = settled.find((s) => s instanceof Error) as Error | undefined;
+      const err = settled.find(({ r }) => r instanceof Error)?.r as Error | undefined;
       return {
         ok: false,
         error: err instanceof GatewayError ? err : new GatewayError("upstream_unavailable", "no healthy upstream node is reachable; try again shortly"),
       };
     });
     for (const [i, c] of calls.entries()) {
+      const takers = settled.flatMap(({ u, r }) => (!(r instanceof Error) && accepted(r[i]) ? [u] : []));
       const r = results[i]!;
-      if (r.ok && typeof r.result === "string") this.remember(r.result);
-      else if (typeof c.params[0] === "string") this.remember(transactionHash(c.params[0]));
+      if (r.ok && typeof r.result === "string") this.remember(r.result, takers);
+      else if (typeof c.params[0] === "string") this.remember(transactionHash(c.params[0]), takers);
     }
     return results;
   }
 
-  private remember(hash: string): void {
-    this.sent.set(hash.toLowerCase(), true);
+  private remember(hash: string, takers: Upstream[]): void {
+    this.sent.set(hash.toLowerCase(), takers);
+  }
+
+  /**
+   * Nodes a write goes to: the usable ones, but a node pausing its writes (it dropped some) while another
+   * usable node takes them.
+   */
+  private writeTargets(): Upstream[] {
+    const usable = this.usable();
+    const now = monotonicNow();
+    const trusted = usable.filter((u) => u.writesPausedUntil <= now);
+    return trusted.length > 0 ? trusted : usable;
+  }
+
+  /**
+   * Writes sent through this pool that no node holds well after they were taken (not pending, not mined): each
+   * node that took one dropped it. A node that drops writes again and again is sent none for a while
+   * (recordDroppedWrite), while another node takes them.
+   */
+  droppedWrites(hashes: string[]): void {
+    for (const hash of hashes) {
+      for (const u of this.sent.get(hash.toLowerCase()) ?? []) {
+        const paused = recordDroppedWrite(u);
+        this.options.observer?.droppedWrite?.(u.label, paused);
+        if (paused) this.options.log.warn("a node takes writes and drops them: none sent to it for a while", { upstream: u.label, pausedMs: u.writePause.ms });
+      }
+    }
   }
 
   /** Nodes to send to, best first: on this chain, circuit not open, not lagging (unless all are). */
@@ -733,7 +776,12 @@ export class UpstreamPool {
     );
     const best = Math.max(...this.upstreams.map((u) => u.head));
     for (const u of this.upstreams)
-      this.options.observer?.routing?.(u.label, { lag: u.head < 0 ? 0 : best - u.head, score: score(u), open: u.openUntil > monotonicNow() });
+      this.options.observer?.routing?.(u.label, {
+        lag: u.head < 0 ? 0 : best - u.head,
+        score: score(u),
+        open: u.openUntil > monotonicNow(),
+        writesPaused: u.writesPausedUntil > monotonicNow(),
+      });
   }
 }
 

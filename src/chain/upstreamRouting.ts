@@ -3,6 +3,7 @@
 // and when a read to it is worth hedging. Bookkeeping only: the pool sends, logs and reports.
 import { UpstreamHttp } from "./upstreamHttp.js";
 import { monotonicNow } from "../clock.js";
+import { DoublingDelay } from "../resilience/doublingDelay.js";
 
 /** How reads and writes are routed (config `routing`, per network). */
 export interface RoutingOptions {
@@ -52,6 +53,11 @@ export interface Upstream {
   /** Recent answer times (ms), for the hedge delay (their p90): a ring, next written at recentAt. */
   recent: number[];
   recentAt: number;
+  /** When it last took a write that no node held later (a node that drops sends), within the last minute. */
+  drops: number[];
+  /** Sent no writes before this while another node takes them (it dropped writes); the pause doubles. */
+  writesPausedUntil: number;
+  writePause: DoublingDelay;
 }
 
 export function newUpstream(url: string, routing: RoutingOptions, timeoutMs: number, maxAnswerBytes?: number): Upstream {
@@ -73,7 +79,30 @@ export function newUpstream(url: string, routing: RoutingOptions, timeoutMs: num
     errorRate: 0,
     recent: [],
     recentAt: 0,
+    drops: [],
+    writesPausedUntil: 0,
+    writePause: new DoublingDelay(WRITE_PAUSE),
   };
+}
+
+/** Writes a node took and no node held afterwards, within a minute, that pause its writes; and the pause. */
+export const DROPS_TO_PAUSE = 3;
+const DROP_WINDOW_MS = 60_000;
+const WRITE_PAUSE = { firstMs: 30_000, maxMs: 10 * 60_000 };
+
+/**
+ * A write `u` took is held by no node (not pending, not mined) well after: `u` dropped it. True when that
+ * pauses its writes (DROPS_TO_PAUSE within a minute); a node that dropped none for the longest pause starts over.
+ */
+export function recordDroppedWrite(u: Upstream): boolean {
+  const now = monotonicNow();
+  u.drops = u.drops.filter((t) => now - t < DROP_WINDOW_MS);
+  u.drops.push(now);
+  if (u.drops.length < DROPS_TO_PAUSE || u.writesPausedUntil > now) return false;
+  if (now - u.writesPausedUntil > WRITE_PAUSE.maxMs) u.writePause.reset();
+  u.writesPausedUntil = now + u.writePause.next();
+  u.drops = [];
+  return true;
 }
 
 /**

@@ -123,6 +123,18 @@ export class Metrics {
     labelNames: ["network", "upstream"],
     registers: [this.registry],
   });
+  readonly upstreamDroppedWrites = new Counter({
+    name: "gateway_upstream_dropped_writes_total",
+    help: "Writes an upstream took (answered their hash) that no node held afterwards: dropped sends, each sent again",
+    labelNames: ["network", "upstream"],
+    registers: [this.registry],
+  });
+  readonly upstreamWritesPaused = new Gauge({
+    name: "gateway_upstream_writes_paused",
+    help: "1 while an upstream is sent no writes because it dropped them (another node takes them meanwhile)",
+    labelNames: ["network", "upstream"],
+    registers: [this.registry],
+  });
   readonly upstreamCircuitOpen = new Gauge({
     name: "gateway_upstream_circuit_open",
     help: "1 while an upstream's circuit breaker is open",

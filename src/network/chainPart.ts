@@ -34,6 +34,11 @@ export async function startChain({ gw, net, deps, log, stack }: NetworkContext):
         m.upstreamLag.set({ network: net.name, upstream }, f.lag);
         m.upstreamScore.set({ network: net.name, upstream }, f.score);
         m.upstreamCircuitOpen.set({ network: net.name, upstream }, f.open ? 1 : 0);
+        m.upstreamWritesPaused.set({ network: net.name, upstream }, f.writesPaused ? 1 : 0);
+      },
+      droppedWrite: (upstream, paused) => {
+        m.upstreamDroppedWrites.inc({ network: net.name, upstream });
+        if (paused) m.upstreamWritesPaused.set({ network: net.name, upstream }, 1);
       },
       hedge: (won) => m.upstreamHedges.inc({ network: net.name, outcome: won ? "won" : "lost" }),
       heightWait: (reached) => m.upstreamHeightWaits.inc({ network: net.name, outcome: reached ? "reached" : "unreached" }),

@@ -666,15 +666,15 @@ export class Sequencer {
       if (!answers) return;
       held.push(...answers);
     }
-    let resent = 0;
-    recent.forEach((rec, i) => {
+    const dropped = recent.filter((_, i) => {
       const answer = held[i];
-      if (answer?.ok && answer.result === null) {
-        this.enqueue(rec);
-        resent++;
-      }
+      return answer?.ok === true && answer.result === null;
     });
-    if (resent > 0) log.warn("the node does not hold writes it answered: sent again", { count: resent });
+    for (const rec of dropped) this.enqueue(rec);
+    if (dropped.length === 0) return;
+    // The nodes that took them dropped them: one that keeps doing so is sent no writes for a while.
+    pool.droppedWrites(dropped.map((r) => r.hash));
+    log.warn("the node does not hold writes it answered: sent again", { count: dropped.length });
   }
 
   private async broadcast(rec: SubmissionRecord, opts: { refill: boolean }): Promise<{ result: BroadcastResult; error?: GatewayError }> {
