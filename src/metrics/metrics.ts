@@ -52,6 +52,14 @@ export interface SequencerFigures {
   maxLag: number;
   lanes: number;
   rewinds: number;
+  /** Age of the oldest write still unfinished among those the background pass looks at; 0 when none. */
+  oldestUnfinishedSeconds: number;
+}
+
+/** A network's webhook deliveries not yet made. */
+export interface WebhookBacklog {
+  pending: number;
+  oldestSeconds: number;
 }
 
 export class Metrics {
@@ -222,6 +230,7 @@ export class Metrics {
     registers: [this.registry],
   });
   private readonly sequencerSources = new Map<string, () => SequencerFigures>();
+  private readonly webhookSources = new Map<string, () => Promise<WebhookBacklog>>();
   private readonly reloads = new Counter({
     name: "gateway_config_reloads_total",
     help: "Configuration reloads (SIGHUP, AdminService.ReloadConfig) by outcome: applied, invalid (the file did not validate) or refused (a setting that needs a restart changed)",
@@ -292,6 +301,27 @@ export class Metrics {
     figure("gateway_lanes_lagging", "Signers with at least one unconfirmed write", (f) => f.lanesLagging);
     figure("gateway_nonce_lag_max", "The most unconfirmed writes of any one signer", (f) => f.maxLag);
     figure("gateway_nonce_lanes", "Nonce lanes held in memory", (f) => f.lanes);
+    figure(
+      "gateway_oldest_unfinished_write_seconds",
+      "Age of the oldest write still unfinished that the background pass looks at (pending past its first try, processing past stuckTransactionMs); 0 when none",
+      (f) => f.oldestUnfinishedSeconds,
+    );
+    const webhooks = this.webhookSources;
+    const backlog = (name: string, help: string, pick: (b: WebhookBacklog) => number): void =>
+      void new Gauge({
+        name,
+        help,
+        labelNames: ["network"],
+        registers: [this.registry],
+        async collect() {
+          for (const [network, read] of webhooks) {
+            const b = await read().catch(() => undefined);
+            if (b) this.set({ network }, pick(b));
+          }
+        },
+      });
+    backlog("gateway_webhook_backlog", "Webhook deliveries of active endpoints not yet delivered nor given up", (b) => b.pending);
+    backlog("gateway_webhook_oldest_pending_seconds", "Age of the oldest webhook delivery not yet delivered nor given up; 0 when none", (b) => b.oldestSeconds);
     new Counter({
       name: "gateway_chain_rewinds_total",
       help: "Times the node went back below blocks the sequencer had walked",
@@ -362,6 +392,11 @@ export class Metrics {
   /** A network's sequencer figures, read when scraped. */
   followSequencer(network: string, read: () => SequencerFigures): void {
     this.sequencerSources.set(network, read);
+  }
+
+  /** A network's webhook backlog, read (from the store) when scraped. */
+  followWebhooks(network: string, read: () => Promise<WebhookBacklog>): void {
+    this.webhookSources.set(network, read);
   }
 
   text(): Promise<string> {

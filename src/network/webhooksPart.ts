@@ -36,6 +36,7 @@ export function startWebhooks({ gw, net, deps, log, stack }: NetworkContext, poo
   const wake = () => dispatcher.wake();
   // gw.webhooks itself is updated by the gateway's reload (the registry and the callbacks read it at each use).
   deps.onReload?.((next) => dispatcher.reconfigure(next.webhooks));
+  deps.metrics.followWebhooks(net.name, () => deps.webhookStore.backlog(net.name));
   deps.store.outboxListeners?.add(wake);
   stack.defer(async () => {
     deps.store.outboxListeners?.delete(wake);

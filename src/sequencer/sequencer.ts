@@ -108,6 +108,8 @@ type BroadcastResult = "accepted" | "rejected" | "unreachable" | "waiting";
 export class Sequencer {
   /** Nonce lanes by signer, least recently used first (see lane()). */
   private readonly lanes = new Map<string, NonceLane>();
+  /** When the oldest write the last background pass found unfinished was made (journal time); none: undefined. */
+  private oldestUnfinishedAt: number | undefined;
   /** queueIds with a broadcast queued or running in this process. */
   private readonly inFlight = new Set<string>();
   /** Of those, the ones recovery sent again (not a new write's first broadcast): see NonceLane.resending. */
@@ -155,8 +157,9 @@ export class Sequencer {
   }
 
   /** Lag and rewind figures for metrics: aggregates, never one series per signer. */
-  stats(): FollowerStats & { lanes: number } {
-    return { ...this.follower.stats(), lanes: this.lanes.size };
+  stats(): FollowerStats & { lanes: number; oldestUnfinishedSeconds: number } {
+    const oldest = this.oldestUnfinishedAt;
+    return { ...this.follower.stats(), lanes: this.lanes.size, oldestUnfinishedSeconds: oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest) / 1000) };
   }
 
   /**
@@ -622,6 +625,10 @@ export class Sequencer {
             ? await store.listUnfinished(network, 10_000, before)
             : [...(await store.listByStatus(network, "pending", 10_000, before)), ...(await store.listByStatus(network, "processing", 10_000, stuckBefore))];
         this.stuckWrites.keepOnly(new Set(unfinished.map((r) => r.queueId)));
+        this.oldestUnfinishedAt = unfinished.reduce<number | undefined>(
+          (min, r) => Math.min(min ?? Number.POSITIVE_INFINITY, r.createdAt.getTime()),
+          undefined,
+        );
         const stuck: LaneTally = new Map();
         for (const rec of unfinished) {
           if (rec.status === "pending") this.enqueue(rec);

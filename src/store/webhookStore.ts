@@ -86,6 +86,8 @@ export interface WebhookStore {
   release(id: string, owner: string): Promise<void>;
   /** The endpoint's oldest pending delivery. */
   nextPending(webhookId: string): Promise<DeliveryRow | undefined>;
+  /** Deliveries of `network`'s active endpoints not yet delivered nor given up (the backlog), and the oldest one's age. */
+  backlog(network: string): Promise<{ pending: number; oldestSeconds: number }>;
   delivered(deliveryId: string, status: number): Promise<void>;
   attempted(deliveryId: string, attempts: number, lastStatus: number | null, lastError: string): Promise<void>;
   failed(deliveryId: string, lastError: string): Promise<void>;

@@ -162,6 +162,15 @@ export function sqlWebhookStore(db: Pick<SqlClient, "query">): WebhookStore {
     async release(id, owner) {
       await db.query("update webhooks set lease_owner = null, lease_until = null where id = $1 and lease_owner = $2", [id, owner]);
     },
+    async backlog(network) {
+      const rows = await db.query<{ pending: string; oldest: number | null }>(
+        `select count(*) as pending, extract(epoch from now() - min(d.created_at))::float8 as oldest
+         from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+         where w.network = $1 and w.disabled_at is null and d.status = 'pending'`,
+        [network],
+      );
+      return { pending: Number(rows[0]?.pending ?? 0), oldestSeconds: Math.max(0, rows[0]?.oldest ?? 0) };
+    },
     nextPending: async (webhookId) =>
       (await deliveries("select * from webhook_deliveries where webhook_id = $1 and status = 'pending' order by seq limit 1", [webhookId]))[0],
     async delivered(id, status) {
@@ -247,6 +256,12 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
     ),
     release: statement<[string, string], never>(db, "update webhooks set lease_owner = null, lease_until = null where id = ? and lease_owner = ?"),
     nextPending: statement<[string], DeliveryDbRow>(db, "select * from webhook_deliveries where webhook_id = ? and status = 'pending' order by seq limit 1"),
+    backlog: statement<[string], { pending: number; oldest: number | null }>(
+      db,
+      `select count(*) as pending, min(d.created_at) as oldest
+       from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+       where w.network = ? and w.disabled_at is null and d.status = 'pending'`,
+    ),
     delivered: statement<[number, number, string], never>(
       db,
       "update webhook_deliveries set status = 'delivered', last_status = ?, delivered_at = ?, attempts = attempts + 1 where id = ?",
@@ -306,6 +321,10 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
     renew: async (ids, owner, leaseMs) => ids.filter((id) => sql.renew.get(Date.now() + leaseMs, id, owner) !== undefined),
     async release(id, owner) {
       sql.release.run(id, owner);
+    },
+    async backlog(network) {
+      const r = sql.backlog.get(network);
+      return { pending: r?.pending ?? 0, oldestSeconds: r?.oldest ? Math.max(0, (Date.now() - r.oldest) / 1000) : 0 };
     },
     nextPending: async (webhookId) => {
       const r = sql.nextPending.get(webhookId);

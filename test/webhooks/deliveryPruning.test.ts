@@ -61,4 +61,16 @@ describe.each(["embedded", "postgres"] as const)("finished webhook deliveries (%
     expect(left).toHaveLength(11);
     expect(left.every((d) => d.status === "pending")).toBe(true);
   });
+
+  it("the backlog counts a network's pending deliveries of active endpoints, with the oldest one's age", async () => {
+    const store = stores.webhooks;
+    // Left by the test above: 5 pending on testnet (wh_a), 6 on mainnet (wh_b).
+    const testnet = await store.backlog("testnet");
+    expect(testnet.pending).toBe(5);
+    expect(testnet.oldestSeconds).toBeGreaterThanOrEqual(0);
+    expect(testnet.oldestSeconds).toBeLessThan(120);
+    expect((await store.backlog("mainnet")).pending).toBe(6);
+    await store.disable("wh_b", "test");
+    expect(await store.backlog("mainnet")).toEqual({ pending: 0, oldestSeconds: 0 });
+  });
 });
