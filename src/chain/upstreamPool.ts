@@ -71,6 +71,8 @@ export interface UpstreamState {
   lastError: string;
   /** Sent no writes for now: it took writes that no node held afterwards (while another node takes them). */
   writesPaused: boolean;
+  /** Routing weight (config networks.*.weights). */
+  weight: number;
 }
 
 export interface UpstreamObserver {
@@ -186,6 +188,11 @@ export class UpstreamPool {
     return { added: added.map(redactUrl), removed: removed.map((u) => u.label) };
   }
 
+  /** Routing weights by URL (config networks.*.weights); a node not named weighs 1. */
+  setWeights(weights: Readonly<Record<string, number>>): void {
+    for (const u of this.upstreams) u.weight = weights[u.url] ?? 1;
+  }
+
   /** New per-method policies (a reloaded configuration): the next calls run by them. */
   setMethodPolicies(table: Record<string, MethodPolicy>): void {
     this.policies.replace(table);
@@ -239,6 +246,7 @@ export class UpstreamPool {
       failures: u.failures,
       lastError: u.lastError ?? "",
       writesPaused: u.writesPausedUntil > now,
+      weight: u.weight,
     }));
   }
 

@@ -53,6 +53,8 @@ export interface Upstream {
   /** Recent answer times (ms), for the hedge delay (their p90): a ring, next written at recentAt. */
   recent: number[];
   recentAt: number;
+  /** Its routing weight (config networks.*.weights): its score is divided by it; 1 unless configured. */
+  weight: number;
   /** When it last took a write that no node held later (a node that drops sends), within the last minute. */
   drops: number[];
   /** Sent no writes before this while another node takes them (it dropped writes); the pause doubles. */
@@ -79,6 +81,7 @@ export function newUpstream(url: string, routing: RoutingOptions, timeoutMs: num
     errorRate: 0,
     recent: [],
     recentAt: 0,
+    weight: 1,
     drops: [],
     writesPausedUntil: 0,
     writePause: new DoublingDelay(WRITE_PAUSE),
@@ -117,7 +120,7 @@ export function routeOrder(upstreams: Upstream[], routing: RoutingOptions): Upst
   const best = Math.max(...upstreams.map((u) => u.head));
   const lagging = (u: Upstream): boolean => u.syncing || (u.head >= 0 && best - u.head > routing.maxLagBlocks);
   const closed = (u: Upstream): boolean => u.openUntil <= now;
-  const byScore = (a: Upstream, b: Upstream): number => score(a) - score(b);
+  const byScore = (a: Upstream, b: Upstream): number => score(a) / a.weight - score(b) / b.weight;
   const candidates = upstreams.filter((u) => !out(u));
   const fresh = candidates.filter((u) => u.healthy && closed(u) && !lagging(u)).sort(byScore);
   const behind = candidates.filter((u) => u.healthy && closed(u) && lagging(u)).sort((a, b) => b.head - a.head);

@@ -86,6 +86,25 @@ export function networkSchema(name: NetworkName) {
         "Upstreams (of the list above) out of service: probed, sent nothing, as AdminService.CordonUpstream does; " +
         "a reload changes it live. The last node in service cannot be cordoned.",
     }),
+    weights: setting(
+      z
+        .array(
+          z.strictObject({
+            url: httpUrl,
+            weight: z
+              .number({ error: "must be a number from 0.01 to 100" })
+              .min(0.01, { error: "must be a number from 0.01 to 100" })
+              .max(100, { error: "must be a number from 0.01 to 100" }),
+          }),
+          { error: 'must be a list of {"url", "weight"}' },
+        )
+        .default([]),
+      {
+        doc:
+          'Routing weights of upstreams (of the list above; others weigh 1), e.g. [{"url": "https://a", "weight": 4}]: a node\'s routing score ' +
+          "is divided by its weight, so weight 4 is preferred for reads over a node up to four times faster. A reload changes it live.",
+      },
+    ),
     genesis: setting(
       z
         .string()
@@ -766,6 +785,9 @@ function crossChecks(input: Json): string[] {
       if (upstreams.length > 0 && upstreams.every((u) => (net.cordoned as unknown[]).includes(u)))
         problems.push(`networks.${name}.cordoned: every upstream is cordoned; at least one must stay in service`);
     }
+    if (Array.isArray(net.weights))
+      for (const w of net.weights)
+        if (isObject(w) && !upstreams.includes(w.url)) problems.push(`networks.${name}.weights: "${String(w.url)}" is not one of its upstreams`);
     const port = net.port ?? NETWORK_DEFAULTS[name].port;
     if (typeof port !== "number" || port === 0) continue;
     const other = ports.get(port);

@@ -14,7 +14,7 @@ const LIVE: readonly RegExp[] = [
   /^rateLimit\./,
   /^methodWeights(\.|$)/,
   /^methodPolicies(\.|$)/,
-  /^networks\.\w+\.(upstreams|cordoned)$/,
+  /^networks\.\w+\.(upstreams|cordoned|weights)$/,
   /^logsMaxBlockRange$/,
   /^logsMaxResults$/,
 ];

@@ -67,9 +67,12 @@ export async function startChain({ gw, net, deps, log, stack }: NetworkContext):
     };
     let cordoned = net.cordoned;
     cordon(cordoned, []);
+    pool.setWeights(Object.fromEntries(net.weights.map((w) => [w.url, w.weight])));
     deps.onReload?.((next, changed) => {
       const n = next.networks[net.name]!;
       if (changed.includes(`networks.${net.name}.upstreams`)) pool.setUpstreams(n.upstreams);
+      if (changed.includes(`networks.${net.name}.weights`) || changed.includes(`networks.${net.name}.upstreams`))
+        pool.setWeights(Object.fromEntries(n.weights.map((w) => [w.url, w.weight])));
       if (changed.includes(`networks.${net.name}.cordoned`)) cordon(n.cordoned, cordoned, n.upstreams);
       cordoned = n.cordoned;
     });

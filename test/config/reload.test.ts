@@ -47,6 +47,7 @@ describe("reloading the configuration of a running gateway", () => {
         port?: number;
         more?: Record<string, unknown>;
         cordoned?: string[];
+        nodeWeights?: { url: string; weight: number }[];
       } = {},
     ) =>
       JSON.stringify({
@@ -58,7 +59,14 @@ describe("reloading the configuration of a running gateway", () => {
         adminTokens: [ADMIN],
         methodWeights: over.weights ?? {},
         rateLimit: { requestsPerWindow: over.requestsPerWindow ?? 1000, tryItOutRequestsPerWindow: 1_000_000, perIpRequestsPerWindow: 1_000_000 },
-        networks: { testnet: { port: over.port ?? port, upstreams: over.upstreams ?? [nodeA], ...(over.cordoned ? { cordoned: over.cordoned } : {}) } },
+        networks: {
+          testnet: {
+            port: over.port ?? port,
+            upstreams: over.upstreams ?? [nodeA],
+            ...(over.cordoned ? { cordoned: over.cordoned } : {}),
+            ...(over.nodeWeights ? { weights: over.nodeWeights } : {}),
+          },
+        },
       });
     writeFileSync(file, config());
     gw = await startGatewayProcess({ CONFIG_FILE: file }, "source", "only");
@@ -180,6 +188,13 @@ describe("reloading the configuration of a running gateway", () => {
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/^gateway_config_reload_failures_total 2$/m);
     expect(metrics).toMatch(/^gateway_config_reloads_total\{outcome="applied"\} 3$/m);
+    // An upstream's routing weight, live.
+    writeFileSync(
+      file,
+      config({ upstreams: [nodeA, nodeB], requestsPerWindow: 9, weights: { eth_getBalance: 3 }, more: reloaded, nodeWeights: [{ url: nodeB, weight: 50 }] }),
+    );
+    expect((await admin.reloadConfig({}, asAdmin)).changed).toEqual(["networks.testnet.weights"]);
+    expect((await admin.listUpstreams({}, asAdmin)).upstreams.map((u) => u.weight)).toEqual([1, 50]);
 
     // The writes and the subscription went on through it all.
     const headsBefore = headsAt.filter((t) => t > reloadedAt).length;
