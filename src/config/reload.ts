@@ -46,7 +46,7 @@ export class ConfigReloader {
     private current: ParsedConfig,
     /** Reads and validates the configuration again (throws ConfigError); undefined: started from no file. */
     private readonly read: (() => ParsedConfig) | undefined,
-    private readonly counted: (outcome: "applied" | "invalid" | "refused") => void = () => undefined,
+    private readonly counted: (outcome: "applied" | "invalid" | "refused" | "partial") => void = () => undefined,
   ) {}
 
   onReload(apply: ReloadApplier): void {
@@ -71,12 +71,27 @@ export class ConfigReloader {
       this.counted("refused");
       throw new GatewayError(
         "conflict",
-        `the configuration was not reloaded: ${fixed.join(", ")} cannot change without a restart (live: the log level, trusted proxies, the key portal's CORS origins, webhook settings, rate limits, method weights and policies, a network's upstreams, getLogs caps)`,
+        `the configuration was not reloaded: ${fixed.join(", ")} cannot change without a restart (live: the log level, trusted proxies, the key portal's CORS origins, webhook settings, rate limits, method weights and policies, a network's upstreams, cordons and weights, getLogs caps)`,
         { details: { fixed } },
       );
     }
-    for (const apply of this.appliers) apply(next, changed);
+    // Every part is told, even after one failed: a part that could not take its settings must not leave the
+    // others on the old ones. The new configuration is the running one from here; the failures are reported.
+    const failures: string[] = [];
+    for (const apply of this.appliers) {
+      try {
+        apply(next, changed);
+      } catch (err) {
+        failures.push(err instanceof Error ? err.message : String(err));
+      }
+    }
     this.current = next;
+    if (failures.length > 0) {
+      this.counted("partial");
+      throw new GatewayError("internal", `the configuration was reloaded, but not every part took it: ${failures.join("; ")}`, {
+        details: { changed, failures },
+      });
+    }
     this.counted("applied");
     return { changed };
   }

@@ -233,13 +233,13 @@ export class Metrics {
   private readonly webhookSources = new Map<string, () => Promise<WebhookBacklog>>();
   private readonly reloads = new Counter({
     name: "gateway_config_reloads_total",
-    help: "Configuration reloads (SIGHUP, AdminService.ReloadConfig) by outcome: applied, invalid (the file did not validate) or refused (a setting that needs a restart changed)",
+    help: "Configuration reloads (SIGHUP, AdminService.ReloadConfig) by outcome: applied, invalid (the file did not validate), refused (a setting that needs a restart changed) or partial (applied, but a part could not take its settings)",
     labelNames: ["outcome"],
     registers: [this.registry],
   });
   private readonly reloadFailures = new Counter({
     name: "gateway_config_reload_failures_total",
-    help: "Configuration reloads that changed nothing because the file was invalid or changed a setting that needs a restart",
+    help: "Configuration reloads that failed: nothing changed (the file was invalid, or changed a setting that needs a restart), or a part could not take its settings",
     registers: [this.registry],
   });
   private healthSource: (() => StoresHealth) | undefined;
@@ -379,7 +379,7 @@ export class Metrics {
   }
 
   /** A configuration reload's outcome. */
-  countReload(outcome: "applied" | "invalid" | "refused"): void {
+  countReload(outcome: "applied" | "invalid" | "refused" | "partial"): void {
     this.reloads.inc({ outcome });
     if (outcome !== "applied") this.reloadFailures.inc();
   }

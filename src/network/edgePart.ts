@@ -46,6 +46,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
   const keyOrigins = new Set(gw.portalKeyOrigins);
   // TRUSTED_PROXIES and the key portal's CORS origins, as a reloaded configuration says.
   deps.onReload?.((next) => {
+    sockets.setLogLevel(next.logLevel);
     trusted.replace(next.trustedProxies);
     keyOrigins.clear();
     for (const origin of next.portalKeyOrigins) keyOrigins.add(origin);

@@ -3,34 +3,24 @@
 // at first, so A is the only node writes can go to. The writes A dropped are found held by no node and sent
 // again; after three, A's writes are paused (counted, and shown by ListUpstreams' writes_paused). Once B is
 // back every write goes to B alone: A is sent nothing more, and every acknowledged write is mined once.
-import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Gateway } from "../../src/gateway.js";
-import { batchRpc, freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
-import { type FaultyUpstream, startFaultyUpstream } from "../helpers/faultyUpstream.js";
+import { batchRpc } from "../helpers/anvilProcess.js";
+import type { FaultyUpstream } from "../helpers/faultyUpstream.js";
 import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
+import { type ProxiedChain, proxiedChain } from "../helpers/proxiedChain.js";
 import { until } from "../helpers/until.js";
 
 describe("a node that drops every send, beside one that does not", () => {
-  const children: ChildProcess[] = [];
-  const proxies: FaultyUpstream[] = [];
-  let gw: Gateway | undefined;
-  afterAll(async () => {
-    await gw?.close();
-    for (const p of proxies) p.close();
-    await Promise.all(children.map(kill9));
-  });
+  let chain: ProxiedChain | undefined;
+  afterAll(() => chain?.close());
 
   it("is sent no writes once it dropped three, and every acknowledged write is mined once", { timeout: 120_000 }, async () => {
-    const port = await freePort();
-    const node = `http://127.0.0.1:${port}`;
-    children.push(await startAnvil(port));
-    const dropper = await startFaultyUpstream(node);
-    const other = await startFaultyUpstream(node);
-    proxies.push(dropper, other);
+    chain = await proxiedChain(2);
+    const { node } = chain;
+    const [dropper, other] = chain.proxies as [FaultyUpstream, FaultyUpstream];
     dropper.dropSends(1);
     other.down = true;
-    gw = await startTestGateway({
+    const gw = (chain.gateway = await startTestGateway({
       mutate: (c) => {
         c.networks[0]!.upstreams = [dropper.url, other.url];
         c.networks[0]!.blockTimeSeconds = 0.25;
@@ -38,7 +28,7 @@ describe("a node that drops every send, beside one that does not", () => {
         c.droppedSendMs = 1_000;
         c.rateLimit.tryItOutRequestsPerWindow = 1_000_000;
       },
-    });
+    }));
     const base = gw.network("testnet").url;
     const metrics = async (): Promise<string> => (await fetch(`${base}/metrics`)).text();
     const labelOf = (p: FaultyUpstream): string => new URL(p.url).host.replace(/\./g, "\\.");

@@ -1,29 +1,25 @@
 // The gauges the dashboard's "writes waiting, webhook backlog" row and two alerts read (#67): the webhook
 // backlog (deliveries not yet made, and the oldest one's age), and the age of the oldest unfinished write.
-import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Gateway } from "../../src/gateway.js";
-import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
-import { type FaultyUpstream, startFaultyUpstream } from "../helpers/faultyUpstream.js";
+import type { FaultyUpstream } from "../helpers/faultyUpstream.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
+import { type ProxiedChain, proxiedChain } from "../helpers/proxiedChain.js";
 import { until } from "../helpers/until.js";
 import { type Receiver, startReceiver } from "../helpers/webhookReceiver.js";
 
 const gauge = (text: string, name: string): number => Number(new RegExp(`${name}\\{network="testnet"\\} ([\\d.e+-]+)`).exec(text)?.[1] ?? Number.NaN);
 
 describe("backlog gauges", () => {
-  const children: ChildProcess[] = [];
+  let chain: ProxiedChain;
   let proxy: FaultyUpstream;
   let receiver: Receiver;
-  let gw: Gateway;
   let base: string;
   beforeAll(async () => {
-    const port = await freePort();
-    children.push(await startAnvil(port));
-    proxy = await startFaultyUpstream(`http://127.0.0.1:${port}`);
+    chain = await proxiedChain();
+    proxy = chain.proxies[0]!;
     receiver = await startReceiver();
     receiver.answer = () => 500;
-    gw = await startTestGateway({
+    const gw = (chain.gateway = await startTestGateway({
       mutate: (c) => {
         c.networks[0]!.upstreams = [proxy.url];
         c.networks[0]!.blockTimeSeconds = 0.25;
@@ -31,14 +27,12 @@ describe("backlog gauges", () => {
         c.stuckTransactionMs = 3_000;
         c.droppedSendMs = 1_000;
       },
-    });
+    }));
     base = gw.network("testnet").url;
   });
   afterAll(async () => {
-    await gw?.close();
-    proxy?.close();
+    await chain?.close();
     receiver?.close();
-    await Promise.all(children.map(kill9));
   });
   const metrics = async (): Promise<string> => (await fetch(`${base}/metrics`)).text();
 

@@ -173,6 +173,11 @@ export function shardHost(options: ShardHostOptions, events: SocketEvents): Sock
       if (ready) handOver({ sid, ip, req, socket, head });
       else waiting.push({ sid, ip, req, socket, head });
     },
+    setLogLevel(level) {
+      // A shard started later starts at it too.
+      options.settings.logLevel = level;
+      tell({ t: "logLevel", level });
+    },
     send: (sid, text, release) => tell({ t: "send", sid, text, release: release && release.length > 0 ? [...release] : undefined }),
     subscribe(sid, id, kind, filter) {
       const subs = sockets.get(sid);

@@ -15,6 +15,7 @@ export type ToShard =
   | { t: "block"; block: FeedBlock }
   | { t: "removed"; block: FeedBlock }
   | { t: "pending"; hashes: string[] }
+  | { t: "logLevel"; level: LogLevel }
   | { t: "close" };
 
 /** Shard → gateway. */

@@ -5,7 +5,7 @@
 // a host only carries out what it is told, so both places run this same code.
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
-import type { Logger } from "../../log/logger.js";
+import type { Logger, LogLevel } from "../../log/logger.js";
 import type { LogFilter } from "../../live/logFilter.js";
 import type { SubscriptionHub, SubscriptionKind } from "../../live/subscriptions.js";
 import { type FrameWriter, frameWriter } from "./textFrame.js";
@@ -74,6 +74,8 @@ export interface SocketHost {
   unsubscribe(sid: number, id: string): void;
   /** Closes every socket with 1001, waits up to a second for the close handshakes, then drops the rest. */
   close(): Promise<void>;
+  /** A reloaded log level, for a host in another process (this process's loggers follow the root's). */
+  setLogLevel?(level: LogLevel): void;
 }
 
 /** A socket past this many unsent bytes has its address's sockets summed (below it, none is looked at). */

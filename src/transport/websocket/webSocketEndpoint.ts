@@ -8,7 +8,7 @@
 import type http from "node:http";
 import type { Duplex } from "node:stream";
 import { GatewayError, toGatewayError } from "../../errors.js";
-import type { Logger } from "../../log/logger.js";
+import type { Logger, LogLevel } from "../../log/logger.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
@@ -64,6 +64,8 @@ export interface WebSocketEndpoint {
   close(): Promise<void>;
   /** Sockets handed to fan-out shards: connections of this port that this process no longer holds. */
   readonly onShards: number;
+  /** A reloaded log level, for the fan-out shards' loggers. */
+  setLogLevel(level: LogLevel): void;
 }
 
 /** The endpoint a path names: public, keyed (with its key), or none. */
@@ -211,6 +213,9 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
     async close() {
       closing = true;
       await Promise.all([local, ...shards].map((h) => h.close()));
+    },
+    setLogLevel(level) {
+      for (const h of shards) h.setLogLevel?.(level);
     },
     get onShards() {
       let n = 0;

@@ -17,7 +17,9 @@ const tell = (m: FromShard): void => {
 
 /** Lines go to the gateway's logger; a shard loads no logger of its own (it is ~10 MB of RSS per shard). */
 const levels = ["debug", "info", "warn", "error"] as const;
-const shown = settings.logLevel === "silent" ? 4 : levels.indexOf(settings.logLevel);
+const levelIndex = (level: ShardSettings["logLevel"]): number => (level === "silent" ? 4 : levels.indexOf(level));
+/** The least level sent; the gateway changes it on a reload ("logLevel"). */
+let shown = levelIndex(settings.logLevel);
 const ipcLogger = (base: Record<string, unknown>): Logger => {
   const line =
     (level: (typeof levels)[number]) =>
@@ -30,7 +32,9 @@ const ipcLogger = (base: Record<string, unknown>): Logger => {
     warn: line("warn"),
     error: line("error"),
     child: (fields) => ipcLogger({ ...base, ...fields }),
-    debugEnabled: shown === 0,
+    get debugEnabled() {
+      return shown === 0;
+    },
   };
 };
 const log = ipcLogger({});
@@ -62,6 +66,10 @@ process.on("message", (m: ToShard, handle?: Socket) => {
       return;
     case "send":
       return host.send(m.sid, m.text, m.release);
+    case "logLevel":
+      shown = levelIndex(m.level);
+      log.debug("websocket shard log level changed", { level: m.level });
+      return;
     case "subscribe":
       return host.subscribe(m.sid, m.id, m.kind, m.filter);
     case "unsubscribe":
