@@ -203,3 +203,51 @@ describe("refusals are counted on every transport", () => {
     expect(await remaining(base, ip), answers.join("\n")).toBe(LIMIT - WS_MESSAGES.length - 1 - opened - 1);
   });
 });
+
+// Over the limit, every transport refuses the same way: three requests of a limit of 3 pass, the fourth is
+// refused (HTTP 429, Connect resource_exhausted, gRPC 8, JSON-RPC -32005 on a WebSocket).
+describe("the request limit, on every transport", () => {
+  let gw: Gateway;
+  let base: string;
+  beforeAll(async () => {
+    gw = await startTestGateway({ mutate: (c) => (c.rateLimit.requestsPerWindow = 3) });
+    base = gw.network("testnet").url;
+  });
+  afterAll(() => gw?.close());
+  const chainId = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+  const GET_CHAIN_ID = "/chaingateway.rpc.v1.RpcService/GetChainId";
+
+  it("HTTP/1.1 and HTTP/2: 200, 200, 200, 429", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push(await h1(base, "127.0.0.61", { path: "/", headers: JSON_HEADERS, body: chainId }));
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const h2Statuses: string[] = [];
+    for (let i = 0; i < 4; i++) h2Statuses.push(...(await h2(base, "127.0.0.62", [{ path: "/", headers: JSON_HEADERS, body: chainId }])));
+    expect(h2Statuses).toEqual(["200", "200", "200", "429"]);
+  });
+
+  it("Connect and gRPC: three answered, the fourth resource_exhausted", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push(await h1(base, "127.0.0.63", { path: GET_CHAIN_ID, headers: JSON_HEADERS, body: "{}" }));
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const grpc: string[] = [];
+    for (let i = 0; i < 4; i++) grpc.push(...(await h2(base, "127.0.0.64", [{ path: GET_CHAIN_ID, headers: GRPC, body: enveloped(new Uint8Array()) }])));
+    expect(grpc.map((s) => s.split("/").at(-1))).toEqual(["0", "0", "0", "8"]);
+  });
+
+  it("WebSocket: the upgrade and two messages pass, the third message is refused with -32005", async () => {
+    const ws = new WebSocket(base.replace("http", "ws"), { localAddress: "127.0.0.65" });
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    const answers: { error?: { code: number } }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const answered = new Promise<Buffer>((resolve) => ws.once("message", resolve));
+      ws.send(chainId);
+      answers.push(JSON.parse((await answered).toString()) as { error?: { code: number } });
+    }
+    ws.close();
+    expect(answers.map((a) => a.error?.code ?? 0)).toEqual([0, 0, -32005]);
+  });
+});
