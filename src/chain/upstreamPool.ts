@@ -1,6 +1,6 @@
 // The upstream pool of one network: sends JSON-RPC to the best node, failing over on timeouts, connection
 // errors and 5xx; a background probe keeps each node's health, chain and head current (upstreamProbe.ts).
-// Which node is best is upstreamRouting.ts's (#33: lag, score, circuit, hedge delay); this file acts on it: a
+// Which node is best is upstreamRouting.ts's (lag, score, circuit, hedge delay); this file acts on it: a
 // read not answered by its node's recent p90 is also sent to the next node (hedged: first answer wins); writes
 // go to every usable node at once; eth_blockNumber never goes backwards; a null receipt or transaction for a
 // hash sent through this pool is asked of the other nodes too (read-your-writes); single point reads that
@@ -798,7 +798,7 @@ const DEFAULT_PROBE_TIMEOUT_MS = 1_500;
 /**
  * A single call answered with one error of id null: the node could not read the request. Its envelope is
  * ours, so a parse error or invalid request is about the caller's params (a lone surrogate, nesting past the
- * node's parser): the caller's -32602, not a missing answer (#55). Another code is the node's own error.
+ * node's parser): the caller's -32602, not a missing answer. Another code is the node's own error.
  */
 function unreadRequest(calls: number, replies: unknown[]): GatewayError | undefined {
   const only = replies.length === 1 ? replies[0] : undefined;

@@ -1,4 +1,4 @@
-// A key an operator limited to some receivers (#54, OpenZeppelin Relayer's allowlist) writes to those only:
+// A key an operator limited to some receivers (OpenZeppelin Relayer's allowlist) writes to those only:
 // ZKT writes and messages, deploys (which have no receiver) and keyed eth_sendRawTransaction. Checked before
 // anything is compiled, signed or journaled.
 import { Transaction } from "ethers";

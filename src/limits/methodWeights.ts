@@ -1,4 +1,4 @@
-// What a JSON-RPC call counts against the request limits (#54): every method 1 unless the operator weighs it
+// What a JSON-RPC call counts against the request limits: every method 1 unless the operator weighs it
 // (METHOD_WEIGHTS), so one eth_getLogs that costs a node a thousand eth_chainIds can be counted closer to it.
 // Exact names first, then the longest prefix ending in * (debug_*).
 

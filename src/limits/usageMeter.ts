@@ -1,4 +1,4 @@
-// What each key used (#54), for its holder to see (GET /zgt/<key>/usage, RpcService.GetUsage): requests (in
+// What each key used, for its holder to see (GET /zgt/<key>/usage, RpcService.GetUsage): requests (in
 // units, as the limits count them) and writes, per hour, for the last 30 days. In this process: a replica
 // counts what it served (with several, each answers for its own share).
 

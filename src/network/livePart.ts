@@ -6,8 +6,8 @@ import { HeadFeed } from "../live/headFeed.js";
 import { type HubObserver, SubscriptionHub } from "../live/subscriptions.js";
 import { upstreamHeads } from "../live/upstreamHeads.js";
 import type { JsonValue } from "../errors.js";
-import { boundedGetLogs } from "../rpc/boundedLogs.js";
-import { registerFilterMethods } from "../rpc/filterMethods.js";
+import { registerGetLogs } from "../rpc/methods/ethGetLogs.js";
+import { registerFilterMethods } from "../rpc/methods/filters.js";
 import type { RpcCore } from "../rpc/rpcCore.js";
 import { LogEvents } from "../webhooks/logEvents.js";
 import { WebhookRegistry } from "../webhooks/webhookRegistry.js";
@@ -60,8 +60,7 @@ export function startLive(
   const logBounds = { maxBlockRange: gw.logsMaxBlockRange, maxResults: gw.logsMaxResults };
   // Read at each call: a reloaded configuration's caps apply to the next one.
   deps.onReload?.((next) => Object.assign(logBounds, { maxBlockRange: next.logsMaxBlockRange, maxResults: next.logsMaxResults }));
-  const getLogs = boundedGetLogs(logsNode, logBounds);
-  core.register("eth_getLogs", getLogs);
+  const getLogs = registerGetLogs(core, logsNode, logBounds);
   const filters = new GatewayFilters(hub, (filter, signal) => getLogs({ access: { kind: "public" }, ...(signal ? { signal } : {}) }, [filter]), {
     idleMs: gw.filterIdleMs,
     perCaller: gw.filtersPerCaller,

@@ -1,4 +1,4 @@
-// A network's webhooks (#56): the journal writes an event's outbox rows with its status change and says so;
+// A network's webhooks: the journal writes an event's outbox rows with its status change and says so;
 // this network's dispatcher sends them. Write callbacks are the per-write kind.
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";

@@ -1,4 +1,4 @@
-// eth_getLogs within bounds (#54): one query from block 0 to latest can hold a real node for minutes, and
+// eth_getLogs within bounds: one query from block 0 to latest can hold a real node for minutes, and
 // counted as one request it cost a caller nothing. A range wider than LOGS_MAX_BLOCK_RANGE is refused before it
 // reaches a node (a toBlock past the head counts up to the head; a blockHash query is one block), and an answer
 // of more than LOGS_MAX_RESULTS logs is not passed on: both are -32005 naming the limit, with

@@ -57,11 +57,11 @@ const SCHEMA = [
    create index idempotency_created on idempotency (created_at);`,
   // What the first request carried, so a reuse of its key with another payload is refused (422), not replayed.
   `alter table idempotency add column fingerprint text;`,
-  // The only addresses a key's writes may go to (comma-separated, lowercase); null: any (#54).
+  // The only addresses a key's writes may go to (comma-separated, lowercase); null: any.
   `alter table api_keys add column allowed_targets text;`,
-  // A key's own 30-day write quota (AdminService.SetKeyLimits); null: KEY_WRITES_PER_MONTH (#54).
+  // A key's own 30-day write quota (AdminService.SetKeyLimits); null: KEY_WRITES_PER_MONTH.
   `alter table api_keys add column writes_per_month integer;`,
-  // Webhooks (#56): a key's endpoints, and their deliveries: an outbox written in the same transaction as the
+  // Webhooks: a key's endpoints, and their deliveries: an outbox written in the same transaction as the
   // status change that caused each (sqliteSubmissionStore.ts), delivered in `seq` order per endpoint.
   // `events` is a comma list with commas around it (",transaction.completed,"), matched with instr.
   `create table webhooks (

@@ -100,19 +100,19 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   {
     version: 8,
     name: "a key's allowed write targets",
-    // The only addresses a key's writes may go to (comma-separated, lowercase); null: any (#54).
+    // The only addresses a key's writes may go to (comma-separated, lowercase); null: any.
     sql: `alter table api_keys add column allowed_targets text`,
   },
   {
     version: 9,
     name: "a key's own monthly write quota",
-    // Set by an operator (AdminService.SetKeyLimits); null: KEY_WRITES_PER_MONTH (#54).
+    // Set by an operator (AdminService.SetKeyLimits); null: KEY_WRITES_PER_MONTH.
     sql: `alter table api_keys add column writes_per_month integer`,
   },
   {
     version: 10,
     name: "webhooks and their delivery outbox",
-    // #56: a key's endpoints; deliveries written in the same statement as the status change that caused them
+    // A key's endpoints; deliveries written in the same statement as the status change that caused them
     // (sqlSubmissionStore.ts), delivered in seq order per endpoint by whichever replica leases the endpoint.
     sql: `create table webhooks (
        id text primary key,

@@ -69,7 +69,7 @@ export class SqlSubmissionStore implements SubmissionStore {
       );
       return;
     }
-    // The webhook outbox (#56) in the same statement as the status change: both commit, or neither.
+    // The webhook outbox in the same statement as the status change: both commit, or neither.
     const rows = await this.db.query(
       `with changed as (
          update submissions set status = $2, processed_at = coalesce($3, processed_at) where queue_id = any($1::text[])

@@ -103,7 +103,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
       countBySigner: statement<[string, number], { n: number }>(
         "select count(*) as n from submissions where signer = ? and created_at >= ? and kind <> 'refill'",
       ),
-      // The webhook outbox (#56): one delivery per endpoint of the write's key that wants the event, written in
+      // The webhook outbox: one delivery per endpoint of the write's key that wants the event, written in
       // the transaction of the status change itself (a crash between the two cannot lose one).
       outbox: statement<[string, string, number, string], never>(
         `insert into webhook_deliveries (id, webhook_id, event, queue_id, error_message, created_at)

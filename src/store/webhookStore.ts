@@ -1,4 +1,4 @@
-// Where webhooks are kept (#56): a key's endpoints and their deliveries, in the journal's database (SQLite or
+// Where webhooks are kept: a key's endpoints and their deliveries, in the journal's database (SQLite or
 // PostgreSQL: webhookTables.ts). A delivery row is the outbox entry of one event for one endpoint, written by
 // the journal in the same transaction as the status change that caused it; an endpoint is leased to one
 // process at a time, which delivers its rows in `seq` order. This file is the shapes; the SQL is each database's.

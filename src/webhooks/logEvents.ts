@@ -1,4 +1,4 @@
-// "log" webhook events (#56): each endpoint with a log filter is a logs subscription on the network's one head
+// "log" webhook events: each endpoint with a log filter is a logs subscription on the network's one head
 // feed (the same shapes as eth_subscribe's, a reorg's dropped logs again with removed: true), and each matching
 // log is written to its outbox. Every replica follows every such endpoint (the list is read again every few
 // seconds, so an endpoint another replica registered is followed here too); a log's outbox row is named by

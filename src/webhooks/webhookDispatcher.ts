@@ -1,4 +1,4 @@
-// Sends one network's webhook deliveries (#56). The outbox rows are written with the status changes that cause
+// Sends one network's webhook deliveries. The outbox rows are written with the status changes that cause
 // them (the journal's); this leases endpoints that have some (one process per endpoint at a time, across
 // replicas on one PostgreSQL) and sends each endpoint's rows in order, one at a time: a delivery is retried
 // with backoff (p-retry: 1 s, doubling to a cap) until the receiver answers 2xx, answers 410 (the endpoint is

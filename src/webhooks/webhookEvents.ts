@@ -1,4 +1,4 @@
-// What a delivery says (#56): the `data` of a transaction.completed or transaction.error event, read when it is
+// What a delivery says: the `data` of a transaction.completed or transaction.error event, read when it is
 // sent (the outbox row names the write; its journal record and receipt say the rest), or a log event's own.
 import { GatewayError, type JsonValue } from "../errors.js";
 import type { SubmissionStore } from "../store/submissionStore.js";

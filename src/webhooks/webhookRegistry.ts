@@ -1,4 +1,4 @@
-// A key's webhook endpoints (#56): registering (URL checked against server-side request forgery, events
+// A key's webhook endpoints: registering (URL checked against server-side request forgery, events
 // known, at most WEBHOOKS_PER_KEY), listing, removing, and an endpoint's deliveries (with replay). Only the
 // key's own endpoints are ever seen or touched; another key's id is "not found".
 import { randomUUID } from "node:crypto";

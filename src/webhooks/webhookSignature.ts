@@ -1,4 +1,4 @@
-// How a delivery proves it came from the gateway (#56): `chain-gateway-signature: t=<unix seconds>,v1=<hex>`,
+// How a delivery proves it came from the gateway: `chain-gateway-signature: t=<unix seconds>,v1=<hex>`,
 // the HMAC-SHA256 of "<t>.<raw body>" with the endpoint's secret (Stripe's scheme, which receivers have
 // libraries for). `t` is signed too, so a receiver refusing old ones refuses replays.
 import { createHmac, randomBytes } from "node:crypto";

@@ -1,4 +1,4 @@
-// Where a webhook may point (#56): http(s) URLs whose host resolves only to public addresses, so a key holder
+// Where a webhook may point: http(s) URLs whose host resolves only to public addresses, so a key holder
 // cannot make the gateway call its own loopback, the operator's private network, link-local addresses or a
 // cloud's metadata service (server-side request forgery). Checked at registration and again at every
 // connection (the name may resolve elsewhere by then: DNS rebinding), unless WEBHOOK_ALLOW_PRIVATE.

@@ -1,4 +1,4 @@
-// A ZKT write's own callbackUrl (#56): its outcome is POSTed there, signed with the key's callback secret. The
+// A ZKT write's own callbackUrl: its outcome is POSTed there, signed with the key's callback secret. The
 // URL is checked before anything is signed (as a webhook's); once the write is journaled it is attached, through
 // the key's callbacks endpoint on the network (one per key: its callbacks keep their writes' order). The
 // status change writes the event with the other outbox rows; a write whose outcome came before the attach

@@ -46,7 +46,7 @@ const DIGITS = /^\d{1,10}$/;
 const READ_AHEAD_BYTES = 64 * 1024;
 /**
  * A body larger than this goes to its route before it is gathered, as node:http gives it (body() to come): a
- * route that refuses it unread (a caller over its limit) costs no copy, decode or parse of it (#62: 900 such
+ * route that refuses it unread (a caller over its limit) costs no copy, decode or parse of it (900 such
  * refusals of 500 KB ABIs each decoded the body first).
  */
 const HAND_EARLY_BYTES = 64 * 1024;

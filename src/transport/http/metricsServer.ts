@@ -1,5 +1,5 @@
 // GET /metrics on a port of its own (METRICS_PORT): served once for every network, on an interface an operator
-// picks, and not on the public ports (#65: scraping both network ports counted every series twice).
+// picks, and not on the public ports (scraping both network ports counted every series twice).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 

@@ -107,7 +107,7 @@ function charged(
   );
 }
 
-/** The id's text of a single request whose id is a number: found at once in compact JSON, else scanned for (#55 item 7). */
+/** The id's text of a single request whose id is a number: found at once in compact JSON, else scanned for. */
 function singleIdText(text: string, body: unknown): string | undefined {
   const id = (body as { id: number }).id;
   const at = text.indexOf('"id":');

@@ -92,7 +92,7 @@ function keyedRoute(suffix: string, field: string, admission: EdgeAdmission, cal
     renderError: (err) => zktErrorAnswer(err),
     async handle(req) {
       const caller = { apiKey: decodeURIComponent(req.params[0] ?? ""), clientIp: req.clientIp };
-      // A body too malformed to reach the handler still counts against the caller's limits (#54).
+      // A body too malformed to reach the handler still counts against the caller's limits.
       const malformed = async (message: string): Promise<never> => {
         await admission.refused(caller);
         throw new GatewayError("validation", message);

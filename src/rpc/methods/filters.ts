@@ -1,10 +1,10 @@
 // The filter methods as JSON-RPC calls them (eth_newFilter, eth_newBlockFilter, eth_newPendingTransactionFilter,
 // eth_getFilterChanges, eth_getFilterLogs, eth_uninstallFilter), answered from the gateway's own filters
 // (live/gatewayFilters.ts) rather than a node's: params checked here, the filters' rules there.
-import { GatewayError, type JsonValue } from "../errors.js";
-import type { GatewayFilters } from "../live/gatewayFilters.js";
-import { boundedFilter, type LogBounds, type LogsNode } from "./boundedLogs.js";
-import type { CallContext, RpcCore } from "./rpcCore.js";
+import { GatewayError, type JsonValue } from "../../errors.js";
+import type { GatewayFilters } from "../../live/gatewayFilters.js";
+import { boundedFilter, type LogBounds, type LogsNode } from "../boundedLogs.js";
+import type { CallContext, RpcCore } from "../rpcCore.js";
 
 /** Who holds a filter, for the per-caller limit: the key, else the client's address. */
 const ownerOf = (ctx: CallContext): string => (ctx.access.kind === "key" ? `key:${ctx.access.keyId}` : `ip:${ctx.clientIp ?? "unknown"}`);
