@@ -60,6 +60,16 @@ const validatorSource = z.discriminatedUnion(
   { error: "must be static, clique, qbft or coinbase" },
 );
 
+/** A doubling wait's settings (resilience/doublingDelay.ts): its first wait and its longest, with their docs. */
+function doublingWait(defaults: { firstMs: number; maxMs: number }, firstDoc: string, maxDoc: string) {
+  return z
+    .strictObject({
+      firstMs: setting(positiveInt().default(defaults.firstMs), { doc: firstDoc }),
+      maxMs: setting(positiveInt().default(defaults.maxMs), { doc: maxDoc }),
+    })
+    .prefault({});
+}
+
 export function networkSchema(name: NetworkName) {
   const d = NETWORK_DEFAULTS[name];
   return z.strictObject({
@@ -597,30 +607,21 @@ export const configSchema = z.strictObject({
       feeBumpWaitMs: setting(positiveInt().default(250), {
         doc: "Before a write refused for its fees is re-priced, this long (times the bumps so far) for the base fee to show.",
       }),
-      nodeHeadsReconnect: z
-        .strictObject({
-          firstMs: setting(positiveInt().default(500), {
-            doc: "A node's heads WebSocket that dropped is opened again after this; it doubles while it keeps failing.",
-          }),
-          maxMs: setting(positiveInt().default(30_000), { doc: "The longest wait between two reconnects." }),
-        })
-        .prefault({}),
-      rateLimitStoreProbe: z
-        .strictObject({
-          firstMs: setting(positiveInt().default(250), {
-            doc: "With Redis failing, one decision tries it again after this (the rest follow failMode); it doubles.",
-          }),
-          maxMs: setting(positiveInt().default(1_000), { doc: "The longest wait between two tries." }),
-        })
-        .prefault({}),
-      shardRestart: z
-        .strictObject({
-          firstMs: setting(positiveInt().default(1_000), {
-            doc: "A WebSocket fan-out shard that died is started again after this; it doubles while it keeps failing.",
-          }),
-          maxMs: setting(positiveInt().default(60_000), { doc: "The longest pause before a restart." }),
-        })
-        .prefault({}),
+      nodeHeadsReconnect: doublingWait(
+        { firstMs: 500, maxMs: 30_000 },
+        "A node's heads WebSocket that dropped is opened again after this; it doubles while it keeps failing.",
+        "The longest wait between two reconnects.",
+      ),
+      rateLimitStoreProbe: doublingWait(
+        { firstMs: 250, maxMs: 1_000 },
+        "With Redis failing, one decision tries it again after this (the rest follow failMode); it doubles.",
+        "The longest wait between two tries.",
+      ),
+      shardRestart: doublingWait(
+        { firstMs: 1_000, maxMs: 60_000 },
+        "A WebSocket fan-out shard that died is started again after this; it doubles while it keeps failing.",
+        "The longest pause before a restart.",
+      ),
       h2Resets: z
         .strictObject({
           budget: setting(positiveInt().default(500), { doc: "HTTP/2 streams one IP may reset before their answer, per window, before it is banned." }),

@@ -1,4 +1,5 @@
 // Prometheus metrics of one gateway (its own registry, so several gateways in one process never collide).
+import { monotonicNow } from "../clock.js";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { type HistogramSeries, LatencyHistogram } from "./latencyHistogram.js";
 
@@ -231,6 +232,24 @@ export class Metrics {
   });
   private readonly sequencerSources = new Map<string, () => SequencerFigures>();
   private readonly webhookSources = new Map<string, () => Promise<WebhookBacklog>>();
+
+  /** A gauge per network, read from its source when scraped (a source may answer later: the store's backlog). */
+  private perNetwork<F>(sources: Map<string, () => F | Promise<F>>, name: string, help: string, pick: (f: F) => number): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: ["network"],
+      registers: [this.registry],
+      async collect() {
+        for (const [network, read] of sources) {
+          const f = await Promise.resolve()
+            .then(read)
+            .catch(() => undefined);
+          if (f !== undefined) this.set({ network }, pick(f));
+        }
+      },
+    });
+  }
   private readonly reloads = new Counter({
     name: "gateway_config_reloads_total",
     help: "Configuration reloads (SIGHUP, AdminService.ReloadConfig) by outcome: applied, invalid (the file did not validate), refused (a setting that needs a restart changed) or partial (applied, but a part could not take its settings)",
@@ -286,17 +305,7 @@ export class Metrics {
         if (up !== undefined) this.set({ store: "redis" }, up ? 1 : 0);
       },
     });
-    const sources = this.sequencerSources;
-    const figure = (name: string, help: string, pick: (f: SequencerFigures) => number): void =>
-      void new Gauge({
-        name,
-        help,
-        labelNames: ["network"],
-        registers: [this.registry],
-        collect() {
-          for (const [network, read] of sources) this.set({ network }, pick(read()));
-        },
-      });
+    const figure = (name: string, help: string, pick: (f: SequencerFigures) => number): void => this.perNetwork(this.sequencerSources, name, help, pick);
     figure("gateway_unconfirmed_writes", "Writes broadcast and not yet at the confirmation depth", (f) => f.unconfirmed);
     figure("gateway_lanes_lagging", "Signers with at least one unconfirmed write", (f) => f.lanesLagging);
     figure("gateway_nonce_lag_max", "The most unconfirmed writes of any one signer", (f) => f.maxLag);
@@ -306,22 +315,14 @@ export class Metrics {
       "Age of the oldest write still unfinished that the background pass looks at (pending past its first try, processing past stuckTransactionMs); 0 when none",
       (f) => f.oldestUnfinishedSeconds,
     );
-    const webhooks = this.webhookSources;
-    const backlog = (name: string, help: string, pick: (b: WebhookBacklog) => number): void =>
-      void new Gauge({
-        name,
-        help,
-        labelNames: ["network"],
-        registers: [this.registry],
-        async collect() {
-          for (const [network, read] of webhooks) {
-            const b = await read().catch(() => undefined);
-            if (b) this.set({ network }, pick(b));
-          }
-        },
-      });
-    backlog("gateway_webhook_backlog", "Webhook deliveries of active endpoints not yet delivered nor given up", (b) => b.pending);
-    backlog("gateway_webhook_oldest_pending_seconds", "Age of the oldest webhook delivery not yet delivered nor given up; 0 when none", (b) => b.oldestSeconds);
+    this.perNetwork(this.webhookSources, "gateway_webhook_backlog", "Webhook deliveries of active endpoints not yet delivered nor given up", (b) => b.pending);
+    this.perNetwork(
+      this.webhookSources,
+      "gateway_webhook_oldest_pending_seconds",
+      "Age of the oldest webhook delivery not yet delivered nor given up; 0 when none",
+      (b) => b.oldestSeconds,
+    );
+    const sequencers = this.sequencerSources;
     new Counter({
       name: "gateway_chain_rewinds_total",
       help: "Times the node went back below blocks the sequencer had walked",
@@ -329,7 +330,7 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const [network, read] of sources) this.inc({ network }, read().rewinds);
+        for (const [network, read] of sequencers) this.inc({ network }, read().rewinds);
       },
     });
     // The event-loop-lag sampler's timer woke an idle gateway 100 times a second (prom-client's default 10 ms);
@@ -396,7 +397,13 @@ export class Metrics {
 
   /** A network's webhook backlog, read (from the store) when scraped. */
   followWebhooks(network: string, read: () => Promise<WebhookBacklog>): void {
-    this.webhookSources.set(network, read);
+    // Both backlog gauges read it in one scrape: one store query, not two.
+    let last: { at: number; backlog: Promise<WebhookBacklog> } | undefined;
+    this.webhookSources.set(network, () => {
+      const now = monotonicNow();
+      if (!last || now - last.at > 1_000) last = { at: now, backlog: read() };
+      return last.backlog;
+    });
   }
 
   text(): Promise<string> {

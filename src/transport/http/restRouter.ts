@@ -245,12 +245,13 @@ export function createRestRouter(
       return attempt(() => admitRefused(clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies)), unmatched, refused);
     }
     const { route, params } = matched;
-    const answerError = (gw: GatewayError): HttpAnswer => {
-      if (gw.kind === "internal") log.error("request failed", { requestId, path: redactPath(path), error: String(gw.cause ?? gw) });
-      else if (gw.kind === "client_gone") clientsGone.note("client closed its request", { requestId, path: redactPath(path) });
-      return finish(route.renderError(gw));
-    };
+    // (One closure per request on the success path: the error answer's is made only when one is needed.)
     const failed = (err: unknown): MaybePromise<HttpAnswer> => {
+      const answerError = (gw: GatewayError): HttpAnswer => {
+        if (gw.kind === "internal") log.error("request failed", { requestId, path: redactPath(path), error: String(gw.cause ?? gw) });
+        else if (gw.kind === "client_gone") clientsGone.note("client closed its request", { requestId, path: redactPath(path) });
+        return finish(route.renderError(gw));
+      };
       const gw = toGatewayError(err);
       if (!admitRefused || !BODY_REFUSALS.has(gw.kind)) return answerError(gw);
       // The body never reached a handler, so no handler counted it: counted here (a refusal past the limit is the 429).
