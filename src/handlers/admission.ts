@@ -18,6 +18,8 @@ export interface EdgeAdmission {
   refused(caller: Caller, weight?: number): MaybePromise<Admission>;
   /** The same for a caller known only by address: the limit's headers. */
   refusedAddress(clientIp: string): MaybePromise<Record<string, string>>;
+  /** A refusal already answered (a body with no room, 503): one request of the caller, its outcome not awaited. */
+  answered(clientIp: string): void;
   /** `weight` JSON-RPC calls answered at the edge (a WebSocket's opening, its subscription calls). */
   calls(caller: Caller, weight?: number): MaybePromise<Admission>;
   /** A ZKT write refused before its handler: one write of the caller (try-it-out's budget too). */
@@ -32,6 +34,13 @@ export function edgeAdmission(policy: Policy): EdgeAdmission {
   return {
     refused: (caller, weight = 1) => policy.admitUnhandled(caller, weight),
     refusedAddress: (clientIp) => andThen(policy.admitUnhandled({ clientIp }), (a) => a.headers),
+    answered: (clientIp) => {
+      try {
+        const admitted = policy.admitUnhandled({ clientIp });
+        // Past the limit it is still counted; the 503 already said "not now".
+        if (admitted instanceof Promise) admitted.catch(() => undefined);
+      } catch {}
+    },
     calls: (caller, weight = 1) => policy.admit("RpcService.Call", caller, weight),
     refusedWrite: (caller) => policy.admit("ZktService.WriteMessage", caller),
     spent: (caller, write = false) => policy.refusedBeforeBody(caller, write),

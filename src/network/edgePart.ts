@@ -147,6 +147,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
       refusedAtAccept: () => m.refusedAtAccept.inc({ network: net.name }),
       bodyDroppedUnread: () => m.bodiesDroppedUnread.inc({ network: net.name }),
       h2AnswerRefused: () => m.h2AnswersRefused.inc({ network: net.name }),
+      bodyRefused: (remote, headers) => admission.answered(clientIp(remote, headers["x-forwarded-for"], trusted)),
     },
   );
   return `http://${gw.host}:${server.port}`;

@@ -8,7 +8,7 @@ import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { Gateway } from "../../src/gateway.js";
-import { startTestGateway } from "../helpers/gateway.js";
+import { postJson, startTestGateway } from "../helpers/gateway.js";
 
 const LIMIT = 1_000;
 const BODY_LIMIT = 64 * 1024;
@@ -249,5 +249,142 @@ describe("the request limit, on every transport", () => {
     }
     ws.close();
     expect(answers.map((a) => a.error?.code ?? 0)).toEqual([0, 0, -32005]);
+  });
+});
+
+// The per-IP share: keys used from one address share one limit of their own (perIpRequestsPerWindow), whatever
+// key and transport; past it every transport refuses as it does any limit.
+describe("one address's share across its keys, on every transport", () => {
+  let gw: Gateway;
+  let base: string;
+  let keys: string[];
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.rateLimit.requestsPerWindow = 1_000;
+        c.rateLimit.perIpRequestsPerWindow = 3;
+      },
+    });
+    base = gw.network("testnet").url;
+    keys = [];
+    for (const label of ["a", "b"]) keys.push(((await postJson(`${base}/portal/keys`, { label })).json as { apiKey: string }).apiKey);
+  });
+  afterAll(() => gw?.close());
+  const chainId = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+  const GET_CHAIN_ID = "/chaingateway.rpc.v1.RpcService/GetChainId";
+  const key = (i: number): string => keys[i % 2] ?? "";
+
+  it("HTTP/1.1 and HTTP/2 with two keys: 200, 200, 200, 429", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push(await h1(base, "127.0.0.71", { path: `/zgt/${key(i)}`, headers: JSON_HEADERS, body: chainId }));
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const h2Statuses: string[] = [];
+    for (let i = 0; i < 4; i++) h2Statuses.push(...(await h2(base, "127.0.0.72", [{ path: `/zgt/${key(i)}`, headers: JSON_HEADERS, body: chainId }])));
+    expect(h2Statuses).toEqual(["200", "200", "200", "429"]);
+  });
+
+  it("Connect and gRPC with two keys: three answered, the fourth resource_exhausted", async () => {
+    const bearer = (i: number) => ({ authorization: `Bearer ${key(i)}` });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push(await h1(base, "127.0.0.73", { path: GET_CHAIN_ID, headers: { ...JSON_HEADERS, ...bearer(i) }, body: "{}" }));
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const grpc: string[] = [];
+    for (let i = 0; i < 4; i++)
+      grpc.push(...(await h2(base, "127.0.0.74", [{ path: GET_CHAIN_ID, headers: { ...GRPC, ...bearer(i) }, body: enveloped(new Uint8Array()) }])));
+    expect(grpc.map((s) => s.split("/").at(-1))).toEqual(["0", "0", "0", "8"]);
+  });
+
+  it("WebSocket on a key, after a call on the other: the upgrade and one message pass, the next is -32005", async () => {
+    expect(await h1(base, "127.0.0.75", { path: `/zgt/${key(1)}`, headers: JSON_HEADERS, body: chainId })).toBe(200);
+    const ws = new WebSocket(`${base.replace("http", "ws")}/zgt/${key(0)}`, { localAddress: "127.0.0.75" });
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    const answers: { error?: { code: number } }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const answered = new Promise<Buffer>((resolve) => ws.once("message", resolve));
+      ws.send(chainId);
+      answers.push(JSON.parse((await answered).toString()) as { error?: { code: number } });
+    }
+    ws.close();
+    expect(answers.map((a) => a.error?.code ?? 0)).toEqual([0, -32005]);
+  });
+});
+
+/** A request's head declaring `length` bytes of body and none of them sent; its status line's code. */
+function headOnly(base: string, ip: string, path: string, length: number, contentType = "application/json"): Promise<{ status: number; socket: net.Socket }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: hostname, port: Number(port), localAddress: ip }, () =>
+      socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: ${contentType}\r\ncontent-length: ${length}\r\n\r\n`),
+    );
+    socket.once("data", (d: Buffer) => resolve({ status: Number(d.toString("latin1").split(" ")[1]), socket }));
+    socket.once("error", reject);
+  });
+}
+
+/** The same over HTTP/2: a stream declaring `length` bytes and sending none; its :status. */
+function h2HeadOnly(base: string, ip: string, path: string, length: number, headers: Record<string, string>): Promise<string> {
+  const { hostname, port } = new URL(base);
+  const session = http2.connect(base, { createConnection: () => net.connect({ host: hostname, port: Number(port), localAddress: ip }) });
+  return new Promise<string>((resolve, reject) => {
+    const req = session.request({ ":method": "POST", ":path": path, ...headers, "content-length": String(length) }, { endStream: false });
+    req.on("response", (h) => resolve(String(h[":status"])));
+    req.on("error", reject);
+  }).finally(() => session.destroy());
+}
+
+/** A stream sending `bytes` with no declared length; the code of its reset (0 when it was answered). */
+function h2Streamed(base: string, ip: string, path: string, headers: Record<string, string>, bytes: number): Promise<number> {
+  const { hostname, port } = new URL(base);
+  const session = http2.connect(base, { createConnection: () => net.connect({ host: hostname, port: Number(port), localAddress: ip }) });
+  return new Promise<number>((resolve) => {
+    const req = session.request({ ":method": "POST", ":path": path, ...headers });
+    req.on("close", () => resolve(req.rstCode ?? 0));
+    req.on("error", () => undefined);
+    req.resume();
+    req.end(Buffer.alloc(bytes));
+  }).finally(() => session.destroy());
+}
+
+// The body budget: a body the server has no room for is refused (503) before a byte of it is read, and that
+// refusal is a request of its caller on every transport that carries bodies, as every other refusal is.
+describe("a body refused for room costs its caller a request, on every transport", () => {
+  let gw: Gateway;
+  let base: string;
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      mutate: (c) => {
+        c.rateLimit.requestsPerWindow = LIMIT;
+        c.bodyLimitBytes = BODY_LIMIT;
+        c.http.bodyBudgetBytes = 100_000;
+      },
+    });
+    base = gw.network("testnet").url;
+  });
+  afterAll(() => gw?.close());
+
+  it("HTTP/1.1 (JSON-RPC, ZKT, Connect) and HTTP/2 (JSON-RPC, gRPC): each 503 takes one", async () => {
+    // Another address holds 60 KB of the 100 KB budget with a body it never sends.
+    const holder = await Promise.race([
+      headOnly(base, "127.0.0.81", "/", 60_000),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 300)),
+    ]);
+    expect(holder, "the holder is still waiting to send its body").toBeUndefined();
+    const ip = "127.0.0.82";
+    const statuses = [
+      (await headOnly(base, ip, "/", 60_000)).status,
+      (await headOnly(base, ip, "/zkt/try-it-out", 60_000)).status,
+      (await headOnly(base, ip, "/chaingateway.rpc.v1.RpcService/GetChainId", 60_000)).status,
+      Number(await h2HeadOnly(base, ip, "/", 60_000, JSON_HEADERS)),
+      Number(await h2HeadOnly(base, ip, "/chaingateway.rpc.v1.RpcService/GetChainId", 60_000, GRPC)),
+    ];
+    expect(statuses).toEqual([503, 503, 503, 503, 503]);
+    // A gRPC body of no declared length is held as it arrives: past the room its stream is reset, and the call,
+    // admitted by Connect's gate before its body, is counted once.
+    const reset = await h2Streamed(base, ip, "/chaingateway.rpc.v1.RpcService/GetChainId", GRPC, 80_000);
+    expect(reset).toBe(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    expect(await remaining(base, ip)).toBe(LIMIT - statuses.length - 1 - 1);
   });
 });

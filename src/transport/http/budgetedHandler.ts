@@ -1,6 +1,7 @@
 // Request bodies held against the port's body budget (bodyBudget.ts) on node:http and HTTP/2 (the fast lane
 // holds its own): a declared body until its answer is done, refused (503) before a byte of it is read when it
 // does not fit; a body of no declared length as it arrives.
+import type { IncomingHttpHeaders } from "node:http";
 import http2 from "node:http2";
 import type { BodyBudget } from "./bodyBudget.js";
 import { normalise } from "./clientIp.js";
@@ -8,6 +9,9 @@ import type { NodeHandlerFn } from "./nodeTypes.js";
 import { spillArriving } from "./spillArriving.js";
 
 const BODY_REFUSED = JSON.stringify({ error: "the server is receiving too many request bodies at once; try again shortly" });
+
+/** A request refused for room, told by its socket's address and headers (who the caller is, behind a proxy). */
+export type BodyRefused = (remoteAddress: string | undefined, headers: IncomingHttpHeaders) => void;
 
 type Req = Parameters<NodeHandlerFn>[0];
 type Res = Parameters<NodeHandlerFn>[1];
@@ -20,6 +24,8 @@ export interface BudgetedHandlerOptions {
   closeStream: (stream: http2.Http2Stream, code: number) => void;
   /** Each request's start and end, for a shutdown to wait on. */
   inFlight: { n: number };
+  /** A declared body refused before any route or gate saw it (one arriving unbounded is counted where it is read). */
+  refused?: BodyRefused;
 }
 
 export function budgetedHandler(inner: NodeHandlerFn, o: BudgetedHandlerOptions): NodeHandlerFn {
@@ -29,6 +35,7 @@ export function budgetedHandler(inner: NodeHandlerFn, o: BudgetedHandlerOptions)
       const ip = normalise(req.socket?.remoteAddress ?? "unknown");
       const session = "stream" in req ? req.stream.session : undefined;
       if (!o.budget.reserve(ip, declared, session)) {
+        o.refused?.(req.socket?.remoteAddress, req.headers);
         res.writeHead(503, { "content-type": "application/json", "retry-after": "1", ...(req.httpVersionMajor === 1 ? { connection: "close" } : {}) });
         res.end(BODY_REFUSED);
         return;

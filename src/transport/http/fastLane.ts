@@ -10,6 +10,7 @@ import type { HttpAnswer, RestInput } from "./restRouter.js";
 import type { MaybePromise } from "../../maybePromise.js";
 import { endAndClose } from "./endAndClose.js";
 import { BODY_BUDGET_EXCEEDED, type BodyBudget } from "./bodyBudget.js";
+import type { BodyRefused } from "./budgetedHandler.js";
 import { normalise } from "./clientIp.js";
 import { giveBack, LargeBody } from "../../memory/largeBody.js";
 import { GatewayError } from "../../errors.js";
@@ -30,6 +31,8 @@ export interface FastLaneOptions {
   budget?: BodyBudget;
   /** A large body its route answered without reading (a refusal): dropped, never gathered or decoded. */
   droppedUnread?: () => void;
+  /** A body refused for room (the 503 above). */
+  bodyRefused?: BodyRefused;
 }
 
 /** node:http's default limit; a longer head goes to node:http, which answers 431. */
@@ -293,6 +296,7 @@ class FastLaneConnection {
   private awaitBody(head: Head, end: number): boolean {
     const { budget } = this.options;
     if (this.reserved === 0 && budget && !budget.reserve(normalise(this.socket.remoteAddress ?? "unknown"), head.contentLength)) {
+      this.options.bodyRefused?.(this.socket.remoteAddress, head.headers);
       this.detach();
       endAndClose(this.socket, BODY_BUDGET_EXCEEDED);
       return false;

@@ -9,7 +9,7 @@ import { endAndClose } from "./endAndClose.js";
 import { normalise, type ProxyMatcher } from "./clientIp.js";
 import { ConnectionSlots } from "./connectionSlots.js";
 import { BodyBudget } from "./bodyBudget.js";
-import { budgetedHandler } from "./budgetedHandler.js";
+import { type BodyRefused, budgetedHandler } from "./budgetedHandler.js";
 import { createH2Server } from "./h2Server.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
@@ -64,6 +64,8 @@ export interface EdgeObserver {
   bodyDroppedUnread?: () => void;
   /** An HTTP/2 stream reset because its IP's answers not yet taken passed h2AnswerBytesPerIp. */
   h2AnswerRefused?: () => void;
+  /** A request whose body had no room in the body budget (503, or its stream reset): a request of its caller. */
+  bodyRefused?: BodyRefused;
 }
 
 /** Answer to a connection past a cap: plain HTTP/1.1, which is what nearly every client speaks first. */
@@ -104,6 +106,7 @@ export async function listenDual(
     perIpBytes: limits.bodyBudgetPerIpBytes,
     closeStream: (stream, code) => h2.closeStream(stream, code),
     inFlight,
+    ...(observer.bodyRefused ? { refused: observer.bodyRefused } : {}),
   });
   const h1 = http.createServer({ connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs) }, handler as http.RequestListener);
   h1.keepAliveTimeout = limits.keepAliveTimeoutMs;
@@ -143,6 +146,7 @@ export async function listenDual(
     requestTimeoutMs: limits.requestTimeoutMs,
     budget,
     ...(observer.bodyDroppedUnread ? { droppedUnread: observer.bodyDroppedUnread } : {}),
+    ...(observer.bodyRefused ? { bodyRefused: observer.bodyRefused } : {}),
   };
   const h2 = createH2Server(limits, handler, observer);
   /**
