@@ -56,6 +56,18 @@ describe("architecture", () => {
     expect(lint.status, lint.stdout + lint.stderr).toBe(0);
   });
 
+  it("comments say why, not what was measured: no timing, CPU share or RSS figure in src (bench/README.md holds them)", () => {
+    const measurement = /\d\s?(µs|ns)\b|\d\s?% of (the |a )?(gateway'?s? )?(CPU|eth_)|\bRSS\b[^.]*\d+\s?MB|\(#\d+\)/;
+    const found = src.flatMap((f) =>
+      readFileSync(f, "utf8")
+        .split("\n")
+        .map((line, i) => ({ line, at: `${f}:${i + 1}` }))
+        .filter(({ line }) => /^\s*(\/\/|\*|\/\*\*)/.test(line) && measurement.test(line))
+        .map(({ at, line }) => `${at} ${line.trim()}`),
+    );
+    expect(found).toEqual([]);
+  });
+
   it("the store imports no transport, handler or policy", () => {
     const wrong = src
       .filter((f) => f.startsWith("src/store/"))

@@ -1,7 +1,7 @@
 // Which chain a network's journal is for: its genesis hash, pinned in the store the first time it is seen.
 // A start while no node answers journals under the pinned genesis, so the queueIds of earlier writes answer
-// and their unfinished writes go out once a node is back (it once journaled under "unknown": every earlier
-// queueId 404, every unfinished write stranded). A node on another genesis is never taken for this chain. The
+// and their unfinished writes go out once a node is back (journaled under "unknown", every earlier queueId
+// would 404 and every unfinished write be stranded). A node on another genesis is never taken for this chain. The
 // embedded node is the gateway's own chain: its genesis is kept apart from the pin, for as long as its state
 // file goes on. An operator may name the genesis in config.
 import pRetry from "p-retry";

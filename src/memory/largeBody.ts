@@ -1,6 +1,6 @@
 // Collects a body that arrives in pieces, so that a large one gives its memory back to the system when it is
 // dropped. Kept as a list of socket pieces (64 KB each), a 128 MB answer is 2,000 allocations from glibc's
-// heap: freed, they stay in that heap (RSS 220 -> 352 MB after one 200 MB answer, for good). Past SPILL_AT the
+// heap: freed, they stay in that heap, for good. Past SPILL_AT the
 // pieces are copied into one buffer instead, which glibc maps on its own and unmaps when freed: of the body's
 // declared length when it has one, else of at least 33 MB (glibc maps any allocation over 32 MB, its largest
 // dynamic mmap threshold, and the kernel makes only the pages written resident, so a 2 MB body of no declared
@@ -77,8 +77,8 @@ export class LargeBody {
     // Four times over: a 128 MB body is copied twice (33, then 132 MB), and what is written is all that is
     // resident.
     // A declared length is allocated exactly: V8 counts a buffer's whole length toward its GC pressure, and a
-    // 33 MB one per 720 KB request body brought on full collections (others' p99 60-75 ms while two such
-    // bodies arrived). An allocation of that size is still glibc's own mapping (over its 128 KB threshold).
+    // 33 MB one per small body brings on full collections. An allocation of that size is still glibc's own
+    // mapping (over its 128 KB threshold).
     let capacity = this.spill ? Math.max(SPILL_MIN, this.spill.length * 4) : this.expected >= needed ? this.expected : SPILL_MIN;
     while (capacity < needed) capacity *= 4;
     // allocUnsafeSlow: one allocation of its own (not Node's shared pool), not zero-filled, so untouched pages
@@ -96,8 +96,8 @@ export class LargeBody {
 
 /**
  * Gives a read buffer whose bytes were copied into a spill back to the system now, not when the GC gets to
- * it: between collections the 64 KB socket reads of 200 MB of bodies piled up in glibc's heap (+51 MB of RSS,
- * kept after). Only for a piece that spans its buffer whole and that its caller holds alone (the socket's one
+ * it: between collections the socket reads of large bodies pile up in glibc's heap, which keeps the space.
+ * Only for a piece that spans its buffer whole and that its caller holds alone (the socket's one
  * 'data' listener); anything else is left to the GC.
  */
 export function giveBack(piece: Buffer): void {

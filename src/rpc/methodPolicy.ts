@@ -76,7 +76,7 @@ const UNSUPPORTED_METHODS = new Map([["eth_blobBaseFee", "Method not found: eth_
 /** `unknown` is not forwarded (custom methods only); a write is `write` or `unknown write`. */
 type MethodClass = "unsupported" | "blocked" | "unknown" | "unknown write" | "write" | "read";
 
-/** A method's class by name, worked out once (a dozen prefix tests per call were ~1 % of eth_chainId's CPU). */
+/** A method's class by name, worked out once, not a dozen prefix tests per call. */
 const classes = new Map<string, MethodClass>();
 /** Method names are caller-chosen: the memo keeps only short names, and stops growing at a thousand. */
 const MAX_CLASSES = 1_000;

@@ -105,8 +105,7 @@ const MAX_BLOCKS_PER_POLL = 32;
 const WINDOW = 256;
 /**
  * Blocks whose confirmed writes are remembered, to undo their completion if the node goes back below them.
- * Memory is writes/s × block time × this: at 5k writes/s, 64 one-second blocks hold ~320k small entries
- * (256 held 1.3M and raised the bench's peak RSS by ~70 MB). A node that forgets more than 64 blocks is
+ * Memory is writes/s × block time × this, so it is kept short. A node that forgets more than 64 blocks is
  * beyond this: the journal walk (forgottenWrites.ts) reopens the rest.
  */
 const CONFIRMED_WINDOW = 64;

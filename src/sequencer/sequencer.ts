@@ -284,7 +284,7 @@ export class Sequencer {
   /**
    * Commits on a later turn of the event loop rather than at once: submissions whose estimates arrived in
    * the same I/O poll then share one group commit (the embedded store answers synchronously, so committing at once made
-   * every batch a batch of one: the bench measured ~6 journal statements per write instead of a few per batch).
+   * every batch a batch of one).
    * Two immediates, not one: undici writes a request on a kept-alive connection only from an immediate of its
    * own (it first lets the poll see anything the node sent unasked, GHSA-35p6-xmwp-9g52), and immediates run in
    * the order queued. A commit queued first, signing up to a few hundred transactions, held back every request
@@ -304,8 +304,8 @@ export class Sequencer {
 
   /**
    * Group commit across lanes: everything waiting gets consecutive nonces per signer, is signed and journaled
-   * in one store transaction, then queued for broadcast in nonce order. (A transaction per lane had the bench's
-   * 8-key run spend ~60 % of the gateway in its store, PGlite then.) Should that transaction fail, each lane is retried on its
+   * in one store transaction, then queued for broadcast in nonce order (one transaction, not one per lane: the
+   * store's cost is per transaction). Should that transaction fail, each lane is retried on its
    * own, so one lane's failure never fails another's submissions.
    */
   private async commitWaiting(): Promise<void> {

@@ -1,6 +1,6 @@
 // The embedded store: one SQLite file under DATA_DIR (node:sqlite, in this process) holding the submission
 // journal, API keys and Idempotency-Key answers. It is called journal.sqlite because it held only the journal
-// at first; the keys joined it from PGlite, whose ~260 MB of resident memory was most of an idle gateway's.
+// at first; the keys joined it from PGlite (whose resident memory was most of an idle gateway's).
 // With DATABASE_URL, PostgreSQL holds the same data instead (migrations.ts).
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";

@@ -96,8 +96,8 @@ export async function openSqlClient(options: SqlClientOptions): Promise<SqlClien
       attempt(async () => {
         const ms = txOptions.deadlineMs ?? deadlineMs;
         const conn = await pool.connect();
-        // Checked out, a connection is no longer heard by the pool: a reset mid-transaction was an unhandled
-        // 'error' event that ended the process. The query in flight fails on its own; the connection is dropped.
+        // Checked out, a connection is no longer heard by the pool: a reset mid-transaction would be an
+        // unhandled 'error' event that ends the process. The query in flight fails on its own; the connection is dropped.
         let lost: Error | undefined;
         const onError = (err: Error): void => {
           lost = err;

@@ -27,8 +27,8 @@ const outboxFromChanged = (n: number): string => `,
 
 /**
  * Records as one array per column, unnested by the database: the statement's text is the same for any
- * number of records (PGlite parses and plans it anew each time, and 12 parameters per record made that cost
- * grow with the batch; bench profile). `prefix` may add a data-modifying CTE that runs in the same statement.
+ * number of records (a database parses and plans each new text anew, and 12 parameters per record would
+ * make that cost grow with the batch). `prefix` may add a data-modifying CTE that runs in the same statement.
  */
 const INSERT_RECORDS = `insert into submissions
        (queue_id, network, signer, nonce, hash, raw, kind, status, error_message, created_at, processed_at, idempotency_key)

@@ -1,7 +1,7 @@
 // Request bodies still arriving are held in memory whole (a route reads its JSON at once), so they are
 // budgeted: all of them together, and each client IP's share, in bytes. A body that does not fit is refused
-// (503, Retry-After) before it is read, rather than buffered: 450 connections each holding a 1 MB body took
-// 515 MB, for as long as the request timeout let them. A load balancer named in TRUSTED_PROXIES carries
+// (503, Retry-After) before it is read, rather than buffered for as long as the request timeout lets slow
+// senders hold it. A load balancer named in TRUSTED_PROXIES carries
 // everyone's bodies: only the total applies to it.
 export interface BodyBudgetOptions {
   totalBytes: number;

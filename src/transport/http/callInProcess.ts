@@ -25,8 +25,8 @@ export interface InProcessCall<O extends DescMessage> {
 
 /**
  * The HandlerContext of an in-process call: what a handler reads (values) and the guard writes (response
- * headers). Built by hand because createHandlerContext's AbortController and three Headers cost ~6 µs per
- * call, a tenth of a ZKT write's CPU; an in-process call has no deadline and nothing to abort (the REST
+ * headers). Built by hand because createHandlerContext makes an AbortController and three Headers per call;
+ * an in-process call has no deadline and nothing to abort (the REST
  * request's own timeouts apply), so its signal never fires. Its headers are plain records (plainHeaders.ts).
  */
 class InProcessContext implements HandlerContext {

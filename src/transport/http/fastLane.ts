@@ -49,8 +49,7 @@ const DIGITS = /^\d{1,10}$/;
 const READ_AHEAD_BYTES = 64 * 1024;
 /**
  * A body larger than this goes to its route before it is gathered, as node:http gives it (body() to come): a
- * route that refuses it unread (a caller over its limit) costs no copy, decode or parse of it (900 such
- * refusals of 500 KB ABIs each decoded the body first).
+ * route that refuses it unread (a caller over its limit) costs no copy, decode or parse of it.
  */
 const HAND_EARLY_BYTES = 64 * 1024;
 /** Control characters, space and DEL: never in a request target (node:http answers 400). */
@@ -118,8 +117,7 @@ class FastLaneConnection {
   private buf: Buffer;
   /**
    * A body still arriving: its chunks, gathered once the whole request is there (awaitedEnd: where it ends
-   * in buf plus these; 0 when no body is awaited). Joined chunk by chunk, a 700 KB body in small chunks cost
-   * 40 ms of copying (quadratic), and two such requests held every other caller.
+   * in buf plus these; 0 when no body is awaited). Gathered once, not joined chunk by chunk (quadratic).
    */
   private arriving: LargeBody | undefined = undefined;
   private awaitedEnd = 0;

@@ -37,8 +37,8 @@ export interface RestRequest {
 
 /**
  * Whether a caller's spent request window should be asked about before this request's body is parsed: when the
- * body is still to come (reading it costs), or when it is large (parsing it costs: a rate-limited caller's 1 MB
- * batch was parsed, ~10 ms of event loop, before it was refused). Small bodies already read go straight on,
+ * body is still to come (reading it costs), or when it is large (parsing it costs the event loop). Small
+ * bodies already read go straight on,
  * and are counted where the handlers admit them.
  */
 export function costsBeforeAdmission(req: RestRequest): boolean {
@@ -91,7 +91,7 @@ export function retryAfter(err: GatewayError): Record<string, string> | undefine
 
 /**
  * Request ids in a UUID's shape: a random prefix per router (process start) and a counter. Unique without
- * drawing randomness per request (randomUUID was ~1.5 % of the gateway's CPU on eth_chainId).
+ * drawing randomness per request.
  */
 function requestIds(): () => string {
   const prefix = randomBytes(10)

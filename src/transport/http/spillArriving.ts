@@ -1,7 +1,7 @@
 // A request body still arriving is kept where it gives its memory back (memory/largeBody.ts): each piece the
 // request takes in past the first PASS_BYTES is copied into a mapping of the request's own, and the socket's
-// 64 KB read buffer is let go. Held by slow senders in the heap instead, 450 connections of 1 MB bodies left
-// RSS 45 % above its start after they closed. Done where the request takes its bytes in (push), so node:http,
+// read buffer is let go (held by slow senders in the heap instead, the heap keeps the space after they close).
+// Done where the request takes its bytes in (push), so node:http,
 // HTTP/2 and every reader (the routes' readBody, connect-node) read the same bytes unchanged.
 import { giveBack, LargeBody, SPILL_AT } from "../../memory/largeBody.js";
 import type { NodeServerRequest } from "./nodeTypes.js";

@@ -1,7 +1,7 @@
 // HTTP/2 streams a client resets before they are answered (the "rapid reset" pattern: HEADERS then RST_STREAM,
 // reconnecting on every GOAWAY) cost the server stream set-up for nothing. nghttp2 ends one session after
-// 1,000 of them, but a client that reconnects got ~4,000 a second through, each ~250 µs of handler work, and
-// every other caller waited. Counted per client IP over a sliding window, so reconnecting does not reset the
+// 1,000 of them, but a client that reconnects starts again, and every other caller waits behind the handler
+// work. Counted per client IP over a sliding window, so reconnecting does not reset the
 // count; an IP past the budget has its sessions ended (GOAWAY ENHANCE_YOUR_CALM) and its new h2 connections
 // refused for a back-off that doubles each time (up to 10 minutes).
 import { monotonicNow } from "../../clock.js";

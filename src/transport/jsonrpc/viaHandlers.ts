@@ -24,7 +24,7 @@ import { attempt, type MaybePromise } from "../../maybePromise.js";
 import type { Handled, ItemOutcome, JsonRpcHandlers } from "./handleJsonRpc.js";
 
 /**
- * A CallRequest (protobuf-es messages are plain objects: no create(), which cost a batch of 40 ~4 µs) carrying
+ * A CallRequest (protobuf-es messages are plain objects: no create() per call) carrying
  * the params as the envelope parsed them; their params_json text is made only if read. A class, so every
  * request shares one shape and the getter.
  */

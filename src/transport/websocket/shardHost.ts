@@ -1,6 +1,6 @@
 // A fan-out shard as the endpoint sees it: a SocketHost whose sockets live in a child process (wsShard.ts).
-// Writing one head to 10,000 sockets costs ~12 µs each on one event loop, which no single thread here does
-// in under 100 ms (bench/README.md, section 7): shards put those writes on other cores. The child is forked
+// Writing one head to many thousands of sockets is more than one event loop does in time (bench/README.md,
+// section 7): shards put those writes on other cores. The child is forked
 // at its first socket; sockets are passed to it as handles, and it gets one copy of each block the network's
 // feed delivers while it holds subscriptions that want it. Sockets wait in this process until the child says
 // it is ready; one that never gets there (a missing bundle, a crash at start) gives them back to be placed

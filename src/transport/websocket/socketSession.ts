@@ -92,7 +92,7 @@ async function subscriptionCalls(s: Session, deps: SessionDeps, calls: CoreCall[
   }
 }
 
-/** The JSON-RPC handlers of one socket's message (made per message: kept on the session, ~1 KB per idle subscriber). */
+/** The JSON-RPC handlers of one socket's message (made per message, so an idle subscriber holds none). */
 export function sessionHandlers(s: Session, deps: SessionDeps): JsonRpcHandlers {
   const viaRpc = jsonRpcViaHandlers(deps.rpc, s.caller, s.caller.apiKey === undefined ? "/" : "/zgt/{key}", deps.admission);
   return {

@@ -153,7 +153,7 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
   const answerMessage = (s: Session, text: string): void => {
     let answer: ReturnType<typeof handleJsonRpc>;
     try {
-      // Made per message, as per HTTP request: kept on the session they were ~1 KB of every idle subscriber.
+      // Made per message, as per HTTP request: kept on the session they would weigh on every idle subscriber.
       answer = handleJsonRpc(text, sessionHandlers(s, sessionDeps), options.maxBatchSize);
     } catch (err) {
       return fail(s, err);

@@ -15,7 +15,7 @@ const tell = (m: FromShard): void => {
   if (process.connected) process.send!(m);
 };
 
-/** Lines go to the gateway's logger; a shard loads no logger of its own (it is ~10 MB of RSS per shard). */
+/** Lines go to the gateway's logger; a shard loads no logger of its own (memory per shard). */
 const levels = ["debug", "info", "warn", "error"] as const;
 const levelIndex = (level: ShardSettings["logLevel"]): number => (level === "silent" ? 4 : levels.indexOf(level));
 /** The least level sent; the gateway changes it on a reload ("logLevel"). */

@@ -42,9 +42,8 @@ const TIMED_OUT_MEMORY_MS = 3_600_000;
 /** Compiler messages returned with line/column: a source with thousands of errors needs no more to be fixed. */
 const MAX_REPORTED_ERRORS = 20;
 /**
- * A warm solc holds ~110-170 MB (measured: RSS 88 -> 259 MB after one compile, 148 MB once it stopped). After
- * this long without a compile the worker is stopped; the next new source pays solc's cold start (~1.3 s,
- * bench) again, while sources already compiled are answered from the cache as before.
+ * A warm solc holds a lot of memory. After this long without a compile the worker is stopped; the next new
+ * source pays solc's cold start again, while sources already compiled are answered from the cache as before.
  */
 const DEFAULT_LIMITS: CompilerLimits = { workers: 2, timeoutMs: 20_000, queueLimit: 16, idleMs: 10 * 60_000 };
 

@@ -18,8 +18,8 @@ export const COMPILERS: Compiler[] = [
 ];
 
 /**
- * The first `pragma solidity …;` outside comments, or undefined. One pass over the source, on the event loop:
- * a lazy regex for block comments was quadratic on an unterminated one (300 KB of "/*a" held the gateway 8.7 s).
+ * The first `pragma solidity …;` outside comments, or undefined. One linear pass over the source, on the event
+ * loop: a regex for block comments is quadratic on an unterminated one.
  */
 export function pragmaOf(code: string): string | undefined {
   let i = 0;
