@@ -4,7 +4,8 @@ import type { GatewayConfig, ParsedConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { startNetwork, type RunningNetwork } from "./network.js";
 import { barrier } from "./barrier.js";
-import { MasterSeed } from "./keys/masterSeed.js";
+import { openWallets } from "./keys/custody/openWallets.js";
+import { PUBLIC_SIGNER_INDEX } from "./keys/custody/wallets.js";
 import { ApiKeys } from "./keys/apiKeys.js";
 import { AdminTokens } from "./keys/adminTokens.js";
 import { openStores, type OpenStoresOptions, type Stores } from "./store/openStores.js";
@@ -42,7 +43,6 @@ export interface GatewayDeps {
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const log = deps.log ?? createLogger(config.logLevel);
   const networks: RunningNetwork[] = [];
-  const seed = MasterSeed.load(config.dataDir, config.masterMnemonic ? { MASTER_MNEMONIC: config.masterMnemonic } : {});
   const compiler = new SolidityCompiler(config.compiler);
   const issueLimiter = new WindowLimiter({ limit: Math.max(1, config.portalKeysPerHour), windowMs: 3_600_000 });
   const metrics = new Metrics();
@@ -80,7 +80,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     startingFor = "starting its networks";
     const { journal, health: storeHealth, webhooks: webhookStore, kind: storeKind } = stores;
     metrics.followHealth(() => ({ storeKind, store: storeHealth.available, rateLimitStore: limits.sharedStoreUp }));
-    const keys = new ApiKeys(stores.keys, seed);
+    startingFor = "opening its wallets";
+    const wallets = await openWallets(config, log);
+    const keys = new ApiKeys(stores.keys, wallets);
     // A claim left by a stopped process is settled from the journal (IdempotencyStore.settleStale).
     const idempotency = new IdempotencyStore(stores.idempotency, {
       findJournaled: (key) => journal.getByIdempotencyKey(key),
@@ -120,7 +122,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
         startNetwork(config, net, {
           log,
           authenticate,
-          seed,
+          wallets,
           store: journal,
           storeHealth,
           compiler,
@@ -154,7 +156,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     return {
       ...(metricsServer ? { metricsUrl: `http://${metricsHost.includes(":") ? `[${metricsHost}]` : metricsHost}:${metricsServer.port}/metrics` } : {}),
       networks,
-      publicSignerAddress: seed.wallet(0).address,
+      publicSignerAddress: wallets.signer(PUBLIC_SIGNER_INDEX).address,
       keys,
       network(name) {
         const n = networks.find((x) => x.config.name === name);

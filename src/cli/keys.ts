@@ -7,7 +7,8 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config/config.js";
-import { MasterSeed } from "../keys/masterSeed.js";
+import { openWallets } from "../keys/custody/openWallets.js";
+import { createLogger } from "../log/logger.js";
 import { openStores } from "../store/openStores.js";
 import { GatewayError } from "../errors.js";
 import { type KeyCommands, type KeyLimitsChange, showKey, withChanged } from "./keyCommands.js";
@@ -36,10 +37,11 @@ function count(name: string, text: string | undefined): number | null | undefine
 /** The store-backed commands, saying what is opened (and warning when it is new). */
 async function onStore(): Promise<KeyCommands> {
   const config = loadConfig();
-  // Keys are wallets of the gateway's master seed: a CLI run beside another DATA_DIR makes a second store and
-  // seed whose keys the gateway refuses. Say what is opened, and warn when it is new.
+  const custody = config.signer.kind === "pkcs11" ? `PKCS#11 token "${config.signer.pkcs11.tokenLabel}"` : undefined;
+  // Keys are wallets of the gateway's master seed (or token): a CLI run beside another DATA_DIR makes a second
+  // store and seed whose keys the gateway refuses. Say what is opened, and warn when it is new.
   const seedFile = resolve(config.dataDir, "master-seed");
-  if (!process.env.MASTER_MNEMONIC && !existsSync(seedFile)) {
+  if (!custody && !process.env.MASTER_MNEMONIC && !existsSync(seedFile)) {
     process.stderr.write(
       `keys: warning: no gateway data in ${resolve(config.dataDir)} yet; a new master seed ` +
         `is made there, and a gateway accepts these keys only with this DATA_DIR${config.databaseUrl ? " and DATABASE_URL" : ""}\n`,
@@ -47,10 +49,10 @@ async function onStore(): Promise<KeyCommands> {
   }
   process.stderr.write(
     `keys: store ${config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : resolve(config.dataDir, "journal.sqlite")}, ` +
-      `seed ${process.env.MASTER_MNEMONIC ? "MASTER_MNEMONIC" : seedFile}\n`,
+      `${custody ? `wallets in the ${custody}` : `seed ${process.env.MASTER_MNEMONIC ? "MASTER_MNEMONIC" : seedFile}`}\n`,
   );
   const stores = await openStores({ dataDir: config.dataDir, role: "tool", ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
-  return localKeys(stores, MasterSeed.load(config.dataDir));
+  return localKeys(stores, await openWallets(config, createLogger("warn")));
 }
 
 async function main(argv: string[]): Promise<number> {

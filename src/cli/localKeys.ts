@@ -1,7 +1,7 @@
 // The keys CLI on the store itself (DATA_DIR / DATABASE_URL): works with or without a running gateway, which
 // sees a change within LOOKUP_CACHE_MS.
 import { ApiKeys, type ApiKeyInfo } from "../keys/apiKeys.js";
-import type { MasterSeed } from "../keys/masterSeed.js";
+import type { Wallets } from "../keys/custody/wallets.js";
 import type { Stores } from "../store/openStores.js";
 import { type KeyCommands, type KeyView, showKey, theOne, withChanged } from "./keyCommands.js";
 
@@ -19,8 +19,8 @@ const view = (k: ApiKeyInfo): KeyView => ({
   },
 });
 
-export function localKeys(stores: Stores, seed: MasterSeed): KeyCommands {
-  const keys = new ApiKeys(stores.keys, seed);
+export function localKeys(stores: Stores, wallets: Wallets): KeyCommands {
+  const keys = new ApiKeys(stores.keys, wallets);
   const find = async (idOrPrefix: string): Promise<KeyView> => {
     const byId = await keys.get(idOrPrefix);
     return theOne(idOrPrefix, byId && view(byId), byId ? [] : (await keys.list(idOrPrefix)).map(view));

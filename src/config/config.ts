@@ -525,6 +525,30 @@ export const configSchema = z.strictObject({
       }),
     })
     .prefault({}),
+  signer: z
+    .object({
+      kind: setting(z.enum(["seed", "pkcs11"]).default("seed"), {
+        env: "SIGNER",
+        doc:
+          "Where the gateway's wallets' private keys live: seed (derived from the master seed, in memory) or pkcs11 (each " +
+          "generated inside a PKCS#11 token and never leaving it; pkcs11.* say which).",
+      }),
+      pkcs11: z
+        .object({
+          library: setting(z.string().optional(), { env: "PKCS11_LIBRARY", doc: "The PKCS#11 module's path (SoftHSM2: /usr/lib/softhsm/libsofthsm2.so)." }),
+          tokenLabel: setting(z.string().optional(), { env: "PKCS11_TOKEN_LABEL", doc: "The label of the token holding the wallets." }),
+          pinFile: setting(z.string().optional(), {
+            env: "PKCS11_PIN_FILE",
+            doc: "A file holding the token's user PIN (never the PIN itself in configuration).",
+          }),
+          sessions: setting(positiveInt().max(64).default(4), { doc: "Sessions signing at once (each signature runs off the event loop)." }),
+        })
+        .prefault({}),
+    })
+    .prefault({})
+    .refine((s) => s.kind !== "pkcs11" || (s.pkcs11.library && s.pkcs11.tokenLabel && s.pkcs11.pinFile), {
+      error: "SIGNER=pkcs11 needs PKCS11_LIBRARY, PKCS11_TOKEN_LABEL and PKCS11_PIN_FILE",
+    }),
   masterMnemonic: setting(z.string().optional(), {
     env: "MASTER_MNEMONIC",
     doc: "BIP-39 phrase every gateway wallet derives from; generated into dataDir/master-seed when unset. Replicas must share it.",

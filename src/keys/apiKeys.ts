@@ -6,7 +6,8 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { KeyLimitsRow, KeyRow, KeyTable } from "../store/keyTable.js";
-import type { MasterSeed } from "./masterSeed.js";
+import type { Wallets } from "./custody/wallets.js";
+import type { TxSigner } from "../sequencer/txSigner.js";
 
 export interface ApiKeyInfo extends KeyRow {
   walletAddress: string;
@@ -63,7 +64,7 @@ export class ApiKeys {
 
   constructor(
     private readonly table: KeyTable,
-    private readonly seed: MasterSeed,
+    private readonly wallets: Wallets,
   ) {}
 
   /** Issues a key. The returned apiKey is the only time the secret exists outside the caller. */
@@ -73,7 +74,7 @@ export class ApiKeys {
     const limits = validLimits(options);
     const apiKey = KEY_PREFIX + randomBytes(32).toString("base64url");
     const row = await this.table.insert({ id: randomUUID(), prefix: apiKey.slice(0, SHOWN_PREFIX_LENGTH), keyHash: hashKey(apiKey), label, ...limits });
-    return { apiKey, info: this.info(row) };
+    return { apiKey, info: await this.info(row) };
   }
 
   /** Replaces a key's own limits; this gateway applies them at once (another process within LOOKUP_CACHE_MS). */
@@ -94,6 +95,8 @@ export class ApiKeys {
     if (!row) {
       row = await this.table.byHash(hash);
       if (!row) throw new GatewayError("unauthorized", "unknown API key: get a free key with POST /portal/keys");
+      // Its wallet usable here before anything signs for it (a token's is looked up, or made, once).
+      await this.wallets.ready(row.walletIndex);
       this.recent.set(hash, row);
     }
     if (row.revokedAt !== null) throw new GatewayError("unauthorized", "this API key has been revoked");
@@ -117,15 +120,13 @@ export class ApiKeys {
    * The gateway wallet with this address: the shared signer or a key's (revoked keys included, their
    * journaled transactions still need finishing). Derivation is cached; used only on recovery paths.
    */
-  async walletByAddress(address: string): Promise<ReturnType<MasterSeed["wallet"]> | undefined> {
-    if (this.seed.wallet(0).address === address) return this.seed.wallet(0);
-    for (const index of await this.table.walletIndexes()) if (this.seed.wallet(index).address === address) return this.seed.wallet(index);
-    return undefined;
+  walletByAddress(address: string): Promise<TxSigner | undefined> {
+    return this.wallets.byAddress(address, () => this.table.walletIndexes());
   }
 
   /** Keys whose shown prefix starts with `prefix` (all when absent), newest first. */
   async list(prefix = ""): Promise<ApiKeyInfo[]> {
-    return (await this.table.byPrefix(prefix)).map((r) => this.info(r));
+    return Promise.all((await this.table.byPrefix(prefix)).map((r) => this.info(r)));
   }
 
   /** Revokes by id or by a prefix that names exactly one key. */
@@ -138,7 +139,8 @@ export class ApiKeys {
     return this.info(row!);
   }
 
-  private info(r: KeyRow): ApiKeyInfo {
-    return { ...r, walletAddress: this.seed.wallet(r.walletIndex).address };
+  private async info(r: KeyRow): Promise<ApiKeyInfo> {
+    await this.wallets.ready(r.walletIndex);
+    return { ...r, walletAddress: this.wallets.signer(r.walletIndex).address };
   }
 }

@@ -45,4 +45,3 @@ export class MasterSeed {
   }
 }
 
-export const PUBLIC_SIGNER_INDEX = 0;

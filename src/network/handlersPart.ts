@@ -43,7 +43,7 @@ export function guardedHandlers({ gw, net, deps, log }: NetworkContext, p: Handl
   deps.onReload?.((next) => weights.replace(next.methodWeights));
   const policy = new Policy({ network: net.name, authenticate: deps.authenticate, adminTokens: deps.adminTokens, limits, idempotency: deps.idempotency });
   const usageOf = (access: Parameters<typeof limits.usageOf>[1]) => limits.usageOf(net.name, access);
-  const walletAddress = (access: { walletIndex: number }) => deps.seed.wallet(access.walletIndex).address;
+  const walletAddress = (access: { walletIndex: number }) => deps.wallets.signer(access.walletIndex).address;
   const handlers = {
     // A call counts its method's units (METHOD_WEIGHTS; 1 unless weighed), a batch the sum of its calls'.
     rpc: guard(

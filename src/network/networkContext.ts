@@ -1,11 +1,11 @@
 // What every part of a network's runtime is built from: the configuration, the gateway's shared services, a
 // logger, and the stack each part pushes its teardown on (closed in reverse: the last part built goes first).
-import type { HDNodeWallet } from "ethers";
+import type { TxSigner } from "../sequencer/txSigner.js";
 import type { GatewayConfig, NetworkConfig } from "../config/config.js";
 import type { ReloadApplier, ReloadOutcome } from "../config/reload.js";
 import type { AdminTokens } from "../keys/adminTokens.js";
 import type { ApiKeys } from "../keys/apiKeys.js";
-import type { MasterSeed } from "../keys/masterSeed.js";
+import type { Wallets } from "../keys/custody/wallets.js";
 import type { RateLimits } from "../limits/rateLimits.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics } from "../metrics/metrics.js";
@@ -20,7 +20,7 @@ import type { SolidityCompiler } from "../zkt/solc/compileSolidity.js";
 export interface NetworkDeps {
   log: Logger;
   authenticate: Authenticate;
-  seed: MasterSeed;
+  wallets: Wallets;
   store: SubmissionStore;
   /** Whether the store takes writes (readiness). */
   storeHealth: StoreHealth;
@@ -39,7 +39,7 @@ export interface NetworkDeps {
   idempotency: IdempotencyStore;
   metrics: Metrics;
   /** Finds a gateway-held wallet by address (refills and fee bumps after a restart). */
-  walletByAddress: (address: string) => Promise<HDNodeWallet | undefined>;
+  walletByAddress: (address: string) => Promise<TxSigner | undefined>;
   /** Awaited just before the port is opened: the gateway opens every network's port once all are ready. */
   beforeListen?: () => Promise<void>;
   /** Registers what a part applies when the configuration is reloaded (its live settings). */

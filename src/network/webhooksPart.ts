@@ -1,7 +1,6 @@
 // A network's webhooks: the journal writes an event's outbox rows with its status change and says so;
 // this network's dispatcher sends them. Write callbacks are the per-write kind.
 import type { UpstreamPool } from "../chain/upstreamPool.js";
-import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";
 import { WebhookDispatcher } from "../webhooks/webhookDispatcher.js";
 import { describeDelivery } from "../webhooks/webhookEvents.js";
 import { WriteCallbacks } from "../webhooks/writeCallbacks.js";
@@ -50,8 +49,8 @@ export function startWebhooks({ gw, net, deps, log, stack }: NetworkContext, poo
     get allowPrivate() {
       return gw.webhooks.allowPrivate;
     },
-    walletOf: (access) => deps.seed.wallet(access.walletIndex).address,
-    seedSecret: deps.seed.wallet(PUBLIC_SIGNER_INDEX).privateKey,
+    walletOf: (access) => deps.wallets.signer(access.walletIndex).address,
+    seedSecret: deps.wallets.callbackRoot,
     written: wake,
   });
   return { wake, callbacks };

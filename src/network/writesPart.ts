@@ -92,7 +92,7 @@ async function startPlatform(
     await pool.call("anvil_setCoinbase", [DEV_VALIDATOR]);
     await Promise.all([tokens.deployDemoToken(embedded.url, net.chainId), installMulticall3(embedded.url, net.chainId)]);
   }
-  const sponsorship = new Sponsorship({ pool, sequencer, seed: deps.seed, chainId: net.chainId });
+  const sponsorship = new Sponsorship({ pool, sequencer, wallets: deps.wallets, chainId: net.chainId });
   registerPlatformMethods(core, { validators, tokens, sponsorship });
   return sponsorship;
 }

@@ -12,7 +12,7 @@ export function startZkt({ gw, net, deps }: NetworkContext, chain: ChainPart, wr
     pool: chain.pool,
     sequencer: writes.sequencer,
     store: deps.store,
-    seed: deps.seed,
+    wallets: deps.wallets,
     compiler: deps.compiler,
     waitTimeoutMs: gw.receiptWaitMs,
     callbacks: hooks.callbacks,

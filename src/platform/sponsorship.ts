@@ -6,7 +6,8 @@ import { getAddress, keccak256, Transaction, verifyMessage } from "ethers";
 import { GatewayError } from "../errors.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { Access } from "../keys/access.js";
-import type { MasterSeed } from "../keys/masterSeed.js";
+import { signMessage } from "../keys/custody/signMessage.js";
+import type { Wallets } from "../keys/custody/wallets.js";
 import type { Sequencer } from "../sequencer/sequencer.js";
 
 export function consentMessage(raw: string): string {
@@ -14,14 +15,14 @@ export function consentMessage(raw: string): string {
 }
 
 export class Sponsorship {
-  constructor(private readonly deps: { pool: UpstreamPool; sequencer: Sequencer; seed: MasterSeed; chainId: number }) {}
+  constructor(private readonly deps: { pool: UpstreamPool; sequencer: Sequencer; wallets: Wallets; chainId: number }) {}
 
   /** The key's wallet signs the consent, after the same checks the send makes. */
   async signConsent(access: Access, raw: string): Promise<{ sponsorAddress: string; signature: string; message: string }> {
     const wallet = this.sponsorWallet(access);
     this.decode(raw);
     const message = consentMessage(raw);
-    return { sponsorAddress: wallet.address, signature: await wallet.signMessage(message), message };
+    return { sponsorAddress: wallet.address, signature: await signMessage(wallet, message), message };
   }
 
   async send(access: Access, raw: string, sponsorAddress: string, sponsorSignature: string): Promise<string> {
@@ -59,7 +60,7 @@ export class Sponsorship {
 
   private sponsorWallet(access: Access) {
     if (access.kind !== "key") throw rejected("sponsored transactions need an API key: the sponsor is the key's wallet");
-    return this.deps.seed.wallet(access.walletIndex);
+    return this.deps.wallets.signer(access.walletIndex);
   }
 
   private decode(raw: string): Transaction {

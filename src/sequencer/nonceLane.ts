@@ -1,7 +1,7 @@
 // One signer's nonce lane on one network: submissions wait here for a group commit (nonces, signing and
 // journaling for all of them at once), and broadcasts go out in nonce order (a node may park a transaction
 // whose predecessor it has not seen).
-import type { HDNodeWallet, Wallet } from "ethers";
+import type { SigningWallet } from "./signTransaction.js";
 import type { SubmissionRecord } from "../store/submissionStore.js";
 
 /** A transaction waiting for its nonce: signs itself once given one. */
@@ -32,7 +32,7 @@ export class NonceLane {
   resending = 0;
 
   /** The gateway wallet that signs for this lane, once a submission brought it (refills and fee bumps use it). */
-  wallet: Wallet | HDNodeWallet | undefined;
+  wallet: SigningWallet | undefined;
   /** Embedded market-fee chains: topped up with dev money already. */
   funded = false;
 

@@ -2,6 +2,7 @@
 // re-pricing), or with the same fees at another nonce (the node spent the old one). Pure: bytes in, bytes out.
 import { Transaction } from "ethers";
 import type { FeeFields } from "./feeOracle.js";
+import type { MaybePromise } from "../maybePromise.js";
 import { signTransaction, type SigningWallet } from "./signTransaction.js";
 
 function fieldsOf(chainId: number, old: Transaction, nonce: number) {
@@ -9,7 +10,7 @@ function fieldsOf(chainId: number, old: Transaction, nonce: number) {
 }
 
 /** The same transaction and fees at another nonce. */
-export function resignAtNonce(wallet: SigningWallet, chainId: number, oldRaw: string, nonce: number): string {
+export function resignAtNonce(wallet: SigningWallet, chainId: number, oldRaw: string, nonce: number): MaybePromise<string> {
   const old = Transaction.from(oldRaw);
   const base = fieldsOf(chainId, old, nonce);
   if (old.type === 0) return signTransaction(wallet, { ...base, type: 0, gasPrice: old.gasPrice ?? 0n });
@@ -17,7 +18,7 @@ export function resignAtNonce(wallet: SigningWallet, chainId: number, oldRaw: st
 }
 
 /** The same transaction at the same nonce, with fees raised to at least +12.5 % (nodes require ≥ 10 %) and at least `current`. */
-export function resignWithHigherFees(wallet: SigningWallet, chainId: number, oldRaw: string, current: FeeFields): string {
+export function resignWithHigherFees(wallet: SigningWallet, chainId: number, oldRaw: string, current: FeeFields): MaybePromise<string> {
   const old = Transaction.from(oldRaw);
   return signTransaction(wallet, { ...fieldsOf(chainId, old, old.nonce), ...feesToReplace(old, current) });
 }
@@ -26,7 +27,7 @@ export function resignWithHigherFees(wallet: SigningWallet, chainId: number, old
  * A no-op self-transfer taking the place of a journaled transaction at its nonce (an operator's cancel): on a
  * fee network its fees are the replacement's (above the old one's); on a zero-fee network, the current ones.
  */
-export function noopInPlaceOf(wallet: SigningWallet, chainId: number, oldRaw: string, current: FeeFields, zeroFees: boolean): string {
+export function noopInPlaceOf(wallet: SigningWallet, chainId: number, oldRaw: string, current: FeeFields, zeroFees: boolean): MaybePromise<string> {
   const old = Transaction.from(oldRaw);
   const fees = zeroFees ? current : feesToReplace(old, current);
   return signTransaction(wallet, { chainId, nonce: old.nonce, to: wallet.address, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });

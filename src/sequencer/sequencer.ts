@@ -240,7 +240,7 @@ export class Sequencer {
         resolve,
         reject,
         async sign(nonce) {
-          const { raw, hash } = signedTransaction(intent.wallet, { chainId, nonce, to: intent.to, data: intent.data, value, gasLimit, ...fees });
+          const { raw, hash } = await signedTransaction(intent.wallet, { chainId, nonce, to: intent.to, data: intent.data, value, gasLimit, ...fees });
           const rec: SubmissionRecord = {
             queueId: newQueueId(),
             network,
@@ -479,7 +479,7 @@ export class Sequencer {
     const wallet = await this.stuckWrites.walletOf(rec.signer);
     if (!wallet) throw new GatewayError("conflict", `the gateway holds no wallet for ${rec.signer}`);
     const { pool, store, chainId, feeMode, log } = this.options;
-    const raw = noopInPlaceOf(wallet, chainId, rec.raw, await this.fees.current(), feeMode === "zero");
+    const raw = await noopInPlaceOf(wallet, chainId, rec.raw, await this.fees.current(), feeMode === "zero");
     try {
       await pool.call("eth_sendRawTransaction", [raw]);
     } catch (err) {

@@ -104,7 +104,7 @@ export class StuckWrites {
     const lane = this.options.lane(rec.signer);
     const chainPending = Number(BigInt((await pool.call("eth_getTransactionCount", [rec.signer, "pending"])) as string));
     const moved = await store.moveToNextNonce(rec.queueId, Math.max(chainPending, lane.next ?? 0), async (nonce) => {
-      const raw = resignAtNonce(wallet, this.options.chainId, rec.raw, nonce);
+      const raw = await resignAtNonce(wallet, this.options.chainId, rec.raw, nonce);
       return { raw, hash: keccak256(raw) };
     });
     lane.next = Math.max(lane.next ?? 0, moved.nonce + 1);
@@ -161,7 +161,15 @@ export class StuckWrites {
     const wallet = await this.options.walletOf(rec.signer);
     if (!wallet) return undefined;
     const fees = await this.options.fees.current();
-    const raw = signTransaction(wallet, { chainId: this.options.chainId, nonce: rec.nonce, to: rec.signer, data: "0x", value: 0n, gasLimit: 21_000n, ...fees });
+    const raw = await signTransaction(wallet, {
+      chainId: this.options.chainId,
+      nonce: rec.nonce,
+      to: rec.signer,
+      data: "0x",
+      value: 0n,
+      gasLimit: 21_000n,
+      ...fees,
+    });
     const filler = refillRecord(rec, raw, "pending");
     await this.options.store.insert(filler);
     return filler;
@@ -196,7 +204,7 @@ export class StuckWrites {
 
   private async withHigherFees(wallet: SigningWallet, rec: SubmissionRecord): Promise<{ hash: string; raw: string }> {
     this.options.fees.invalidate();
-    const raw = resignWithHigherFees(wallet, this.options.chainId, rec.raw, await this.options.fees.current());
+    const raw = await resignWithHigherFees(wallet, this.options.chainId, rec.raw, await this.options.fees.current());
     return { hash: keccak256(raw), raw };
   }
 }

@@ -1,14 +1,15 @@
 // The ZKT operations of one network, shared by the REST adapter and the Connect service: write a message,
 // read or write a contract function, deploy from Solidity source, and report a submission's status.
-import { getCreateAddress, hexlify, toUtf8Bytes, Interface, type HDNodeWallet } from "ethers";
+import { getCreateAddress, hexlify, toUtf8Bytes, Interface } from "ethers";
 import { GatewayError, type JsonValue } from "../errors.js";
 import type { NetworkConfig } from "../config/config.js";
 import type { UpstreamPool } from "../chain/upstreamPool.js";
 import type { Access } from "../keys/access.js";
-import type { MasterSeed } from "../keys/masterSeed.js";
+import type { Wallets } from "../keys/custody/wallets.js";
 import { redactPath } from "../log/logger.js";
-import { PUBLIC_SIGNER_INDEX } from "../keys/masterSeed.js";
+import { PUBLIC_SIGNER_INDEX } from "../keys/custody/wallets.js";
 import type { Sequencer } from "../sequencer/sequencer.js";
+import type { TxSigner } from "../sequencer/txSigner.js";
 import type { RpcReceipt } from "../sequencer/chainFollower.js";
 import { requireAllowedTarget } from "../keys/allowedTargets.js";
 import { reopenedReason, type SubmissionRecord, type SubmissionStore } from "../store/submissionStore.js";
@@ -49,7 +50,7 @@ export interface ZktCoreDeps {
   pool: UpstreamPool;
   sequencer: Sequencer;
   store: SubmissionStore;
-  seed: MasterSeed;
+  wallets: Wallets;
   compiler: SolidityCompiler;
   waitTimeoutMs?: number;
   /** Per-write callbacks (callbackUrl); absent, a write that asks for one is refused. */
@@ -81,8 +82,8 @@ export class ZktCore {
   constructor(private readonly deps: ZktCoreDeps) {}
 
   /** The wallet that signs for this caller: the shared try-it-out signer, or the key's own. */
-  signerFor(access: Access): HDNodeWallet {
-    return this.deps.seed.wallet(access.kind === "key" ? access.walletIndex : PUBLIC_SIGNER_INDEX);
+  signerFor(access: Access): TxSigner {
+    return this.deps.wallets.signer(access.kind === "key" ? access.walletIndex : PUBLIC_SIGNER_INDEX);
   }
 
   /** Writes a message; with `wait`, answers once it is mined, with its receipt. */

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStores, type Stores } from "../../src/store/openStores.js";
 import { ApiKeys, LOOKUP_CACHE_MS } from "../../src/keys/apiKeys.js";
+import { seedWallets } from "../../src/keys/custody/seedWallets.js";
 import { MasterSeed } from "../../src/keys/masterSeed.js";
 
 describe("API key lookup cache", () => {
@@ -15,7 +16,7 @@ describe("API key lookup cache", () => {
   beforeAll(async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-keys-"));
     stores = await openStores({ dataDir });
-    const seed = MasterSeed.load(dataDir, {});
+    const seed = seedWallets(MasterSeed.load(dataDir, {}));
     gateway = new ApiKeys(stores.keys, seed);
     otherProcess = new ApiKeys(stores.keys, seed);
   });

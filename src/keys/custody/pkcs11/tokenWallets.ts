@@ -1,0 +1,207 @@
+// Wallets whose secp256k1 keys are generated inside a PKCS#11 token, sensitive and never extractable: the
+// gateway holds handles and public keys only. Wallet n is the key pair labelled `chain-gateway wallet n` (its
+// CKA_ID the 20-byte address), found again by label after a restart and by any replica sharing the token.
+// Signing runs on koffi's worker threads, one operation per session at a time, so the event loop only waits
+// for the answer.
+import { readFileSync } from "node:fs";
+import { computeAddress, getAddress, hexlify } from "ethers";
+import type { Logger } from "../../../log/logger.js";
+import { recoverPublicKey } from "../../../sequencer/secp256k1.js";
+import type { RecoverableSignature, TxSigner } from "../../../sequencer/txSigner.js";
+import { PUBLIC_SIGNER_INDEX, type Wallets } from "../wallets.js";
+import { CKA, CKK, CKM, CKO, Cryptoki } from "./cryptoki.js";
+
+export interface TokenOptions {
+  library: string;
+  tokenLabel: string;
+  pinFile: string;
+  sessions: number;
+}
+
+/** secp256k1's OID as CKA_EC_PARAMS (DER). */
+const SECP256K1 = Buffer.from("06052b8104000a", "hex");
+const ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+const HALF_ORDER = ORDER >> 1n;
+const CALLBACK_ROOT_LABEL = "chain-gateway callback root";
+export const walletLabel = (index: number): string => `chain-gateway wallet ${index}`;
+
+export class TokenWallets implements Wallets {
+  private readonly signers = new Map<number, TxSigner>();
+  private readonly creating = new Map<number, Promise<void>>();
+  private readonly idle: number[];
+  private readonly waiting: ((session: number) => void)[] = [];
+  readonly callbackRoot: string;
+
+  private constructor(
+    private readonly ck: Cryptoki,
+    /** For finding and making keys (on the event loop: rare, and quick). */
+    private readonly admin: number,
+    sessions: number[],
+    callbackRoot: string,
+    private readonly log: Logger,
+  ) {
+    this.idle = sessions;
+    this.callbackRoot = callbackRoot;
+  }
+
+  static async open(o: TokenOptions, log: Logger): Promise<TokenWallets> {
+    const ck = Cryptoki.load(o.library);
+    const slot = ck.slotOf(o.tokenLabel);
+    if (slot === undefined) throw new Error(`no PKCS#11 token labelled "${o.tokenLabel}" in ${o.library}`);
+    const pin = readFileSync(o.pinFile, "utf8").trim();
+    const admin = ck.openSession(slot, pin);
+    const sessions = Array.from({ length: o.sessions }, () => ck.openSession(slot, pin));
+    // Callback secrets derive from an HMAC key made in the token: what leaves it is this one MAC, not the key.
+    const rootKey = firstOrMake(ck, admin, CALLBACK_ROOT_LABEL, () =>
+      ck.generateKey(admin, CKM.GENERIC_SECRET_KEY_GEN, [
+        [CKA.CLASS, CKO.SECRET_KEY],
+        [CKA.KEY_TYPE, CKK.GENERIC_SECRET],
+        [CKA.VALUE_LEN, 32],
+        [CKA.TOKEN, true],
+        [CKA.PRIVATE, true],
+        [CKA.SENSITIVE, true],
+        [CKA.EXTRACTABLE, false],
+        [CKA.SIGN, true],
+        [CKA.LABEL, Buffer.from(CALLBACK_ROOT_LABEL)],
+      ]),
+    );
+    const root = await ck.sign(admin, rootKey, CKM.SHA256_HMAC, Buffer.from("chain-gateway callback secrets v1"), 32);
+    const wallets = new TokenWallets(ck, admin, sessions, hexlify(root), log);
+    await wallets.ready(PUBLIC_SIGNER_INDEX);
+    return wallets;
+  }
+
+  signer(index: number): TxSigner {
+    const signer = this.signers.get(index);
+    if (!signer) throw new Error(`wallet ${index} is not ready in this process`);
+    return signer;
+  }
+
+  ready(index: number): void | Promise<void> {
+    if (this.signers.has(index)) return;
+    let making = this.creating.get(index);
+    if (!making) {
+      making = Promise.resolve()
+        .then(() => this.load(index))
+        .finally(() => this.creating.delete(index));
+      this.creating.set(index, making);
+    }
+    return making;
+  }
+
+  async byAddress(address: string): Promise<TxSigner | undefined> {
+    for (const signer of this.signers.values()) if (signer.address === address) return signer;
+    const [key] = this.ck.find(this.admin, [
+      [CKA.CLASS, CKO.PRIVATE_KEY],
+      [CKA.ID, Buffer.from(address.slice(2), "hex")],
+    ]);
+    if (key === undefined) return undefined;
+    const label = this.ck.attribute(this.admin, key, CKA.LABEL);
+    const index = typeof label === "string" ? Number.NaN : Number(label.toString().replace("chain-gateway wallet ", ""));
+    if (!Number.isInteger(index)) return undefined;
+    await this.ready(index);
+    return this.signers.get(index);
+  }
+
+  close(): void {
+    // Sessions end with the process; the module stays loaded (a second C_Initialize is refused by some modules).
+  }
+
+  /**
+   * Wallet n's key pair from the token, made there when it has none. Replicas starting at once may each make
+   * one: every process then takes the pair with the lowest address, so all sign as the same wallet.
+   */
+  private load(index: number): void {
+    const label = Buffer.from(walletLabel(index));
+    let pubs = this.ck.find(this.admin, [
+      [CKA.CLASS, CKO.PUBLIC_KEY],
+      [CKA.LABEL, label],
+    ]);
+    if (pubs.length === 0) pubs = [this.make(index, label)];
+    const address = pubs.map((p) => addressOf(this.ck, this.admin, p)).sort()[0]!;
+    const [key] = this.ck.find(this.admin, [
+      [CKA.CLASS, CKO.PRIVATE_KEY],
+      [CKA.ID, Buffer.from(address.slice(2), "hex")],
+    ]);
+    if (key === undefined) throw new Error(`the token holds wallet ${index}'s public key but not its private key (yet)`);
+    this.signers.set(index, { address, signDigest: (digest) => this.signDigest(key, address, digest) });
+  }
+
+  private make(index: number, label: Buffer): number {
+    const made = this.ck.generateKeyPair(
+      this.admin,
+      CKM.EC_KEY_PAIR_GEN,
+      [
+        [CKA.EC_PARAMS, SECP256K1],
+        [CKA.TOKEN, true],
+        [CKA.VERIFY, true],
+        [CKA.LABEL, label],
+      ],
+      [
+        [CKA.TOKEN, true],
+        [CKA.PRIVATE, true],
+        [CKA.SENSITIVE, true],
+        [CKA.EXTRACTABLE, false],
+        [CKA.SIGN, true],
+        [CKA.LABEL, label],
+      ],
+    );
+    // The address as CKA_ID: the private key is found by it, and journaled writes name their signer by it.
+    const id = Buffer.from(addressOf(this.ck, this.admin, made.pub).slice(2), "hex");
+    this.ck.setAttributes(this.admin, made.pub, [[CKA.ID, id]]);
+    this.ck.setAttributes(this.admin, made.priv, [[CKA.ID, id]]);
+    this.log.info("wallet made in the PKCS#11 token", { index, address: getAddress(hexlify(id)) });
+    return made.pub;
+  }
+
+  private async signDigest(key: number, address: string, digest: Uint8Array): Promise<RecoverableSignature> {
+    const session = await this.session();
+    let raw: Buffer;
+    try {
+      raw = await this.ck.sign(session, key, CKM.ECDSA, digest, 64);
+    } finally {
+      this.release(session);
+    }
+    const signature = lowS(raw);
+    // The token gives r and s; which of the two public keys they recover to says v.
+    for (const recid of [0, 1]) {
+      const candidate = { signature, recid };
+      if (computeAddress(hexlify(recoverPublicKey(digest, candidate))) === address) return candidate;
+    }
+    throw new Error(`the token's signature does not recover to ${address}`);
+  }
+
+  private session(): number | Promise<number> {
+    const s = this.idle.pop();
+    if (s !== undefined) return s;
+    return new Promise<number>((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(session: number): void {
+    const next = this.waiting.shift();
+    if (next) next(session);
+    else this.idle.push(session);
+  }
+}
+
+/** s in the lower half of the order, as Ethereum requires (EIP-2). */
+function lowS(raw: Buffer): Uint8Array {
+  const s = BigInt(`0x${raw.subarray(32, 64).toString("hex")}`);
+  if (s <= HALF_ORDER) return raw;
+  const out = Buffer.from(raw);
+  Buffer.from((ORDER - s).toString(16).padStart(64, "0"), "hex").copy(out, 32);
+  return out;
+}
+
+/** The address of a public key object: keccak of its uncompressed point (CKA_EC_POINT is DER, 04 41 04 x y). */
+function addressOf(ck: Cryptoki, session: number, pub: number): string {
+  const point = ck.attribute(session, pub, CKA.EC_POINT);
+  if (point === "sensitive") throw new Error("the token will not show a public key");
+  const raw = point.length === 67 && point[0] === 0x04 && point[1] === 0x41 ? point.subarray(2) : point;
+  return getAddress(computeAddress(hexlify(raw)));
+}
+
+function firstOrMake(ck: Cryptoki, session: number, label: string, make: () => number): number {
+  const [found] = ck.find(session, [[CKA.LABEL, Buffer.from(label)]]);
+  return found ?? make();
+}
