@@ -49,6 +49,10 @@ interface Attribute {
   ulValueLen: number;
 }
 
+const loaded = new Map<string, Cryptoki>();
+/** koffi's type names are process-wide. */
+let typesDeclared = false;
+
 type Fn = ReturnType<Koffi.LibraryHandle["func"]>;
 
 /** One loaded module, initialised for calls from several threads (koffi's async calls). */
@@ -58,12 +62,22 @@ export class Cryptoki {
     private readonly f: Record<string, Fn>,
   ) {}
 
+  /** The module at `library`, loaded and initialised once per process (a restart in process reuses it). */
   static load(library: string): Cryptoki {
+    let c = loaded.get(library);
+    if (!c) loaded.set(library, (c = Cryptoki.init(library)));
+    return c;
+  }
+
+  private static init(library: string): Cryptoki {
     const koffi = createRequire(import.meta.url)("koffi") as typeof Koffi;
     const lib = koffi.load(library);
-    koffi.struct("CK_ATTRIBUTE", { type: UL, pValue: "void *", ulValueLen: UL });
-    koffi.struct("CK_MECHANISM", { mechanism: UL, pParameter: "void *", ulParameterLen: UL });
-    koffi.struct("CK_C_INITIALIZE_ARGS", { create: "void *", destroy: "void *", lock: "void *", unlock: "void *", flags: UL, reserved: "void *" });
+    if (!typesDeclared) {
+      koffi.struct("CK_ATTRIBUTE", { type: UL, pValue: "void *", ulValueLen: UL });
+      koffi.struct("CK_MECHANISM", { mechanism: UL, pParameter: "void *", ulParameterLen: UL });
+      koffi.struct("CK_C_INITIALIZE_ARGS", { create: "void *", destroy: "void *", lock: "void *", unlock: "void *", flags: UL, reserved: "void *" });
+      typesDeclared = true;
+    }
     const r = `${UL} `;
     const f = {
       initialize: lib.func(`${r}C_Initialize(CK_C_INITIALIZE_ARGS *args)`),
@@ -139,7 +153,8 @@ export class Cryptoki {
       const rv = this.f.getAttributes!(session, object, attrs, 1) as number;
       if (rv === CKR.ATTRIBUTE_SENSITIVE) return "sensitive";
       this.check("C_GetAttributeValue", rv);
-      return Buffer.from(this.koffi.view(value, attrs[0]!.ulValueLen));
+      // Copied out: the memory is freed below.
+      return Buffer.from(new Uint8Array(this.koffi.view(value, attrs[0]!.ulValueLen)));
     } finally {
       this.koffi.free(value);
     }
@@ -188,7 +203,7 @@ export class Cryptoki {
         try {
           if (err) return reject(err);
           if (rv !== CKR.OK) return reject(new Pkcs11Error("C_Sign", rv));
-          resolve(Buffer.from(koffi.view(out, Number(koffi.decode(length, UL)))));
+          resolve(Buffer.from(new Uint8Array(koffi.view(out, Number(koffi.decode(length, UL))))));
         } finally {
           free();
         }

@@ -118,13 +118,15 @@ export class TokenWallets implements Wallets {
       [CKA.LABEL, label],
     ]);
     if (pubs.length === 0) pubs = [this.make(index, label)];
-    const address = pubs.map((p) => addressOf(this.ck, this.admin, p)).sort()[0]!;
+    const points = new Map(pubs.map((p) => pointOf(this.ck, this.admin, p)).map((point) => [addressOfPoint(point), point]));
+    const address = [...points.keys()].sort()[0]!;
     const [key] = this.ck.find(this.admin, [
       [CKA.CLASS, CKO.PRIVATE_KEY],
       [CKA.ID, Buffer.from(address.slice(2), "hex")],
     ]);
     if (key === undefined) throw new Error(`the token holds wallet ${index}'s public key but not its private key (yet)`);
-    this.signers.set(index, { address, signDigest: (digest) => this.signDigest(key, address, digest) });
+    const publicKey = points.get(address)!;
+    this.signers.set(index, { address, signDigest: (digest) => this.signDigest(key, publicKey, digest) });
   }
 
   private make(index: number, label: Buffer): number {
@@ -147,14 +149,14 @@ export class TokenWallets implements Wallets {
       ],
     );
     // The address as CKA_ID: the private key is found by it, and journaled writes name their signer by it.
-    const id = Buffer.from(addressOf(this.ck, this.admin, made.pub).slice(2), "hex");
+    const id = Buffer.from(addressOfPoint(pointOf(this.ck, this.admin, made.pub)).slice(2), "hex");
     this.ck.setAttributes(this.admin, made.pub, [[CKA.ID, id]]);
     this.ck.setAttributes(this.admin, made.priv, [[CKA.ID, id]]);
     this.log.info("wallet made in the PKCS#11 token", { index, address: getAddress(hexlify(id)) });
     return made.pub;
   }
 
-  private async signDigest(key: number, address: string, digest: Uint8Array): Promise<RecoverableSignature> {
+  private async signDigest(key: number, publicKey: Buffer, digest: Uint8Array): Promise<RecoverableSignature> {
     const session = await this.session();
     let raw: Buffer;
     try {
@@ -163,12 +165,12 @@ export class TokenWallets implements Wallets {
       this.release(session);
     }
     const signature = lowS(raw);
-    // The token gives r and s; which of the two public keys they recover to says v.
+    // The token gives r and s; which of the two public keys they recover to says v (compared as bytes).
     for (const recid of [0, 1]) {
       const candidate = { signature, recid };
-      if (computeAddress(hexlify(recoverPublicKey(digest, candidate))) === address) return candidate;
+      if (publicKey.equals(recoverPublicKey(digest, candidate))) return candidate;
     }
-    throw new Error(`the token's signature does not recover to ${address}`);
+    throw new Error(`the token's signature does not recover to ${addressOfPoint(publicKey)}`);
   }
 
   private session(): number | Promise<number> {
@@ -193,13 +195,14 @@ function lowS(raw: Buffer): Uint8Array {
   return out;
 }
 
-/** The address of a public key object: keccak of its uncompressed point (CKA_EC_POINT is DER, 04 41 04 x y). */
-function addressOf(ck: Cryptoki, session: number, pub: number): string {
+/** A public key object's uncompressed point (65 bytes, 04 x y); CKA_EC_POINT is it wrapped in DER (04 41 …). */
+function pointOf(ck: Cryptoki, session: number, pub: number): Buffer {
   const point = ck.attribute(session, pub, CKA.EC_POINT);
   if (point === "sensitive") throw new Error("the token will not show a public key");
-  const raw = point.length === 67 && point[0] === 0x04 && point[1] === 0x41 ? point.subarray(2) : point;
-  return getAddress(computeAddress(hexlify(raw)));
+  return point.length === 67 && point[0] === 0x04 && point[1] === 0x41 ? point.subarray(2) : point;
 }
+
+const addressOfPoint = (point: Uint8Array): string => getAddress(computeAddress(hexlify(point)));
 
 function firstOrMake(ck: Cryptoki, session: number, label: string, make: () => number): number {
   const [found] = ck.find(session, [[CKA.LABEL, Buffer.from(label)]]);
