@@ -99,6 +99,23 @@ async function h2(base: string, ip: string, shapes: Shape[]): Promise<string[]> 
   }
 }
 
+/** `message` sent `n` times on one socket opened from `ip`, one at a time: each answer's error code (0 if none). */
+async function wsCodes(url: string, ip: string, message: string, n: number): Promise<number[]> {
+  const ws = new WebSocket(url, { localAddress: ip });
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
+  });
+  const codes: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const answered = new Promise<Buffer>((resolve) => ws.once("message", resolve));
+    ws.send(message);
+    codes.push((JSON.parse((await answered).toString()) as { error?: { code: number } }).error?.code ?? 0);
+  }
+  ws.close();
+  return codes;
+}
+
 /** What `ip` has left of its request window: one JSON-RPC call of its own reads it. */
 async function remaining(base: string, ip: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -236,19 +253,7 @@ describe("the request limit, on every transport", () => {
   });
 
   it("WebSocket: the upgrade and two messages pass, the third message is refused with -32005", async () => {
-    const ws = new WebSocket(base.replace("http", "ws"), { localAddress: "127.0.0.65" });
-    await new Promise((resolve, reject) => {
-      ws.once("open", resolve);
-      ws.once("error", reject);
-    });
-    const answers: { error?: { code: number } }[] = [];
-    for (let i = 0; i < 3; i++) {
-      const answered = new Promise<Buffer>((resolve) => ws.once("message", resolve));
-      ws.send(chainId);
-      answers.push(JSON.parse((await answered).toString()) as { error?: { code: number } });
-    }
-    ws.close();
-    expect(answers.map((a) => a.error?.code ?? 0)).toEqual([0, 0, -32005]);
+    expect(await wsCodes(base.replace("http", "ws"), "127.0.0.65", chainId, 3)).toEqual([0, 0, -32005]);
   });
 });
 
@@ -296,19 +301,7 @@ describe("one address's share across its keys, on every transport", () => {
 
   it("WebSocket on a key, after a call on the other: the upgrade and one message pass, the next is -32005", async () => {
     expect(await h1(base, "127.0.0.75", { path: `/zgt/${key(1)}`, headers: JSON_HEADERS, body: chainId })).toBe(200);
-    const ws = new WebSocket(`${base.replace("http", "ws")}/zgt/${key(0)}`, { localAddress: "127.0.0.75" });
-    await new Promise((resolve, reject) => {
-      ws.once("open", resolve);
-      ws.once("error", reject);
-    });
-    const answers: { error?: { code: number } }[] = [];
-    for (let i = 0; i < 2; i++) {
-      const answered = new Promise<Buffer>((resolve) => ws.once("message", resolve));
-      ws.send(chainId);
-      answers.push(JSON.parse((await answered).toString()) as { error?: { code: number } });
-    }
-    ws.close();
-    expect(answers.map((a) => a.error?.code ?? 0)).toEqual([0, -32005]);
+    expect(await wsCodes(`${base.replace("http", "ws")}/zgt/${key(0)}`, "127.0.0.75", chainId, 2)).toEqual([0, -32005]);
   });
 });
 
