@@ -1,6 +1,7 @@
-// API keys: random and high-entropy, shown once, stored only as a SHA-256 hash; each owns a wallet derived
-// from the master seed at its own index. A key revoked through this gateway fails at once on every path; one
-// revoked by another process (the keys CLI, or a replica on a shared PostgreSQL) within LOOKUP_CACHE_MS.
+// API keys: random and high-entropy, shown once, stored only as a SHA-256 hash; each owns the wallet at its own
+// index (keys/custody: derived from the master seed, or a key pair in a PKCS#11 token). A key revoked through
+// this gateway fails at once on every path; one revoked by another process (the keys CLI, or a replica on a
+// shared PostgreSQL) within LOOKUP_CACHE_MS.
 import { LRUCache } from "lru-cache";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GatewayError } from "../errors.js";
@@ -51,10 +52,7 @@ export function hashKey(apiKey: string): string {
   return createHash("sha256").update(apiKey, "utf8").digest("hex");
 }
 
-/**
- * How long a looked-up key's row answers again without a query: a keyed request otherwise cost one journal
- * query each (bench, 8 keys: ~550 -> ~900 ZKT writes/s with the cache).
- */
+/** How long a looked-up key's row answers again without a query (else each keyed request is one query). */
 export const LOOKUP_CACHE_MS = 1_000;
 const LOOKUP_CACHE_MAX = 10_000;
 
