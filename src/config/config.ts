@@ -544,11 +544,23 @@ export const configSchema = z.strictObject({
           sessions: setting(positiveInt().max(64).default(4), { doc: "Sessions signing at once (each signature runs off the event loop)." }),
         })
         .prefault({}),
+      sealSeed: setting(z.enum(["none", "keyFile", "pkcs11"]).default("none"), {
+        env: "SEAL_MASTER_SEED",
+        doc:
+          "With SIGNER=seed, how dataDir/master-seed is kept: none (the phrase, mode 0600), keyFile (AES-256-GCM under the key in " +
+          "sealKeyFile, kept elsewhere) or pkcs11 (under a key derived in the PKCS#11 token pkcs11.* names). A sealed file needs " +
+          "its key to start; a plain one is sealed in place on the first start with a seal.",
+      }),
+      sealKeyFile: setting(z.string().optional(), {
+        env: "MASTER_SEED_KEY_FILE",
+        doc: "sealSeed=keyFile: a file holding 32 random bytes (64 hex digits) that seal the master seed.",
+      }),
     })
     .prefault({})
-    .refine((s) => s.kind !== "pkcs11" || (s.pkcs11.library && s.pkcs11.tokenLabel && s.pkcs11.pinFile), {
-      error: "SIGNER=pkcs11 needs PKCS11_LIBRARY, PKCS11_TOKEN_LABEL and PKCS11_PIN_FILE",
-    }),
+    .refine((s) => (s.kind !== "pkcs11" && s.sealSeed !== "pkcs11") || (s.pkcs11.library && s.pkcs11.tokenLabel && s.pkcs11.pinFile), {
+      error: "SIGNER=pkcs11 and SEAL_MASTER_SEED=pkcs11 need PKCS11_LIBRARY, PKCS11_TOKEN_LABEL and PKCS11_PIN_FILE",
+    })
+    .refine((s) => s.sealSeed !== "keyFile" || s.sealKeyFile, { error: "SEAL_MASTER_SEED=keyFile needs MASTER_SEED_KEY_FILE" }),
   masterMnemonic: setting(z.string().optional(), {
     env: "MASTER_MNEMONIC",
     doc: "BIP-39 phrase every gateway wallet derives from; generated into dataDir/master-seed when unset. Replicas must share it.",

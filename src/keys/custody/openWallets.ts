@@ -1,7 +1,10 @@
 // The wallets configuration names (config `signer`): the master seed's, or a PKCS#11 token's.
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import type { GatewayConfig } from "../../config/config.js";
 import type { Logger } from "../../log/logger.js";
 import { MasterSeed } from "../masterSeed.js";
+import type { Sealer } from "../sealedSeed.js";
 import { seedWallets } from "./seedWallets.js";
 import type { Wallets } from "./wallets.js";
 
@@ -12,5 +15,33 @@ export async function openWallets(config: Pick<GatewayConfig, "signer" | "dataDi
     const { TokenWallets } = await import("./pkcs11/tokenWallets.js");
     return TokenWallets.open({ library: pkcs11.library!, tokenLabel: pkcs11.tokenLabel!, pinFile: pkcs11.pinFile!, sessions: pkcs11.sessions }, log);
   }
-  return seedWallets(MasterSeed.load(config.dataDir, config.masterMnemonic ? { MASTER_MNEMONIC: config.masterMnemonic } : {}));
+  const env = config.masterMnemonic ? { MASTER_MNEMONIC: config.masterMnemonic } : {};
+  return seedWallets(await MasterSeed.open(config.dataDir, env, sealerOf(config.signer)));
+}
+
+/** What seals the master seed on disk, if anything. */
+function sealerOf(signer: GatewayConfig["signer"]): Sealer | undefined {
+  if (signer.sealSeed === "keyFile") {
+    const file = signer.sealKeyFile!;
+    return {
+      name: `the key file ${basename(file)}`,
+      key: async () => {
+        const hex = readFileSync(file, "utf8").trim();
+        if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new Error(`MASTER_SEED_KEY_FILE (${file}) must hold 64 hex digits (32 random bytes)`);
+        return Buffer.from(hex, "hex");
+      },
+    };
+  }
+  if (signer.sealSeed === "pkcs11") {
+    const { library, tokenLabel, pinFile } = signer.pkcs11;
+    return {
+      name: `the PKCS#11 token "${tokenLabel}"`,
+      key: async () => {
+        const { openTokenSession, tokenHmac } = await import("./pkcs11/tokenSession.js");
+        const { ck, session } = openTokenSession({ library: library!, tokenLabel: tokenLabel!, pinFile: pinFile! });
+        return tokenHmac(ck, session, "chain-gateway seed seal", "chain-gateway master seed v1");
+      },
+    };
+  }
+  return undefined;
 }

@@ -3,20 +3,13 @@
 // CKA_ID the 20-byte address), found again by label after a restart and by any replica sharing the token.
 // Signing runs on koffi's worker threads, one operation per session at a time, so the event loop only waits
 // for the answer.
-import { readFileSync } from "node:fs";
 import { computeAddress, getAddress, hexlify } from "ethers";
 import type { Logger } from "../../../log/logger.js";
 import { recoverPublicKey } from "../../../sequencer/secp256k1.js";
 import type { RecoverableSignature, TxSigner } from "../../../sequencer/txSigner.js";
 import { PUBLIC_SIGNER_INDEX, type Wallets } from "../wallets.js";
-import { CKA, CKK, CKM, CKO, Cryptoki } from "./cryptoki.js";
-
-export interface TokenOptions {
-  library: string;
-  tokenLabel: string;
-  pinFile: string;
-  sessions: number;
-}
+import { CKA, CKM, CKO, type Cryptoki } from "./cryptoki.js";
+import { openTokenSession, type TokenOptions, tokenHmac } from "./tokenSession.js";
 
 /** secp256k1's OID as CKA_EC_PARAMS (DER). */
 const SECP256K1 = Buffer.from("06052b8104000a", "hex");
@@ -44,28 +37,11 @@ export class TokenWallets implements Wallets {
     this.callbackRoot = callbackRoot;
   }
 
-  static async open(o: TokenOptions, log: Logger): Promise<TokenWallets> {
-    const ck = Cryptoki.load(o.library);
-    const slot = ck.slotOf(o.tokenLabel);
-    if (slot === undefined) throw new Error(`no PKCS#11 token labelled "${o.tokenLabel}" in ${o.library}`);
-    const pin = readFileSync(o.pinFile, "utf8").trim();
-    const admin = ck.openSession(slot, pin);
+  static async open(o: TokenOptions & { sessions: number }, log: Logger): Promise<TokenWallets> {
+    const { ck, slot, pin, session: admin } = openTokenSession(o);
     const sessions = Array.from({ length: o.sessions }, () => ck.openSession(slot, pin));
     // Callback secrets derive from an HMAC key made in the token: what leaves it is this one MAC, not the key.
-    const rootKey = firstOrMake(ck, admin, CALLBACK_ROOT_LABEL, () =>
-      ck.generateKey(admin, CKM.GENERIC_SECRET_KEY_GEN, [
-        [CKA.CLASS, CKO.SECRET_KEY],
-        [CKA.KEY_TYPE, CKK.GENERIC_SECRET],
-        [CKA.VALUE_LEN, 32],
-        [CKA.TOKEN, true],
-        [CKA.PRIVATE, true],
-        [CKA.SENSITIVE, true],
-        [CKA.EXTRACTABLE, false],
-        [CKA.SIGN, true],
-        [CKA.LABEL, Buffer.from(CALLBACK_ROOT_LABEL)],
-      ]),
-    );
-    const root = await ck.sign(admin, rootKey, CKM.SHA256_HMAC, Buffer.from("chain-gateway callback secrets v1"), 32);
+    const root = await tokenHmac(ck, admin, CALLBACK_ROOT_LABEL, "chain-gateway callback secrets v1");
     const wallets = new TokenWallets(ck, admin, sessions, hexlify(root), log);
     await wallets.ready(PUBLIC_SIGNER_INDEX);
     return wallets;
@@ -203,8 +179,3 @@ function pointOf(ck: Cryptoki, session: number, pub: number): Buffer {
 }
 
 const addressOfPoint = (point: Uint8Array): string => getAddress(computeAddress(hexlify(point)));
-
-function firstOrMake(ck: Cryptoki, session: number, label: string, make: () => number): number {
-  const [found] = ck.find(session, [[CKA.LABEL, Buffer.from(label)]]);
-  return found ?? make();
-}

@@ -1,0 +1,40 @@
+// A logged-in session on the token a configuration names, and secrets derived inside it: an HMAC key made in
+// the token (sensitive, never extractable) MACs a fixed message, and only that MAC leaves it.
+import { readFileSync } from "node:fs";
+import { CKA, CKK, CKM, CKO, Cryptoki } from "./cryptoki.js";
+
+export interface TokenOptions {
+  library: string;
+  tokenLabel: string;
+  pinFile: string;
+}
+
+export function openTokenSession(o: TokenOptions): { ck: Cryptoki; slot: number; pin: string; session: number } {
+  const ck = Cryptoki.load(o.library);
+  const slot = ck.slotOf(o.tokenLabel);
+  if (slot === undefined) throw new Error(`no PKCS#11 token labelled "${o.tokenLabel}" in ${o.library}`);
+  const pin = readFileSync(o.pinFile, "utf8").trim();
+  return { ck, slot, pin, session: ck.openSession(slot, pin) };
+}
+
+/** HMAC-SHA256 of `message` under the token's secret key labelled `label`, made there on first use. */
+export function tokenHmac(ck: Cryptoki, session: number, label: string, message: string): Promise<Buffer> {
+  const [found] = ck.find(session, [
+    [CKA.CLASS, CKO.SECRET_KEY],
+    [CKA.LABEL, Buffer.from(label)],
+  ]);
+  const key =
+    found ??
+    ck.generateKey(session, CKM.GENERIC_SECRET_KEY_GEN, [
+      [CKA.CLASS, CKO.SECRET_KEY],
+      [CKA.KEY_TYPE, CKK.GENERIC_SECRET],
+      [CKA.VALUE_LEN, 32],
+      [CKA.TOKEN, true],
+      [CKA.PRIVATE, true],
+      [CKA.SENSITIVE, true],
+      [CKA.EXTRACTABLE, false],
+      [CKA.SIGN, true],
+      [CKA.LABEL, Buffer.from(label)],
+    ]);
+  return ck.sign(session, key, CKM.SHA256_HMAC, Buffer.from(message), 32);
+}
