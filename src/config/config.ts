@@ -610,6 +610,10 @@ export const configSchema = z.strictObject({
         env: "WEBHOOK_DELIVERY_RETENTION_MS",
         doc: "Delivered and failed deliveries are kept this long after they end (an endpoint's history, replayable), then deleted, hourly. Pending ones are kept until they end.",
       }),
+      secretOverlapMs: setting(positiveInt().default(86_400_000), {
+        env: "WEBHOOK_SECRET_OVERLAP_MS",
+        doc: "After a webhook or callback secret is rotated, deliveries are signed with the old one too (a second v1) for this long, so receivers can switch without losing any.",
+      }),
     })
     .prefault({}),
   adminTokens: setting(

@@ -28,6 +28,8 @@ export interface AdminDeps {
   log: Logger;
   /** Reloads the gateway's configuration (every network's); absent, ReloadConfig is refused. */
   reload?: () => ReloadOutcome;
+  /** Rotates a key's callback secret (webhooks/writeCallbacks.ts). */
+  rotateCallbackSecret: (keyId: string) => Promise<{ secret: string; previousUntil: Date }>;
 }
 
 const MAX_LISTED_WRITES = 10_000;
@@ -73,6 +75,13 @@ export function adminHandlers(deps: AdminDeps): ServiceImpl<typeof AdminService>
       const info = await keys.revoke(requireId(req.id));
       audit(ctx, "RevokeKey", { keyId: info.id, prefix: info.prefix });
       return { key: key(info) };
+    },
+    async rotateCallbackSecret(req, ctx) {
+      const info = await keys.get(requireId(req.id));
+      if (!info) throw new GatewayError("not_found", `no API key has the id "${req.id}"`);
+      const { secret, previousUntil } = await deps.rotateCallbackSecret(info.id);
+      audit(ctx, "RotateCallbackSecret", { keyId: info.id, prefix: info.prefix });
+      return { secret, previousValidUntil: previousUntil.toISOString() };
     },
     async setKeyLimits(req, ctx) {
       const limits = ownLimits(req.limits);

@@ -15,8 +15,8 @@ export function webhookHandlers(
   network: string,
   /** The key's wallet address (the signer of its writes). */
   walletOf: (access: Extract<Access, { kind: "key" }>) => string,
-  /** A key's callback secret (webhooks/writeCallbacks.ts). */
-  callbackSecretOf: (keyId: string) => string,
+  /** A key's callback secret, and its rotation (webhooks/writeCallbacks.ts). */
+  callbacks: { secretOf(keyId: string): Promise<string>; rotate(keyId: string): Promise<{ secret: string; previousUntil: Date }> },
 ): ServiceImpl<typeof WebhookService> {
   const owner = (ctx: HandlerContext): WebhookOwner => {
     const access = ctx.values.get(accessKey);
@@ -42,8 +42,16 @@ export function webhookHandlers(
     async replayDelivery(req, ctx) {
       return { delivery: deliveryOut(await registry.replay(owner(ctx), req.webhookId, req.deliveryId)) };
     },
-    getCallbackSecret(_req, ctx) {
-      return { secret: callbackSecretOf(owner(ctx).keyId) };
+    async getCallbackSecret(_req, ctx) {
+      return { secret: await callbacks.secretOf(owner(ctx).keyId) };
+    },
+    async rotateWebhookSecret(req, ctx) {
+      const { secret, previousUntil } = await registry.rotate(owner(ctx), req.id);
+      return { secret, previousValidUntil: previousUntil.toISOString() };
+    },
+    async rotateCallbackSecret(_req, ctx) {
+      const { secret, previousUntil } = await callbacks.rotate(owner(ctx).keyId);
+      return { secret, previousValidUntil: previousUntil.toISOString() };
     },
   };
 }

@@ -60,11 +60,7 @@ export function guardedHandlers({ gw, net, deps, log }: NetworkContext, p: Handl
             : 1,
     ),
     zkt: guard(ZktService, zktHandlers(p.zkt, p.hub), policy),
-    webhooks: guard(
-      WebhookService,
-      webhookHandlers(p.registry, net.name, walletAddress, (keyId) => p.callbacks.secretOf(keyId)),
-      policy,
-    ),
+    webhooks: guard(WebhookService, webhookHandlers(p.registry, net.name, walletAddress, p.callbacks), policy),
     admin: deps.adminTokens.enabled
       ? guard(
           AdminService,
@@ -76,6 +72,7 @@ export function guardedHandlers({ gw, net, deps, log }: NetworkContext, p: Handl
             usageOf,
             stuckAfterMs: gw.stuckTransactionMs,
             log,
+            rotateCallbackSecret: (keyId) => p.callbacks.rotate(keyId),
             ...(deps.reload ? { reload: deps.reload } : {}),
           }),
           policy,

@@ -51,6 +51,7 @@ export function startWebhooks({ gw, net, deps, log, stack }: NetworkContext, poo
     },
     walletOf: (access) => deps.wallets.signer(access.walletIndex).address,
     seedSecret: deps.wallets.callbackRoot,
+    secretOverlapMs: gw.webhooks.secretOverlapMs,
     written: wake,
   });
   return { wake, callbacks };

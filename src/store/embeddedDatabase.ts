@@ -103,6 +103,9 @@ const SCHEMA = [
    create unique index webhook_deliveries_dedupe on webhook_deliveries (webhook_id, dedupe) where dedupe is not null;
    create table write_callbacks (queue_id text primary key, webhook_id text not null, url text not null) without rowid;
    create table write_abis (queue_id text primary key, abi text not null) without rowid;`,
+  `alter table webhooks add column previous_secret text;
+   alter table webhooks add column previous_until integer;
+   create table callback_secrets (key_id text primary key, secret text not null, previous_secret text, previous_until integer) without rowid;`,
 ];
 
 /** How long a statement waits for another process's write (the keys CLI's: a few milliseconds) before failing. */

@@ -154,6 +154,15 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
      create table write_callbacks (queue_id text primary key, webhook_id text not null, url text not null);
      create table write_abis (queue_id text primary key, abi text not null)`,
   },
+  {
+    version: 11,
+    name: "rotated webhook and callback secrets",
+    // The secret before the last rotation signs alongside the new one until previous_until; a key's callback
+    // secret, once rotated, is its own random one (callback_secrets) instead of the derived one.
+    sql: `alter table webhooks add column previous_secret text;
+     alter table webhooks add column previous_until timestamptz;
+     create table callback_secrets (key_id text primary key, secret text not null, previous_secret text, previous_until timestamptz)`,
+  },
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {

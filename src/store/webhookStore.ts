@@ -16,12 +16,22 @@ export interface WebhookRow {
   secret: string;
   /** A contract-event filter ({address, topics}) as JSON, for "log" events; null for none. */
   logFilter: string | null;
+  /** The secret before the last rotation: it signs deliveries too until previousUntil. */
+  previousSecret: string | null;
+  previousUntil: Date | null;
   createdAt: Date;
   disabledAt: Date | null;
   disabledReason: string | null;
 }
 
-export type NewWebhook = Omit<WebhookRow, "createdAt" | "disabledAt" | "disabledReason">;
+export type NewWebhook = Omit<WebhookRow, "createdAt" | "disabledAt" | "disabledReason" | "previousSecret" | "previousUntil">;
+
+/** A secret and the one it replaced, valid until `previousUntil`. */
+export interface RotatedSecret {
+  secret: string;
+  previousSecret: string | null;
+  previousUntil: Date | null;
+}
 
 export type DeliveryStatus = "pending" | "delivered" | "failed";
 
@@ -69,6 +79,12 @@ export interface WebhookStore {
   withLogFilters(network: string): Promise<WebhookRow[]>;
   /** Adds the endpoint unless one with its id exists (a key's callbacks endpoint). */
   ensure(row: NewWebhook): Promise<void>;
+  /** The endpoint signs with `secret` from now on, its current one alongside until `previousUntil`. */
+  rotateSecret(id: string, secret: string, previousUntil: Date): Promise<void>;
+  /** A key's own callback secret, once rotated (before that it is derived: writeCallbacks.ts). */
+  callbackSecret(keyId: string): Promise<RotatedSecret | undefined>;
+  /** Sets a key's callback secret (`previous` the one it replaces) and rotates its callbacks endpoints to it. */
+  rotateCallbackSecret(keyId: string, secret: RotatedSecret): Promise<void>;
   /** A write's outcome goes to `url` through endpoint `webhookId` (callbackUrl). */
   attachCallback(queueId: string, webhookId: string, url: string): Promise<void>;
   /** The events of a write's contract (an ABI's event entries, JSON), so its events can be decoded when sent. */

@@ -1,6 +1,6 @@
 // The webhook tables (webhookStore.ts) in each database's own SQL: PostgreSQL (replicas share the endpoints and
 // lease them) and the embedded SQLite file (one gateway). Times: timestamptz there, milliseconds here.
-import { type SqliteDatabase, statement } from "./sqliteFile.js";
+import { type SqliteDatabase, statement, transaction } from "./sqliteFile.js";
 import type { SqlClient } from "./sqlClient.js";
 import type { DeliveryRow, DeliveryStatus, WebhookRow, WebhookStore } from "./webhookStore.js";
 
@@ -13,6 +13,8 @@ interface HookRow {
   events: string;
   secret: string;
   log_filter: string | null;
+  previous_secret: string | null;
+  previous_until: Date | number | null;
   created_at: Date | number;
   disabled_at: Date | number | null;
   disabled_reason: string | null;
@@ -50,6 +52,8 @@ const hook = (r: HookRow): WebhookRow => ({
   events: r.events.split(",").filter(Boolean),
   secret: r.secret,
   logFilter: r.log_filter,
+  previousSecret: r.previous_secret ?? null,
+  previousUntil: r.previous_until === null || r.previous_until === undefined ? null : new Date(r.previous_until),
   createdAt: new Date(r.created_at),
   disabledAt: r.disabled_at === null ? null : new Date(r.disabled_at),
   disabledReason: r.disabled_reason,
@@ -95,6 +99,29 @@ export function sqlWebhookStore(db: Pick<SqlClient, "query">): WebhookStore {
         `insert into webhooks (id, key_id, network, signer, url, events, secret, log_filter) values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict (id) do nothing`,
         [w.id, w.keyId, w.network, w.signer, w.url, eventsText(w.events), w.secret, w.logFilter],
       );
+    },
+    async rotateSecret(id, secret, previousUntil) {
+      await db.query("update webhooks set previous_secret = secret, secret = $2, previous_until = $3 where id = $1", [id, secret, previousUntil]);
+    },
+    callbackSecret: async (keyId) => {
+      const [r] = await db.query<{ secret: string; previous_secret: string | null; previous_until: Date | null }>(
+        "select secret, previous_secret, previous_until from callback_secrets where key_id = $1",
+        [keyId],
+      );
+      return r && { secret: r.secret, previousSecret: r.previous_secret, previousUntil: r.previous_until };
+    },
+    async rotateCallbackSecret(keyId, s) {
+      await db.query(
+        `insert into callback_secrets (key_id, secret, previous_secret, previous_until) values ($1, $2, $3, $4)
+         on conflict (key_id) do update set secret = excluded.secret, previous_secret = excluded.previous_secret, previous_until = excluded.previous_until`,
+        [keyId, s.secret, s.previousSecret, s.previousUntil],
+      );
+      await db.query("update webhooks set secret = $2, previous_secret = $3, previous_until = $4 where key_id = $1 and id like 'cb\\_%'", [
+        keyId,
+        s.secret,
+        s.previousSecret,
+        s.previousUntil,
+      ]);
     },
     async rememberAbi(queueId, abi) {
       await db.query("insert into write_abis (queue_id, abi) values ($1, $2) on conflict (queue_id) do nothing", [queueId, abi]);
@@ -201,8 +228,9 @@ export function sqlWebhookStore(db: Pick<SqlClient, "query">): WebhookStore {
   };
 }
 
-export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () => undefined): WebhookStore {
-  const sql = {
+/** The embedded store's statements, prepared once. */
+function sqliteStatements(db: SqliteDatabase) {
+  return {
     insert: statement<[string, string, string, string, string, string, string, string | null, number], HookRow>(
       db,
       `insert into webhooks (id, key_id, network, signer, url, events, secret, log_filter, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?) returning *`,
@@ -219,6 +247,19 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
       `insert or ignore into webhooks (id, key_id, network, signer, url, events, secret, log_filter, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     attachCallback: statement<[string, string, string], never>(db, "insert or ignore into write_callbacks (queue_id, webhook_id, url) values (?, ?, ?)"),
+    rotate: statement<[string, number, string], never>(db, "update webhooks set previous_secret = secret, secret = ?, previous_until = ? where id = ?"),
+    callbackSecret: statement<[string], { secret: string; previous_secret: string | null; previous_until: number | null }>(
+      db,
+      "select secret, previous_secret, previous_until from callback_secrets where key_id = ?",
+    ),
+    setCallbackSecret: statement<[string, string, string | null, number | null], never>(
+      db,
+      "insert or replace into callback_secrets (key_id, secret, previous_secret, previous_until) values (?, ?, ?, ?)",
+    ),
+    rotateCallbacks: statement<[string, string | null, number | null, string], never>(
+      db,
+      "update webhooks set secret = ?, previous_secret = ?, previous_until = ? where key_id = ? and substr(id, 1, 3) = 'cb_'",
+    ),
     rememberAbi: statement<[string, string], never>(db, "insert or ignore into write_abis (queue_id, abi) values (?, ?)"),
     abiOf: statement<[string], { abi: string }>(db, "select abi from write_abis where queue_id = ?"),
     enqueueOutcome: statement<[string, string, string, string | null, string, string, number], never>(
@@ -277,6 +318,10 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
          select seq from webhook_deliveries where status <> 'pending' and coalesce(delivered_at, created_at) < ? limit ?)`,
     ),
   };
+}
+
+export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () => undefined): WebhookStore {
+  const sql = sqliteStatements(db);
   return {
     async insert(w) {
       const row = hook(sql.insert.get(w.id, w.keyId, w.network, w.signer, w.url, eventsText(w.events), w.secret, w.logFilter, Date.now())!);
@@ -311,6 +356,22 @@ export function sqliteWebhookStore(db: SqliteDatabase, changed: () => void = () 
     },
     async attachCallback(queueId, webhookId, url) {
       sql.attachCallback.run(queueId, webhookId, url);
+    },
+    async rotateSecret(id, secret, previousUntil) {
+      sql.rotate.run(secret, previousUntil.getTime(), id);
+      changed();
+    },
+    callbackSecret: async (keyId) => {
+      const r = sql.callbackSecret.get(keyId);
+      return r && { secret: r.secret, previousSecret: r.previous_secret, previousUntil: r.previous_until === null ? null : new Date(r.previous_until) };
+    },
+    async rotateCallbackSecret(keyId, s) {
+      const until = s.previousUntil?.getTime() ?? null;
+      transaction(db, () => {
+        sql.setCallbackSecret.run(keyId, s.secret, s.previousSecret, until);
+        sql.rotateCallbacks.run(s.secret, s.previousSecret, until, keyId);
+      })();
+      changed();
     },
     async rememberAbi(queueId, abi) {
       sql.rememberAbi.run(queueId, abi);

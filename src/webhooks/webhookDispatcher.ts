@@ -13,7 +13,7 @@ import { Agent, request } from "undici";
 import type { JsonValue } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import type { DeliveryRow, WebhookRow, WebhookStore } from "../store/webhookStore.js";
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signature } from "./webhookSignature.js";
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signature, signingSecrets } from "./webhookSignature.js";
 import { isPrivateAddress, publicOnlyLookup } from "./webhookTarget.js";
 
 export interface WebhookDispatcherOptions {
@@ -192,7 +192,7 @@ export class WebhookDispatcher {
           try {
             data ??= await this.o.describe(d);
             const body = JSON.stringify({ id: d.id, type: d.event, createdAt: d.createdAt.toISOString(), network: this.o.network, data });
-            lastStatus = await pace.schedule(() => this.post(d.url ?? endpoint.url, body, endpoint.secret, d.id, signal));
+            lastStatus = await pace.schedule(() => this.post(d.url ?? endpoint.url, body, signingSecrets(endpoint), d.id, signal));
           } catch (err) {
             // Plain errors only: p-retry gives up at once on a TypeError that is not a network error.
             throw new Error((err as Error).message);
@@ -233,7 +233,7 @@ export class WebhookDispatcher {
   }
 
   /** One attempt: the receiver's status (at most maxAnswerBytes of its answer read). */
-  private async post(url: string, body: string, secret: string, eventId: string, signal: AbortSignal): Promise<number> {
+  private async post(url: string, body: string, secret: string[], eventId: string, signal: AbortSignal): Promise<number> {
     const target = new URL(url);
     const host = target.hostname.replace(/^\[|\]$/g, "");
     if (!this.o.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) throw new Error(`${host} is a private address`);

@@ -18,6 +18,8 @@ export interface WebhookSettings {
   perKey: number;
   /** Targets on loopback, private and link-local addresses are allowed (development only). */
   allowPrivate: boolean;
+  /** How long a rotated-out secret still signs (alongside the new one). */
+  secretOverlapMs: number;
 }
 
 /** Whose endpoints: the key, its wallet (the signer of its writes), and the network called. */
@@ -87,6 +89,16 @@ export class WebhookRegistry {
     if (!d) throw new GatewayError("not_found", `no delivery ${deliveryId} of webhook ${id}`);
     this.changed();
     return d;
+  }
+
+  /** A new secret for the endpoint (shown this once); the old one signs alongside until the overlap ends. */
+  async rotate(owner: WebhookOwner, id: string): Promise<{ secret: string; previousUntil: Date }> {
+    await this.own(owner, id);
+    const secret = newWebhookSecret();
+    const previousUntil = new Date(Date.now() + this.settings.secretOverlapMs);
+    await this.store.rotateSecret(id, secret, previousUntil);
+    this.changed();
+    return { secret, previousUntil };
   }
 
   private async own(owner: WebhookOwner, id: string): Promise<WebhookRow> {

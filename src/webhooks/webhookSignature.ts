@@ -11,6 +11,13 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString("base64url")}`;
 }
 
-export function signature(secret: string, body: string, unixSeconds: number): string {
-  return `t=${unixSeconds},v1=${createHmac("sha256", secret).update(`${unixSeconds}.${body}`).digest("hex")}`;
+/** One v1 per secret (the current one first; a rotated-out one alongside it while it overlaps). */
+export function signature(secret: string | string[], body: string, unixSeconds: number): string {
+  const v1 = (s: string) => `,v1=${createHmac("sha256", s).update(`${unixSeconds}.${body}`).digest("hex")}`;
+  return `t=${unixSeconds}${(typeof secret === "string" ? [secret] : secret).map(v1).join("")}`;
+}
+
+/** The secrets an endpoint signs with now: its own, and the one it replaced until that one's overlap ends. */
+export function signingSecrets(e: { secret: string; previousSecret: string | null; previousUntil: Date | null }, now = Date.now()): string[] {
+  return e.previousSecret && e.previousUntil && e.previousUntil.getTime() > now ? [e.secret, e.previousSecret] : [e.secret];
 }

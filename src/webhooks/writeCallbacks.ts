@@ -9,6 +9,7 @@ import { GatewayError } from "../errors.js";
 import type { Access } from "../keys/access.js";
 import type { SubmissionStore } from "../store/submissionStore.js";
 import { callbackDedupe, callbacksEndpointId, eventOfStatus, type WebhookStore } from "../store/webhookStore.js";
+import { newWebhookSecret } from "./webhookSignature.js";
 import { checkTarget } from "./webhookTarget.js";
 
 export interface WriteCallbackOptions {
@@ -20,6 +21,8 @@ export interface WriteCallbackOptions {
   walletOf(access: Extract<Access, { kind: "key" }>): string;
   /** Secret material only this gateway (and its replicas) hold: the callback secrets derive from it. */
   seedSecret: string;
+  /** How long a rotated-out callback secret still signs. */
+  secretOverlapMs: number;
   /** Rows were written: the dispatcher looks. */
   written(): void;
 }
@@ -36,9 +39,26 @@ export class WriteCallbacks {
     this.secretKey = createHash("sha256").update(`${options.seedSecret}:webhook-callbacks`).digest();
   }
 
-  /** A key's callback secret: the same on every replica and network, until the master seed changes. */
-  secretOf(keyId: string): string {
+  /**
+   * A key's callback secret: the same on every replica and network. Derived from the custody's secret until the
+   * key rotates it; then its own random one, kept in the store.
+   */
+  async secretOf(keyId: string): Promise<string> {
+    return (await this.options.store.callbackSecret(keyId))?.secret ?? this.derived(keyId);
+  }
+
+  private derived(keyId: string): string {
     return `whsec_${createHmac("sha256", this.secretKey).update(keyId).digest("base64url")}`;
+  }
+
+  /** A new callback secret for the key (shown this once); the old one signs alongside until the overlap ends. */
+  async rotate(keyId: string): Promise<{ secret: string; previousUntil: Date }> {
+    const previousSecret = await this.secretOf(keyId);
+    const secret = newWebhookSecret();
+    const previousUntil = new Date(Date.now() + this.options.secretOverlapMs);
+    await this.options.store.rotateCallbackSecret(keyId, { secret, previousSecret, previousUntil });
+    this.options.written();
+    return { secret, previousUntil };
   }
 
   async check(access: Access, url: string): Promise<void> {
@@ -75,7 +95,7 @@ export class WriteCallbacks {
       url,
       // Not an event list any status change matches by signer: only attached writes come here.
       events: ["callback"],
-      secret: this.secretOf(access.keyId),
+      secret: await this.secretOf(access.keyId),
       logFilter: null,
     });
     await store.attachCallback(queueId, webhookId, url);

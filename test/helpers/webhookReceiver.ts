@@ -38,12 +38,20 @@ export async function startReceiver(): Promise<Receiver> {
   return receiver;
 }
 
-/** docs/WEBHOOKS.md's check: the signature matches, and `t` is recent (a replay of an old delivery fails). */
+/**
+ * docs/WEBHOOKS.md's check: one of the v1 signatures matches (after a rotation there are two while the old secret
+ * overlaps), and `t` is recent (a replay of an old delivery fails).
+ */
 export function verifySignature(header: string | undefined, body: string, secret: string, toleranceSeconds = 300): boolean {
-  const parts = Object.fromEntries((header ?? "").split(",").map((kv) => kv.split("=", 2) as [string, string]));
-  const t = Number(parts.t);
+  const parts = (header ?? "").split(",").map((kv) => kv.split("=", 2) as [string, string]);
+  const t = Number(parts.find(([k]) => k === "t")?.[1]);
   if (!Number.isInteger(t) || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
   const expected = createHmac("sha256", secret).update(`${t}.${body}`).digest();
-  const given = Buffer.from(parts.v1 ?? "", "hex");
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return parts.some(([k, v]) => {
+    const given = Buffer.from(k === "v1" ? (v ?? "") : "", "hex");
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
 }
+
+/** How many v1 signatures a delivery carries. */
+export const signatureCount = (header: string | undefined): number => (header ?? "").split(",").filter((kv) => kv.startsWith("v1=")).length;

@@ -36,6 +36,7 @@ describe.each(["embedded", "postgres"] as const)("write callbacks (%s)", (kind) 
       allowPrivate: true,
       walletOf: () => SIGNER,
       seedSecret: "test-seed",
+      secretOverlapMs: 60_000,
       written: () => undefined,
     });
     const record = (): SubmissionRecord => ({

@@ -10,6 +10,8 @@ import {
   ListWebhooksRequestSchema,
   RegisterWebhookRequestSchema,
   ReplayDeliveryRequestSchema,
+  RotateCallbackSecretRequestSchema,
+  RotateWebhookSecretRequestSchema,
   type Webhook,
   WebhookService,
 } from "../../../gen/chaingateway/webhooks/v1/webhooks_pb.js";
@@ -103,8 +105,23 @@ export function webhookRoutes(options: WebhookRouteOptions): RestRoute[] {
         (a) => ({ delivery: a.delivery ? deliveryJson(a.delivery) : null }),
       ),
     ),
+    route("POST", "/callback-secret/rotate", (req) =>
+      call(req, WebhookService.method.rotateCallbackSecret, h.rotateCallbackSecret, create(RotateCallbackSecretRequestSchema, {}), 200, rotated),
+    ),
+    route("POST", `/${ID}/rotate-secret`, (req) =>
+      call(
+        req,
+        WebhookService.method.rotateWebhookSecret,
+        h.rotateWebhookSecret,
+        create(RotateWebhookSecretRequestSchema, { id: req.params[1] ?? "" }),
+        200,
+        rotated,
+      ),
+    ),
   ];
 }
+
+const rotated = (a: { secret: string; previousValidUntil: string }) => ({ secret: a.secret, previousValidUntil: a.previousValidUntil });
 
 /** The JSON filter ({address: one or a list, topics: per position one, a list, or null}) as the message. */
 function logFilterOf(logs: { address?: unknown; topics?: unknown }) {

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chaingateway/webhooks/v1/webhooks.proto.
  */
 export const file_chaingateway_webhooks_v1_webhooks: GenFile = /*@__PURE__*/
-  fileDesc("CidjaGFpbmdhdGV3YXkvd2ViaG9va3MvdjEvd2ViaG9va3MucHJvdG8SGGNoYWluZ2F0ZXdheS53ZWJob29rcy52MSJQCglMb2dGaWx0ZXISEQoJYWRkcmVzc2VzGAEgAygJEjAKBnRvcGljcxgCIAMoCzIgLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5Ub3BpY3MiGAoGVG9waWNzEg4KBmFueV9vZhgBIAMoCSKnAQoHV2ViaG9vaxIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSDgoGZXZlbnRzGAMgAygJEhIKCmNyZWF0ZWRfYXQYBCABKAkSEwoLZGlzYWJsZWRfYXQYBSABKAkSFwoPZGlzYWJsZWRfcmVhc29uGAYgASgJEjEKBGxvZ3MYByABKAsyIy5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuTG9nRmlsdGVyImgKFlJlZ2lzdGVyV2ViaG9va1JlcXVlc3QSCwoDdXJsGAEgASgJEg4KBmV2ZW50cxgCIAMoCRIxCgRsb2dzGAMgASgLMiMuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkxvZ0ZpbHRlciJdChdSZWdpc3RlcldlYmhvb2tSZXNwb25zZRIyCgd3ZWJob29rGAEgASgLMiEuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLldlYmhvb2sSDgoGc2VjcmV0GAIgASgJIhUKE0xpc3RXZWJob29rc1JlcXVlc3QiSwoUTGlzdFdlYmhvb2tzUmVzcG9uc2USMwoId2ViaG9va3MYASADKAsyIS5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuV2ViaG9vayIiChREZWxldGVXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoCSIXChVEZWxldGVXZWJob29rUmVzcG9uc2UirAEKCERlbGl2ZXJ5EgoKAmlkGAEgASgJEg0KBWV2ZW50GAIgASgJEhAKCHF1ZXVlX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIQCghhdHRlbXB0cxgFIAEoDRITCgtsYXN0X3N0YXR1cxgGIAEoDRISCgpsYXN0X2Vycm9yGAcgASgJEhIKCmNyZWF0ZWRfYXQYCCABKAkSFAoMZGVsaXZlcmVkX2F0GAkgASgJIjoKFUxpc3REZWxpdmVyaWVzUmVxdWVzdBISCgp3ZWJob29rX2lkGAEgASgJEg0KBWxpbWl0GAIgASgNIlAKFkxpc3REZWxpdmVyaWVzUmVzcG9uc2USNgoKZGVsaXZlcmllcxgBIAMoCzIiLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5EZWxpdmVyeSJAChVSZXBsYXlEZWxpdmVyeVJlcXVlc3QSEgoKd2ViaG9va19pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCSJOChZSZXBsYXlEZWxpdmVyeVJlc3BvbnNlEjQKCGRlbGl2ZXJ5GAEgASgLMiIuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkRlbGl2ZXJ5IhoKGEdldENhbGxiYWNrU2VjcmV0UmVxdWVzdCIrChlHZXRDYWxsYmFja1NlY3JldFJlc3BvbnNlEg4KBnNlY3JldBgBIAEoCTLhBQoOV2ViaG9va1NlcnZpY2USdgoPUmVnaXN0ZXJXZWJob29rEjAuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLlJlZ2lzdGVyV2ViaG9va1JlcXVlc3QaMS5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuUmVnaXN0ZXJXZWJob29rUmVzcG9uc2UScgoMTGlzdFdlYmhvb2tzEi0uY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkxpc3RXZWJob29rc1JlcXVlc3QaLi5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuTGlzdFdlYmhvb2tzUmVzcG9uc2UiA5ACARJwCg1EZWxldGVXZWJob29rEi4uY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkRlbGV0ZVdlYmhvb2tSZXF1ZXN0Gi8uY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkRlbGV0ZVdlYmhvb2tSZXNwb25zZRJ4Cg5MaXN0RGVsaXZlcmllcxIvLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5MaXN0RGVsaXZlcmllc1JlcXVlc3QaMC5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuTGlzdERlbGl2ZXJpZXNSZXNwb25zZSIDkAIBEnMKDlJlcGxheURlbGl2ZXJ5Ei8uY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLlJlcGxheURlbGl2ZXJ5UmVxdWVzdBowLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5SZXBsYXlEZWxpdmVyeVJlc3BvbnNlEoEBChFHZXRDYWxsYmFja1NlY3JldBIyLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5HZXRDYWxsYmFja1NlY3JldFJlcXVlc3QaMy5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuR2V0Q2FsbGJhY2tTZWNyZXRSZXNwb25zZSIDkAIBYgZwcm90bzM");
+  fileDesc("CidjaGFpbmdhdGV3YXkvd2ViaG9va3MvdjEvd2ViaG9va3MucHJvdG8SGGNoYWluZ2F0ZXdheS53ZWJob29rcy52MSJQCglMb2dGaWx0ZXISEQoJYWRkcmVzc2VzGAEgAygJEjAKBnRvcGljcxgCIAMoCzIgLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5Ub3BpY3MiGAoGVG9waWNzEg4KBmFueV9vZhgBIAMoCSKnAQoHV2ViaG9vaxIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSDgoGZXZlbnRzGAMgAygJEhIKCmNyZWF0ZWRfYXQYBCABKAkSEwoLZGlzYWJsZWRfYXQYBSABKAkSFwoPZGlzYWJsZWRfcmVhc29uGAYgASgJEjEKBGxvZ3MYByABKAsyIy5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuTG9nRmlsdGVyImgKFlJlZ2lzdGVyV2ViaG9va1JlcXVlc3QSCwoDdXJsGAEgASgJEg4KBmV2ZW50cxgCIAMoCRIxCgRsb2dzGAMgASgLMiMuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkxvZ0ZpbHRlciJdChdSZWdpc3RlcldlYmhvb2tSZXNwb25zZRIyCgd3ZWJob29rGAEgASgLMiEuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLldlYmhvb2sSDgoGc2VjcmV0GAIgASgJIhUKE0xpc3RXZWJob29rc1JlcXVlc3QiSwoUTGlzdFdlYmhvb2tzUmVzcG9uc2USMwoId2ViaG9va3MYASADKAsyIS5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuV2ViaG9vayIiChREZWxldGVXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoCSIXChVEZWxldGVXZWJob29rUmVzcG9uc2UirAEKCERlbGl2ZXJ5EgoKAmlkGAEgASgJEg0KBWV2ZW50GAIgASgJEhAKCHF1ZXVlX2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIQCghhdHRlbXB0cxgFIAEoDRITCgtsYXN0X3N0YXR1cxgGIAEoDRISCgpsYXN0X2Vycm9yGAcgASgJEhIKCmNyZWF0ZWRfYXQYCCABKAkSFAoMZGVsaXZlcmVkX2F0GAkgASgJIjoKFUxpc3REZWxpdmVyaWVzUmVxdWVzdBISCgp3ZWJob29rX2lkGAEgASgJEg0KBWxpbWl0GAIgASgNIlAKFkxpc3REZWxpdmVyaWVzUmVzcG9uc2USNgoKZGVsaXZlcmllcxgBIAMoCzIiLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5EZWxpdmVyeSJAChVSZXBsYXlEZWxpdmVyeVJlcXVlc3QSEgoKd2ViaG9va19pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCSJOChZSZXBsYXlEZWxpdmVyeVJlc3BvbnNlEjQKCGRlbGl2ZXJ5GAEgASgLMiIuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkRlbGl2ZXJ5IhoKGEdldENhbGxiYWNrU2VjcmV0UmVxdWVzdCIrChlHZXRDYWxsYmFja1NlY3JldFJlc3BvbnNlEg4KBnNlY3JldBgBIAEoCSIoChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoCSJLChtSb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEhwKFHByZXZpb3VzX3ZhbGlkX3VudGlsGAIgASgJIh0KG1JvdGF0ZUNhbGxiYWNrU2VjcmV0UmVxdWVzdCJMChxSb3RhdGVDYWxsYmFja1NlY3JldFJlc3BvbnNlEg4KBnNlY3JldBgBIAEoCRIcChRwcmV2aW91c192YWxpZF91bnRpbBgCIAEoCTLuBwoOV2ViaG9va1NlcnZpY2USdgoPUmVnaXN0ZXJXZWJob29rEjAuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLlJlZ2lzdGVyV2ViaG9va1JlcXVlc3QaMS5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuUmVnaXN0ZXJXZWJob29rUmVzcG9uc2UScgoMTGlzdFdlYmhvb2tzEi0uY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkxpc3RXZWJob29rc1JlcXVlc3QaLi5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuTGlzdFdlYmhvb2tzUmVzcG9uc2UiA5ACARJwCg1EZWxldGVXZWJob29rEi4uY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkRlbGV0ZVdlYmhvb2tSZXF1ZXN0Gi8uY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLkRlbGV0ZVdlYmhvb2tSZXNwb25zZRJ4Cg5MaXN0RGVsaXZlcmllcxIvLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5MaXN0RGVsaXZlcmllc1JlcXVlc3QaMC5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuTGlzdERlbGl2ZXJpZXNSZXNwb25zZSIDkAIBEnMKDlJlcGxheURlbGl2ZXJ5Ei8uY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLlJlcGxheURlbGl2ZXJ5UmVxdWVzdBowLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5SZXBsYXlEZWxpdmVyeVJlc3BvbnNlEoEBChFHZXRDYWxsYmFja1NlY3JldBIyLmNoYWluZ2F0ZXdheS53ZWJob29rcy52MS5HZXRDYWxsYmFja1NlY3JldFJlcXVlc3QaMy5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuR2V0Q2FsbGJhY2tTZWNyZXRSZXNwb25zZSIDkAIBEoIBChNSb3RhdGVXZWJob29rU2VjcmV0EjQuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GjUuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRKFAQoUUm90YXRlQ2FsbGJhY2tTZWNyZXQSNS5jaGFpbmdhdGV3YXkud2ViaG9va3MudjEuUm90YXRlQ2FsbGJhY2tTZWNyZXRSZXF1ZXN0GjYuY2hhaW5nYXRld2F5LndlYmhvb2tzLnYxLlJvdGF0ZUNhbGxiYWNrU2VjcmV0UmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * Which contract events a "log" endpoint gets: the logs subscription's filter.
@@ -404,6 +404,84 @@ export const GetCallbackSecretResponseSchema: GenMessage<GetCallbackSecretRespon
   messageDesc(file_chaingateway_webhooks_v1_webhooks, 15);
 
 /**
+ * @generated from message chaingateway.webhooks.v1.RotateWebhookSecretRequest
+ */
+export type RotateWebhookSecretRequest = Message<"chaingateway.webhooks.v1.RotateWebhookSecretRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message chaingateway.webhooks.v1.RotateWebhookSecretRequest.
+ * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
+ */
+export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 16);
+
+/**
+ * @generated from message chaingateway.webhooks.v1.RotateWebhookSecretResponse
+ */
+export type RotateWebhookSecretResponse = Message<"chaingateway.webhooks.v1.RotateWebhookSecretResponse"> & {
+  /**
+   * @generated from field: string secret = 1;
+   */
+  secret: string;
+
+  /**
+   * RFC 3339: until then deliveries are signed with the old secret too.
+   *
+   * @generated from field: string previous_valid_until = 2;
+   */
+  previousValidUntil: string;
+};
+
+/**
+ * Describes the message chaingateway.webhooks.v1.RotateWebhookSecretResponse.
+ * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
+ */
+export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 17);
+
+/**
+ * @generated from message chaingateway.webhooks.v1.RotateCallbackSecretRequest
+ */
+export type RotateCallbackSecretRequest = Message<"chaingateway.webhooks.v1.RotateCallbackSecretRequest"> & {
+};
+
+/**
+ * Describes the message chaingateway.webhooks.v1.RotateCallbackSecretRequest.
+ * Use `create(RotateCallbackSecretRequestSchema)` to create a new message.
+ */
+export const RotateCallbackSecretRequestSchema: GenMessage<RotateCallbackSecretRequest> = /*@__PURE__*/
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 18);
+
+/**
+ * @generated from message chaingateway.webhooks.v1.RotateCallbackSecretResponse
+ */
+export type RotateCallbackSecretResponse = Message<"chaingateway.webhooks.v1.RotateCallbackSecretResponse"> & {
+  /**
+   * @generated from field: string secret = 1;
+   */
+  secret: string;
+
+  /**
+   * RFC 3339: until then deliveries are signed with the old secret too.
+   *
+   * @generated from field: string previous_valid_until = 2;
+   */
+  previousValidUntil: string;
+};
+
+/**
+ * Describes the message chaingateway.webhooks.v1.RotateCallbackSecretResponse.
+ * Use `create(RotateCallbackSecretResponseSchema)` to create a new message.
+ */
+export const RotateCallbackSecretResponseSchema: GenMessage<RotateCallbackSecretResponse> = /*@__PURE__*/
+  messageDesc(file_chaingateway_webhooks_v1_webhooks, 19);
+
+/**
  * WebhookService registers a key's webhook endpoints on one network (the port called): the gateway then POSTs
  * each event there, signed (`chain-gateway-signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`
  * with the endpoint's secret), durable (written with the status change that causes it) and retried until the
@@ -473,6 +551,27 @@ export const WebhookService: GenService<{
     methodKind: "unary";
     input: typeof GetCallbackSecretRequestSchema;
     output: typeof GetCallbackSecretResponseSchema;
+  },
+  /**
+   * RotateWebhookSecret gives an endpoint a new secret (shown this once). Until previous_valid_until its
+   * deliveries carry a second v1 signature made with the old one, so a receiver still holding it verifies them.
+   *
+   * @generated from rpc chaingateway.webhooks.v1.WebhookService.RotateWebhookSecret
+   */
+  rotateWebhookSecret: {
+    methodKind: "unary";
+    input: typeof RotateWebhookSecretRequestSchema;
+    output: typeof RotateWebhookSecretResponseSchema;
+  },
+  /**
+   * RotateCallbackSecret does the same for the key's callback secret (every network's callbacks).
+   *
+   * @generated from rpc chaingateway.webhooks.v1.WebhookService.RotateCallbackSecret
+   */
+  rotateCallbackSecret: {
+    methodKind: "unary";
+    input: typeof RotateCallbackSecretRequestSchema;
+    output: typeof RotateCallbackSecretResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_chaingateway_webhooks_v1_webhooks, 0);
