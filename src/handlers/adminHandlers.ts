@@ -45,6 +45,7 @@ export function adminHandlers(deps: AdminDeps): ServiceImpl<typeof AdminService>
       prefix: k.prefix,
       label: k.label,
       wallet: k.walletAddress,
+      previousWallets: k.previousWallets.map((w) => w.address),
       createdAt: k.createdAt.toISOString(),
       revokedAt: k.revokedAt?.toISOString() ?? "",
       limits: {
@@ -74,6 +75,11 @@ export function adminHandlers(deps: AdminDeps): ServiceImpl<typeof AdminService>
     async revokeKey(req, ctx) {
       const info = await keys.revoke(requireId(req.id));
       audit(ctx, "RevokeKey", { keyId: info.id, prefix: info.prefix });
+      return { key: key(info) };
+    },
+    async moveKeyWallet(req, ctx) {
+      const info = await keys.moveWallet(requireId(req.id));
+      audit(ctx, "MoveKeyWallet", { keyId: info.id, prefix: info.prefix, wallet: info.walletAddress, from: info.previousWallets.at(-1)?.address });
       return { key: key(info) };
     },
     async rotateCallbackSecret(req, ctx) {

@@ -12,6 +12,8 @@ import type { TxSigner } from "../sequencer/txSigner.js";
 
 export interface ApiKeyInfo extends KeyRow {
   walletAddress: string;
+  /** The wallets the key moved away from, oldest first. */
+  previousWallets: { address: string; movedAt: Date }[];
 }
 
 /** A key's own limits; an absent one is the gateway's setting. */
@@ -137,8 +139,24 @@ export class ApiKeys {
     return this.info(row!);
   }
 
+  /**
+   * A new wallet for the key: its next write is signed by it (at once through this gateway, within
+   * LOOKUP_CACHE_MS elsewhere). The old one stays the key's history and is never handed out again.
+   */
+  async moveWallet(id: string): Promise<ApiKeyInfo> {
+    const row = await this.table.moveWallet(id);
+    if (!row) throw new GatewayError("not_found", `no API key has the id "${id}"`);
+    this.recent.clear();
+    return this.info(row);
+  }
+
   private async info(r: KeyRow): Promise<ApiKeyInfo> {
-    await this.wallets.ready(r.walletIndex);
-    return { ...r, walletAddress: this.wallets.signer(r.walletIndex).address };
+    const history = await this.table.walletHistory(r.id);
+    await Promise.all([r.walletIndex, ...history.map((h) => h.walletIndex)].map((i) => this.wallets.ready(i)));
+    return {
+      ...r,
+      walletAddress: this.wallets.signer(r.walletIndex).address,
+      previousWallets: history.map((h) => ({ address: this.wallets.signer(h.walletIndex).address, movedAt: h.movedAt })),
+    };
   }
 }

@@ -71,6 +71,7 @@ export const OPERATIONS = {
   "AdminService.RevokeKey": admin,
   "AdminService.SetKeyLimits": admin,
   "AdminService.RotateCallbackSecret": admin,
+  "AdminService.MoveKeyWallet": admin,
   "AdminService.ListUpstreams": admin,
   "AdminService.CordonUpstream": admin,
   "AdminService.UncordonUpstream": admin,

@@ -106,6 +106,8 @@ const SCHEMA = [
   `alter table webhooks add column previous_secret text;
    alter table webhooks add column previous_until integer;
    create table callback_secrets (key_id text primary key, secret text not null, previous_secret text, previous_until integer) without rowid;`,
+  `create table key_wallet_history (wallet_index integer primary key, key_id text not null, moved_at integer not null);
+   create index key_wallet_history_key on key_wallet_history (key_id);`,
 ];
 
 /** How long a statement waits for another process's write (the keys CLI's: a few milliseconds) before failing. */

@@ -163,6 +163,13 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
      alter table webhooks add column previous_until timestamptz;
      create table callback_secrets (key_id text primary key, secret text not null, previous_secret text, previous_until timestamptz)`,
   },
+  {
+    version: 12,
+    name: "the wallets a key moved away from",
+    // Kept for good: a journaled write of an old wallet is finished (or resent) by it, and no index is reused.
+    sql: `create table key_wallet_history (wallet_index integer primary key, key_id text not null, moved_at timestamptz not null default now());
+     create index key_wallet_history_key on key_wallet_history (key_id)`,
+  },
 ];
 
 export async function migrate(db: SqlClient): Promise<number[]> {

@@ -142,6 +142,7 @@ describe("the policy table holds the same over every transport", () => {
     "AdminService.RevokeKey": { connect: (t) => createClient(AdminService, t).revokeKey({ id: "x" }) },
     "AdminService.SetKeyLimits": { connect: (t) => createClient(AdminService, t).setKeyLimits({ id: "x" }) },
     "AdminService.RotateCallbackSecret": { connect: (t) => createClient(AdminService, t).rotateCallbackSecret({ id: "x" }) },
+    "AdminService.MoveKeyWallet": { connect: (t) => createClient(AdminService, t).moveKeyWallet({ id: "x" }) },
     "AdminService.ListUpstreams": { connect: (t) => createClient(AdminService, t).listUpstreams({}) },
     "AdminService.CordonUpstream": { connect: (t) => createClient(AdminService, t).cordonUpstream({ url: "x" }) },
     "AdminService.UncordonUpstream": { connect: (t) => createClient(AdminService, t).uncordonUpstream({ url: "x" }) },

@@ -41,7 +41,7 @@ for (const kind of ["postgres", "sqlite"] as const) {
         db = await openSqlClient({ databaseUrl: s.url });
       }
       expect(db.kind).toBe(kind);
-      expect(await migrate(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      expect(await migrate(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
       expect(await migrate(db)).toEqual([]);
     });
 
