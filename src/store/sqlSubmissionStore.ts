@@ -230,7 +230,7 @@ export class SqlSubmissionStore implements SubmissionStore {
 
   async get(queueId: string): Promise<SubmissionRecord | undefined> {
     const [row] = await this.db.query<Row>("select * from submissions where queue_id = $1", [queueId]);
-    return row ? fromRow(row) : undefined;
+    return row ? this.statuses.overlay(fromRow(row)) : undefined;
   }
 
   /** Submissions signed by `signer` since `since`, on any network (per-key usage). */

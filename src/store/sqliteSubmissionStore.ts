@@ -222,7 +222,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
 
   async get(queueId: string): Promise<SubmissionRecord | undefined> {
     const row = this.sql.get.get(queueId);
-    return row ? fromRow(row) : undefined;
+    return row ? this.statuses.overlay(fromRow(row)) : undefined;
   }
 
   async getByIdempotencyKey(key: string): Promise<SubmissionRecord | undefined> {

@@ -16,7 +16,7 @@ const PROCESSING_FLUSH_MS = 750;
 export type StatusFlush = (status: SubmissionStatus, ids: string[], at: Date | null) => Promise<void>;
 
 export class StatusBatcher {
-  private readonly groups = new Map<string, { ids: Set<string>; done: Promise<void>; now: () => void }>();
+  private readonly groups = new Map<string, { ids: Set<string>; done: Promise<void>; now: () => void; at: Date | undefined }>();
   /** queueId → the unflushed "processing" group holding it, so a later status can take it out. */
   private readonly processingMarks = new Map<string, Set<string>>();
 
@@ -43,7 +43,7 @@ export class StatusBatcher {
         const timer = setTimeout(write, status === "processing" ? PROCESSING_FLUSH_MS : STATUS_FLUSH_MS);
         now = write;
       });
-      group = { ids, done, now };
+      group = { ids, done, now, at: processedAt };
       this.groups.set(key, group);
     }
     group.ids.add(queueId);
@@ -57,6 +57,22 @@ export class StatusBatcher {
     const groups = [...this.groups.values()];
     for (const g of groups) g.now();
     await Promise.allSettled(groups.map((g) => g.done));
+  }
+
+  /**
+   * `record` as this process already knows it: with the status queued for it and not yet written, if any (a
+   * "completed" or "error" before a "processing"). A status read must not go back behind what was answered.
+   */
+  overlay<R extends { queueId: string; status: SubmissionStatus; processedAt?: Date | undefined }>(record: R): R {
+    let queued: { status: SubmissionStatus; at: Date | undefined } | undefined;
+    for (const [key, g] of this.groups) {
+      if (!g.ids.has(record.queueId)) continue;
+      const [status, at] = key.split("|") as [SubmissionStatus, string];
+      // Any later status beats "processing"; of two others, the group made last.
+      if (!queued || queued.status === "processing" || status !== "processing") queued = { status, at: at ? g.at : undefined };
+    }
+    if (!queued || (queued.status === "processing" && record.status !== "pending")) return record;
+    return { ...record, status: queued.status, ...(queued.at ? { processedAt: queued.at } : {}) };
   }
 
   /** A later status (written directly) makes an unflushed "processing" mark moot. */
