@@ -1,11 +1,9 @@
 // Moving a key's wallet (#66): an operator gives a key a new wallet through the admin API; the key's next write
 // is signed by the new address, the old address stays in the key's history, the old writes' statuses still
 // answer, and a write journaled by the old wallet is still the gateway's to finish (found by its address).
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminService } from "../../gen/chaingateway/admin/v1/admin_pb.js";
 import type { Gateway } from "../../src/gateway.js";
+import { adminClient } from "../helpers/adminClient.js";
 import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
 import { until } from "../helpers/until.js";
 
@@ -21,19 +19,7 @@ describe("moving a key's wallet", () => {
   afterAll(() => gw?.close());
 
   it("the next write is signed by the new wallet; the old one is the key's history and its writes still answer", async () => {
-    const admin = createClient(
-      AdminService,
-      createConnectTransport({
-        baseUrl: base,
-        httpVersion: "1.1",
-        interceptors: [
-          (next) => (req) => {
-            req.header.set("authorization", `Bearer ${ADMIN}`);
-            return next(req);
-          },
-        ],
-      }),
-    );
+    const admin = adminClient(base, ADMIN);
     const { apiKey, key } = await admin.createKey({ label: "moves" });
     const other = await admin.createKey({ label: "bystander" });
     const write = async (text: string) => (await postJson(`${base}/zkt/${apiKey}`, { arguments: text, wait: true })).json as { hash: string; queueId: string };

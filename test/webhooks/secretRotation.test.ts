@@ -3,11 +3,9 @@
 // rotate on their own: deliveries are signed with the new secret at once, and with the old one alongside it
 // (a second v1) until the overlap ends, so a receiver still holding the old one loses nothing; after it, the
 // old one no longer verifies.
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminService } from "../../gen/chaingateway/admin/v1/admin_pb.js";
 import type { Gateway } from "../../src/gateway.js";
+import { adminClient } from "../helpers/adminClient.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { until } from "../helpers/until.js";
 import { type Received, type Receiver, signatureCount, startReceiver, verifySignature } from "../helpers/webhookReceiver.js";
@@ -94,19 +92,7 @@ describe("rotating webhook and callback secrets", () => {
     expect(verifySignature(header(during), during.body, first)).toBe(true);
 
     // An operator rotates it (a leaked secret): the admin API answers the new one for the key holder.
-    const admin = createClient(
-      AdminService,
-      createConnectTransport({
-        baseUrl: base,
-        httpVersion: "1.1",
-        interceptors: [
-          (next) => (req) => {
-            req.header.set("authorization", `Bearer ${ADMIN}`);
-            return next(req);
-          },
-        ],
-      }),
-    );
+    const admin = adminClient(base, ADMIN);
     const third = (await admin.rotateCallbackSecret({ id: keyId })).secret;
     expect(await secretNow()).toBe(third);
     const next = await deliveryOf({ arguments: "callback after the operator's", callbackUrl: receiver.url });
