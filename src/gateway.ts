@@ -16,6 +16,7 @@ import { portalRoutes } from "./transport/portal/portalRoutes.js";
 import { RateLimits } from "./limits/rateLimits.js";
 import { IdempotencyStore } from "./store/idempotencyStore.js";
 import { startHousekeeping } from "./store/housekeeping.js";
+import { startTrimming } from "./memory/trimFreed.js";
 import { ConfigReloader, keyedConfig, type ReloadOutcome } from "./config/reload.js";
 import { Metrics } from "./metrics/metrics.js";
 import { type HeldPorts, holdPorts } from "./transport/holdingServer.js";
@@ -54,12 +55,14 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   );
   let stores: Stores | undefined;
   let stopHousekeeping: (() => void) | undefined;
+  const stopTrimming = startTrimming(config.memoryTrimMs, log);
   let held: HeldPorts | undefined;
   let metricsServer: MetricsServer | undefined;
   /** What the start waits for, for the held ports' /readyz. */
   let startingFor = "opening its store";
   const closeAll = async (): Promise<void> => {
     stopHousekeeping?.();
+    stopTrimming();
     await held?.close();
     await metricsServer?.close();
     await Promise.all(networks.map((n) => n.close()));

@@ -692,6 +692,12 @@ export const configSchema = z.strictObject({
       "A ZKT write with wait (and a deploy) not mined within this long is answered 503 " +
       "UPSTREAM_UNAVAILABLE with its queueId; it stays journaled and is still sent.",
   }),
+  memoryTrimMs: setting(z.number().int().min(0).default(10_000), {
+    env: "MEMORY_TRIM_MS",
+    doc:
+      "How often freed native memory is given back to the system (glibc's malloc_trim, off the event loop; Linux " +
+      "with glibc only): after a burst (HTTP/2 slow readers) RSS otherwise stays up. 0: never.",
+  }),
   idempotencyStaleMs: setting(positiveInt().default(DEFAULT_STALE_CLAIM_MS), {
     env: "IDEMPOTENCY_STALE_MS",
     doc:

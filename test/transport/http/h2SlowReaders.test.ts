@@ -76,10 +76,10 @@ describe("HTTP/2 readers that never read", () => {
     const counted = Number(/gateway_http2_answers_refused_total\{network="testnet"\} (\d+)/.exec(metrics)?.[1] ?? 0);
     expect(counted).toBeGreaterThanOrEqual(outcome.reset);
     // What is left after is native, not JavaScript's (heap ~50 MB, array buffers ~1 MB in the runs here): glibc
-    // keeps the freed small chunks of nghttp2's frames in its arenas (no malloc_trim from Node). Measured
-    // +23 to +31 %: #62's "back within 20 %" is not met here; this bounds it with a margin.
+    // keeps the freed small chunks of nghttp2's frames in its arenas until a malloc_trim gives them back
+    // (memory/trimFreed.ts, every memoryTrimMs). Without it +23 to +36 % stayed.
     await settle(6_000);
     console.log(`after: +${Math.round(((rss() - start) / start) * 100)} % over the start`);
-    expect(rss()).toBeLessThan(start * 1.5);
+    expect(rss()).toBeLessThan(start * 1.2);
   });
 });
