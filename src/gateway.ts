@@ -61,8 +61,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   /** What the start waits for, for the held ports' /readyz. */
   let startingFor = "opening its store";
   const closeAll = async (): Promise<void> => {
-    stopHousekeeping?.();
-    stopTrimming();
+    for (const stop of [stopHousekeeping, stopTrimming]) stop?.();
     await held?.close();
     await metricsServer?.close();
     await Promise.all(networks.map((n) => n.close()));
