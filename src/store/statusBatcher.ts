@@ -16,7 +16,7 @@ const PROCESSING_FLUSH_MS = 750;
 export type StatusFlush = (status: SubmissionStatus, ids: string[], at: Date | null) => Promise<void>;
 
 export class StatusBatcher {
-  private readonly groups = new Map<string, { ids: Set<string>; done: Promise<void>; now: () => void; at: Date | undefined }>();
+  private readonly groups = new Map<string, { ids: Set<string>; done: Promise<void>; now: () => void; status: SubmissionStatus; at: Date | undefined }>();
   /** queueId → the unflushed "processing" group holding it, so a later status can take it out. */
   private readonly processingMarks = new Map<string, Set<string>>();
 
@@ -43,7 +43,7 @@ export class StatusBatcher {
         const timer = setTimeout(write, status === "processing" ? PROCESSING_FLUSH_MS : STATUS_FLUSH_MS);
         now = write;
       });
-      group = { ids, done, now, at: processedAt };
+      group = { ids, done, now, status, at: processedAt };
       this.groups.set(key, group);
     }
     group.ids.add(queueId);
@@ -65,11 +65,9 @@ export class StatusBatcher {
    */
   overlay<R extends { queueId: string; status: SubmissionStatus; processedAt?: Date | undefined }>(record: R): R {
     let queued: { status: SubmissionStatus; at: Date | undefined } | undefined;
-    for (const [key, g] of this.groups) {
-      if (!g.ids.has(record.queueId)) continue;
-      const [status, at] = key.split("|") as [SubmissionStatus, string];
+    for (const g of this.groups.values()) {
       // Any later status beats "processing"; of two others, the group made last.
-      if (!queued || queued.status === "processing" || status !== "processing") queued = { status, at: at ? g.at : undefined };
+      if (g.ids.has(record.queueId) && (!queued || queued.status === "processing" || g.status !== "processing")) queued = g;
     }
     if (!queued || (queued.status === "processing" && record.status !== "pending")) return record;
     return { ...record, status: queued.status, ...(queued.at ? { processedAt: queued.at } : {}) };
