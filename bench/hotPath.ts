@@ -60,7 +60,7 @@ const headers = Object.freeze({ host: "127.0.0.1:8545", "content-type": "applica
 // Ids vary as a real client's do.
 const bodies = Array.from({ length: 1024 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"eth_chainId","params":[]}`);
 const call = (text: string): Promise<HttpAnswer> | HttpAnswer =>
-  router.handle({ method: "POST", url: "/", path: "/", headers, remoteAddress: "127.0.0.1", body: () => Promise.resolve(text), text });
+  router.handle({ method: "POST", url: "/", path: "/", headers, remoteAddress: "127.0.0.1", bytes: () => Promise.resolve(Buffer.from(text)), text });
 const sample = await call(bodies[0]!);
 if (sample.status !== 200 || !sample.body?.includes('"result":"0x133edcb"')) throw new Error(`unexpected answer: ${sample.status} ${sample.body}`);
 

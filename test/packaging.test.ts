@@ -21,7 +21,14 @@ describe("the packed package", () => {
     }[];
     const paths = packed[0]!.files.map((f) => f.path);
     expect(paths).toEqual(
-      expect.arrayContaining(["dist/main.mjs", "dist/wsShard.mjs", "dist/solcWorker.mjs", "bin/chain-gateway.mjs", "proto/chaingateway/rpc/v1/rpc.proto"]),
+      expect.arrayContaining([
+        "dist/main.mjs",
+        "dist/wsShard.mjs",
+        "dist/bodyCheckWorker.mjs",
+        "dist/solcWorker.mjs",
+        "bin/chain-gateway.mjs",
+        "proto/chaingateway/rpc/v1/rpc.proto",
+      ]),
     );
     expect(paths.some((p) => p.startsWith("docs/"))).toBe(true);
     expect(paths.filter((p) => /^(test|bench|src)\//.test(p))).toEqual([]);

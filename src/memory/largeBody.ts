@@ -59,14 +59,23 @@ export class LargeBody {
     return this.pieces.length === 1 ? this.pieces[0]!.toString("utf8") : Buffer.concat(this.pieces, this.size).toString("utf8");
   }
 
-  /** The whole body's bytes. */
-  bytes(): Buffer {
-    if (this.spill) return this.spill.subarray(0, this.size);
-    return this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.size);
+  /**
+   * `prefix` followed by the whole body, in one copy; what it held is given back at once (the pieces were the
+   * caller's alone, see giveBack) and it is left empty.
+   */
+  after(prefix: Buffer): Buffer {
+    const whole = Buffer.concat(this.spill ? [prefix, this.spill.subarray(0, this.size)] : [prefix, ...this.pieces], prefix.length + this.size);
+    if (this.spill) giveBack(this.spill);
+    this.clear(true);
+    return whole;
   }
 
-  /** Drops what it holds (an aborted body). */
-  clear(): void {
+  /**
+   * Drops what it holds (an aborted body). `giveBackPieces`: the pieces were the caller's alone (see giveBack),
+   * and their memory goes back now.
+   */
+  clear(giveBackPieces = false): void {
+    if (giveBackPieces) for (const piece of this.pieces) giveBack(piece);
     this.pieces = [];
     this.spill = undefined;
     this.size = 0;

@@ -218,6 +218,12 @@ export class Metrics {
     labelNames: ["network"],
     registers: [this.registry],
   });
+  readonly bodiesCheckedOffLoop = new Counter({
+    name: "gateway_zkt_bodies_checked_off_loop_total",
+    help: "Large ZKT bodies decoded, parsed and checked on a worker thread rather than the event loop (outcome: parsed, refused)",
+    labelNames: ["network", "outcome"],
+    registers: [this.registry],
+  });
   readonly refusedAtAccept = new Counter({
     name: "gateway_connections_refused_at_accept_total",
     help: "Connections closed at accept, unread, because their IP is in an HTTP/2 back-off",

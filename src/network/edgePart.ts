@@ -113,7 +113,12 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
         admission,
       }),
       ...keyHolderRoutes({ rpc: p.handlers.rpc, admission }),
-      ...zktRoutes({ zkt: p.handlers.zkt, log, admission }),
+      ...zktRoutes({
+        zkt: p.handlers.zkt,
+        log,
+        admission,
+        checkedOffLoop: (refused) => m.bodiesCheckedOffLoop.inc({ network: net.name, outcome: refused ? "refused" : "parsed" }),
+      }),
       ...webhookRoutes({ webhooks: p.handlers.webhooks, admission }),
       ...deps.sharedRoutes,
     ],

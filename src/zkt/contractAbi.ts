@@ -6,11 +6,8 @@
 // builds ~40 fragments a millisecond on the event loop: a 10,000-entry ABI held every other caller ~1 s.
 import { Fragment, Interface, type FunctionFragment } from "ethers";
 import { GatewayError, type JsonValue } from "../errors.js";
+import { checkAbiBounds } from "./abiBounds.js";
 
-/** Most entries a caller's ABI may have (real contracts have tens to a few hundred). */
-export const MAX_ABI_ENTRIES = 1_000;
-/** Most bytes a caller's ABI may take as JSON. */
-export const MAX_ABI_BYTES = 256 * 1024;
 /** Function names listed in a "not in the abi" error. */
 const MAX_NAMES_LISTED = 50;
 
@@ -38,30 +35,6 @@ function classify(entry: JsonValue): { kind: EntryKind; name?: string } {
   return type === "event" || type === "error" ? { kind: "decoding" } : { kind: "other" };
 }
 
-function checkShape(abi: JsonValue): JsonValue[] {
-  if (!Array.isArray(abi) || abi.length === 0)
-    throw new GatewayError("validation", "abi must be a non-empty array of ABI entries (human-readable strings or JSON objects)");
-  if (abi.length > MAX_ABI_ENTRIES)
-    throw new GatewayError(
-      "payload_too_large",
-      `abi has ${abi.length} entries; at most ${MAX_ABI_ENTRIES} are accepted (send only the entries the call needs)`,
-      {
-        details: { entries: abi.length, limit: MAX_ABI_ENTRIES },
-      },
-    );
-  abi.forEach((entry, i) => {
-    if (typeof entry !== "string" && (typeof entry !== "object" || entry === null || Array.isArray(entry))) {
-      throw new GatewayError("validation", `abi[${i}] must be a human-readable string or an ABI JSON object`);
-    }
-  });
-  const bytes = JSON.stringify(abi).length;
-  if (bytes > MAX_ABI_BYTES)
-    throw new GatewayError("payload_too_large", `abi takes ${bytes} bytes; at most ${MAX_ABI_BYTES} are accepted (send only the entries the call needs)`, {
-      details: { bytes, limit: MAX_ABI_BYTES },
-    });
-  return abi;
-}
-
 /** One entry's fragment; the error names the entry (ethers' Interface would only warn and skip it). */
 function fragmentOf(entry: JsonValue, i: number): Fragment {
   try {
@@ -73,13 +46,13 @@ function fragmentOf(entry: JsonValue, i: number): Fragment {
 
 /** Builds an Interface of every entry: for ABIs the gateway made itself (a compile's). */
 export function parseAbi(abi: JsonValue): Interface {
-  const entries = checkShape(abi);
+  const entries = checkAbiBounds(abi);
   return new Interface(entries.map(fragmentOf));
 }
 
 /** The function `method` names: a plain name (unique, or unique for the argument count) or a full signature. */
 export function selectFunction(abi: JsonValue, method: string, argCount: number): SelectedFunction {
-  const entries = checkShape(abi);
+  const entries = checkAbiBounds(abi);
   const name = method.includes("(") ? method.slice(0, method.indexOf("(")).trim() : method;
   const names = new Set<string>();
   const fragments: Fragment[] = [];

@@ -10,7 +10,7 @@ import type { Gateway } from "../../src/gateway.js";
 import { postJson, startTestGateway } from "../helpers/gateway.js";
 import { startStallProbe } from "../helpers/stallProbe.js";
 import { TOKEN_ABI, TOKEN_SOURCE } from "../fixtures/contracts.js";
-import { MAX_ABI_ENTRIES } from "../../src/zkt/contractAbi.js";
+import { MAX_ABI_ENTRIES } from "../../src/zkt/abiBounds.js";
 
 /** 8 functions of 300 chained if/else each: solc's optimizer takes ~40 s on it. */
 const SLOW_SOURCE = `pragma solidity ^0.8.0;

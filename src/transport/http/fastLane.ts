@@ -48,7 +48,7 @@ const DIGITS = /^\d{1,10}$/;
 /** Bytes read ahead while a request is being answered; past this the socket is paused (back-pressure). */
 const READ_AHEAD_BYTES = 64 * 1024;
 /**
- * A body larger than this goes to its route before it is gathered, as node:http gives it (body() to come): a
+ * A body larger than this goes to its route before it is gathered, as node:http gives it (bytes() to come): a
  * route that refuses it unread (a caller over its limit) costs no copy, decode or parse of it.
  */
 const HAND_EARLY_BYTES = 64 * 1024;
@@ -103,11 +103,11 @@ export function serveFastLane(socket: Socket, first: Buffer, options: FastLaneOp
   new FastLaneConnection(socket, first, options, handOff).start();
 }
 
-/** A large request handed to its route before its body was gathered: where its body is, and the route's body() waiting for it (once asked). */
+/** A large request handed to its route before its body was gathered: where its body is, and the route's bytes() waiting for it (once asked). */
 interface EarlyRequest {
   headLength: number;
   end: number;
-  deliver?: (text: string) => void;
+  deliver?: (bytes: Buffer) => void;
   fail?: (err: Error) => void;
   delivered: boolean;
 }
@@ -165,6 +165,8 @@ class FastLaneConnection {
     if (this.skipLeft > 0) {
       if (chunk.length <= this.skipLeft) {
         this.skipLeft -= chunk.length;
+        // Dropped unread: its memory goes back now, not when a collection gets to it.
+        giveBack(chunk);
         if (this.skipLeft === 0) this.answerHeld();
         return;
       }
@@ -177,7 +179,7 @@ class FastLaneConnection {
       // The lane is the socket's one reader: a read copied into the body's spill is given back at once.
       if (arriving.push(chunk) !== chunk) giveBack(chunk);
       if (this.buf.length + arriving.size < this.awaitedEnd) return;
-      this.buf = Buffer.concat([this.buf, arriving.bytes()]);
+      this.buf = arriving.after(this.buf);
       this.arriving = undefined;
       this.awaitedEnd = 0;
       if (this.early) return this.deliver();
@@ -220,8 +222,8 @@ class FastLaneConnection {
     // A route waiting for a body that will not come now hears so (it answers no one).
     this.early?.fail?.(new GatewayError("client_gone", "the client closed the request before its body arrived"));
     this.early = undefined;
-    // A route may still hold this lane (its body() call) until its answer settles: what was read goes now.
-    this.arriving?.clear();
+    // A route may still hold this lane (its bytes() call) until its answer settles: what was read goes now.
+    this.arriving?.clear(true);
     this.arriving = undefined;
     this.release();
     this.clearDeadline();
@@ -271,7 +273,10 @@ class FastLaneConnection {
       this.receivingSince = 0;
       this.busy = true;
       const { method, url, path, headers } = head;
-      this.run({ method, url, path, headers, remoteAddress: this.socket.remoteAddress, body: () => Promise.resolve(body), text: body }, this.respond);
+      this.run(
+        { method, url, path, headers, remoteAddress: this.socket.remoteAddress, bytes: () => Promise.resolve(Buffer.from(body, "utf8")), text: body },
+        this.respond,
+      );
     }
   }
 
@@ -312,14 +317,14 @@ class FastLaneConnection {
     this.busy = true;
     const request: EarlyRequest = { headLength: head.headLength, end, delivered: false };
     this.early = request;
-    const body = (): Promise<string> =>
-      new Promise<string>((resolve, reject) => {
+    const bytes = (): Promise<Buffer> =>
+      new Promise<Buffer>((resolve, reject) => {
         request.deliver = resolve;
         request.fail = reject;
         if (this.early === request) this.deliver();
       });
     const { method, url, path, headers } = head;
-    this.run({ method, url, path, headers, remoteAddress: this.socket.remoteAddress, body }, (a) => {
+    this.run({ method, url, path, headers, remoteAddress: this.socket.remoteAddress, bytes }, (a) => {
       if (this.early === request) this.answeredEarly(a);
     });
   }
@@ -331,10 +336,10 @@ class FastLaneConnection {
     request.delivered = true;
     this.release();
     this.clearDeadline();
-    const text = this.buf.toString("utf8", request.headLength, request.end);
+    const bytes = this.buf.subarray(request.headLength, request.end);
     this.buf = request.end === this.buf.length ? NOTHING : this.buf.subarray(request.end);
     this.receivingSince = 0;
-    request.deliver(text);
+    request.deliver(bytes);
   }
 
   /** The early request's answer: a body its route never took is dropped, not gathered, before it is written. */
@@ -346,7 +351,7 @@ class FastLaneConnection {
       this.release();
       if (this.arriving) {
         this.skipLeft = this.awaitedEnd - this.buf.length - this.arriving.size;
-        this.arriving.clear();
+        this.arriving.clear(true);
         this.arriving = undefined;
         this.awaitedEnd = 0;
         this.buf = NOTHING;

@@ -3,10 +3,11 @@
 import type { NodeServerRequest } from "./nodeTypes.js";
 import { GatewayError } from "../../errors.js";
 
-export function readBody(req: NodeServerRequest, limit: number): Promise<string> {
+/** The body's bytes, up to a limit (a payload_too_large GatewayError past it). */
+export function readBody(req: NodeServerRequest, limit: number): Promise<Buffer> {
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
-  return new Promise((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer): void => {
@@ -22,7 +23,7 @@ export function readBody(req: NodeServerRequest, limit: number): Promise<string>
     };
     const onEnd = (): void => {
       cleanup();
-      resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"));
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
     const onError = (err: Error): void => {
       cleanup();

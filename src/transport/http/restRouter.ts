@@ -31,6 +31,8 @@ export interface RestRequest {
   requestId: string;
   /** Reads the body (limit enforced); throws a payload_too_large GatewayError. */
   body(): Promise<string>;
+  /** The body's bytes, undecoded (read once, like body()). */
+  bytes(): Promise<Buffer>;
   /** The body, when the transport has already read all of it (the fast lane): no promise needed. */
   text?: string | undefined;
 }
@@ -66,7 +68,8 @@ export interface RestInput {
   path?: string;
   headers: IncomingHttpHeaders;
   remoteAddress: string | undefined;
-  body(): Promise<string>;
+  /** Reads the body's bytes (limit enforced), when not already read. */
+  bytes(): Promise<Buffer>;
   /** The whole body, when already read. */
   text?: string;
 }
@@ -273,8 +276,7 @@ export function createRestRouter(
         headers: input.headers,
         clientIp: clientIp(input.remoteAddress, input.headers["x-forwarded-for"], trustedProxies),
         requestId,
-        // Read once, whoever asks (the route, and Idempotency-Key's payload check).
-        body: input.text !== undefined ? input.body : once(input.body),
+        ...bodyOf(input),
         text: input.text,
       });
     } catch (err) {
@@ -291,7 +293,7 @@ export function createRestRouter(
       url: req.url ?? "/",
       headers: req.headers,
       remoteAddress: req.socket?.remoteAddress,
-      body: () => readBody(req, bodyLimitBytes),
+      bytes: () => readBody(req, bodyLimitBytes),
     });
     if (answer instanceof Promise) void answer.then((a) => write(req, res, a));
     else write(req, res, answer);
@@ -325,7 +327,15 @@ function unsupportedEncoding(encoding: string): GatewayError {
 /** Refusals of a body itself, made before any route's handler saw it. */
 const BODY_REFUSALS = new Set<string>(["payload_too_large", "unsupported_encoding"]);
 
-function once(read: () => Promise<string>): () => Promise<string> {
-  let body: Promise<string> | undefined;
-  return () => (body ??= read());
+/** The body as text and as bytes, each read once whoever asks. */
+function bodyOf(input: RestInput): Pick<RestRequest, "body" | "bytes"> {
+  const { text } = input;
+  if (text !== undefined) return { body: () => Promise.resolve(text), bytes: () => Promise.resolve(Buffer.from(text, "utf8")) };
+  const bytes = once(input.bytes);
+  return { bytes, body: once(() => bytes().then((b) => b.toString("utf8"))) };
+}
+
+function once<T>(read: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => (value ??= read());
 }

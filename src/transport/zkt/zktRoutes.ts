@@ -21,6 +21,7 @@ import type { Logger } from "../../log/logger.js";
 import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
 import { costsBeforeAdmission, json, type HttpAnswer, type RestRequest, type RestRoute } from "../http/restRouter.js";
 import { callInProcess, type InProcessCall } from "../http/callInProcess.js";
+import { checkLargeBody, OFF_LOOP_BYTES } from "./bodyCheck.js";
 import { zktErrorAnswer } from "./errorMap.js";
 import { idOf, parseZktBody, type ZktId, type ZktOperation } from "./parseZktBody.js";
 import { openApiDocument } from "./openapi.js";
@@ -35,6 +36,8 @@ export interface ZktRouteOptions {
    * handler (too large, not JSON, malformed) counts as a submission (the try-it-out limit too).
    */
   admission: EdgeAdmission;
+  /** Told of each body checked off the loop (see bodyCheck.ts), and whether it was refused there. */
+  checkedOffLoop?: (refused: boolean) => void;
 }
 
 const renderError = (err: GatewayError): HttpAnswer => zktErrorAnswer(err);
@@ -107,7 +110,9 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
     };
     let body: unknown;
     try {
-      body = JSON.parse(await req.body());
+      const parsed = await parsedBody(req, options.checkedOffLoop);
+      if (parsed.refused) return refusedUnadmitted(parsed.refused, parsed.id);
+      body = parsed.body;
     } catch (err) {
       if (err instanceof GatewayError && err.kind === "client_gone") throw err;
       return refusedUnadmitted(err instanceof GatewayError ? err : new GatewayError("validation", "the body is not valid JSON"));
@@ -145,6 +150,21 @@ export function zktRoutes(options: ZktRouteOptions): RestRoute[] {
     { method: "POST", pattern: /^\/zkt\/try-it-out$/, renderError, handle: (req) => submit(req, undefined) },
     { method: "POST", pattern: /^\/zkt\/([^/]+)$/, renderError, handle: (req) => submit(req, decodeURIComponent(req.params[0]!)) },
   ];
+}
+
+/** The body parsed; a large one is first checked off the loop, and parsed here only if it passes. */
+async function parsedBody(
+  req: RestRequest,
+  checkedOffLoop: ((refused: boolean) => void) | undefined,
+): Promise<{ body: unknown; refused?: undefined } | { refused: GatewayError; id?: ZktId | undefined }> {
+  if (req.text !== undefined) return { body: JSON.parse(req.text) };
+  const bytes = await req.bytes();
+  if (bytes.length <= OFF_LOOP_BYTES) return { body: JSON.parse(bytes.toString("utf8")) };
+  const checked = await checkLargeBody(bytes);
+  checkedOffLoop?.(checked.refused !== undefined);
+  if (!checked.refused) return { body: JSON.parse(bytes.toString("utf8")) };
+  const { kind, message, details } = checked.refused;
+  return { refused: new GatewayError(kind, message, details === undefined ? {} : { details }), id: checked.id };
 }
 
 /** A ZktService method called in process for the request's caller (the guard admits it there). */

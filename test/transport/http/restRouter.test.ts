@@ -7,7 +7,14 @@ import { createRestRouter, json, type RestInput, type RestRoute } from "../../..
 
 const renderError = (err: GatewayError) => json(err.kind === "validation" ? 400 : 500, { error: err.message });
 const route = (pattern: RegExp, handle: RestRoute["handle"]): RestRoute => ({ method: "POST", pattern, renderError, handle });
-const input = (path: string, text = "{}"): RestInput => ({ method: "POST", url: path, headers: {}, remoteAddress: "127.0.0.1", body: async () => text, text });
+const input = (path: string, text = "{}"): RestInput => ({
+  method: "POST",
+  url: path,
+  headers: {},
+  remoteAddress: "127.0.0.1",
+  bytes: async () => Buffer.from(text),
+  text,
+});
 
 const lines: string[] = [];
 const router = createRestRouter(
@@ -62,7 +69,8 @@ describe("REST router", () => {
       { method: "POST", pattern: /^\/same$/, renderError, handle: () => json(200, { by: "literal POST" }) },
     ];
     const r = createRestRouter(routes, 1024, createLogger("error"));
-    const call = async (method: string, path: string) => await r.handle({ method, url: path, headers: {}, remoteAddress: "127.0.0.1", body: async () => "" });
+    const call = async (method: string, path: string) =>
+      await r.handle({ method, url: path, headers: {}, remoteAddress: "127.0.0.1", bytes: async () => Buffer.alloc(0) });
     // The pattern route comes before the literal POST route, so it answers /same, as the regex loop would.
     expect(JSON.parse((await call("POST", "/same")).body!)).toEqual({ by: "pattern", params: ["same"] });
     expect(JSON.parse((await call("GET", "/same")).body!)).toEqual({ by: "literal GET" });
