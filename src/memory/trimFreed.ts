@@ -2,9 +2,11 @@
 // allocations free in its arenas, so a process's RSS stays up long after a burst (HTTP/2 slow readers, say)
 // is gone; malloc_trim(0) returns those free pages. Called on a timer, on koffi's worker thread (a trim takes
 // a few ms and locks one arena at a time, never the event loop). Linux with glibc only; elsewhere nothing.
+// Before it, a burst's garbage is collected when RSS says there is some (burstCollector).
 import { createRequire } from "node:module";
 import type * as Koffi from "koffi";
 import type { Logger } from "../log/logger.js";
+import { gc } from "./exposedGc.js";
 
 type Trim = ((pad: number) => number) & { async: (pad: number, done: (err: unknown, freed: number) => void) => void };
 
@@ -19,13 +21,26 @@ function loadTrim(): Trim | undefined {
   }
 }
 
-/** Trims every `intervalMs` (0: never); the stop function. */
+/** RSS this far over the least seen (and at least BURST_MIN_BYTES over) is a burst's garbage, worth a collection. */
+const BURST_GROWTH = 1.2;
+const BURST_MIN_BYTES = 16 * 1024 * 1024;
+/** A collection that left RSS up (the memory is in use) waits twice as long before the next, up to this many ticks. */
+const MAX_BACKOFF_TICKS = 64;
+
+/**
+ * Trims every `intervalMs` (0: never); the stop function. Memory a burst left for the GC (sockets closed,
+ * their buffers unreferenced) is native memory V8 does not see, so no collection comes for it while the
+ * heap is quiet: when RSS stands well over the least it has been, a full collection runs first, backing off
+ * while the memory turns out to be in use.
+ */
 export function startTrimming(intervalMs: number, log: Logger): () => void {
-  const trim = intervalMs > 0 ? loadTrim() : undefined;
-  if (!trim) return () => undefined;
+  if (intervalMs <= 0) return () => undefined;
+  const trim = loadTrim();
+  const collect = burstCollector();
   let running = false;
   const timer = setInterval(() => {
-    if (running) return;
+    collect();
+    if (running || !trim) return;
     running = true;
     trim.async(0, (err) => {
       running = false;
@@ -34,4 +49,33 @@ export function startTrimming(intervalMs: number, log: Logger): () => void {
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * One tick's decision: a full collection when RSS is a burst over the least seen. The first tick collects
+ * the start's own garbage, so that the least is what a settled gateway holds.
+ */
+function burstCollector(): () => void {
+  let least = Number.POSITIVE_INFINITY;
+  let wait = 0;
+  let backoff = 1;
+  let started = false;
+  return () => {
+    if (!started) {
+      started = true;
+      return void gc({ type: "major" });
+    }
+    const rss = process.memoryUsage.rss();
+    least = Math.min(least, rss);
+    const burst = rss > least * BURST_GROWTH && rss - least > BURST_MIN_BYTES;
+    if (!burst) {
+      backoff = 1;
+      wait = 0;
+      return;
+    }
+    if (wait-- > 0) return;
+    void gc({ type: "major" });
+    wait = backoff;
+    backoff = Math.min(backoff * 2, MAX_BACKOFF_TICKS);
+  };
 }

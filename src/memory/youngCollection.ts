@@ -3,14 +3,9 @@
 // waits for tens of MB of them; glibc's heap grows by what piles up meanwhile and keeps the space. A young
 // collection every 4 MB of such bytes frees them as they go. Only bodies past largeBody.ts's spill line pay
 // it (bench/README.md, "Hand-made at the edge").
-import v8 from "node:v8";
-import vm from "node:vm";
+import { gc } from "./exposedGc.js";
 
 const EVERY_BYTES = 4 * 1024 * 1024;
-
-// The gc() that --expose-gc would give, without asking every way the gateway is started for the flag.
-v8.setFlagsFromString("--expose-gc");
-const gc = vm.runInNewContext("gc") as (options: { type: "minor" | "major" }) => void;
 
 let since = 0;
 

@@ -330,7 +330,7 @@ const BODY_REFUSALS = new Set<string>(["payload_too_large", "unsupported_encodin
 /** The body as text and as bytes, each read once whoever asks. */
 function bodyOf(input: RestInput): Pick<RestRequest, "body" | "bytes"> {
   const { text } = input;
-  if (text !== undefined) return { body: () => Promise.resolve(text), bytes: () => Promise.resolve(Buffer.from(text, "utf8")) };
+  if (text !== undefined) return { body: () => Promise.resolve(text), bytes: input.bytes };
   const bytes = once(input.bytes);
   return { bytes, body: once(() => bytes().then((b) => b.toString("utf8"))) };
 }
