@@ -696,7 +696,8 @@ export const configSchema = z.strictObject({
     env: "MEMORY_TRIM_MS",
     doc:
       "How often freed native memory is given back to the system (glibc's malloc_trim, off the event loop; Linux " +
-      "with glibc only): after a burst (HTTP/2 or WebSocket slow readers) RSS otherwise stays up. When RSS stands 20 % " +
+      "with glibc only), when the event loop was mostly idle since the last time (a busy gateway reuses what it " +
+      "frees): after a burst (HTTP/2 or WebSocket slow readers) RSS otherwise stays up. When RSS also stands 20 % " +
       "(and 16 MB) over the least it has been, a full garbage collection runs first (one pause, backing off while " +
       "the memory stays in use). 0: never.",
   }),

@@ -4,6 +4,7 @@
 // a few ms and locks one arena at a time, never the event loop). Linux with glibc only; elsewhere nothing.
 // Before it, a burst's garbage is collected when RSS says there is some (burstCollector).
 import { createRequire } from "node:module";
+import { performance } from "node:perf_hooks";
 import type * as Koffi from "koffi";
 import type { Logger } from "../log/logger.js";
 import { gc } from "./exposedGc.js";
@@ -24,23 +25,31 @@ function loadTrim(): Trim | undefined {
 /** RSS this far over the least seen (and at least BURST_MIN_BYTES over) is a burst's garbage, worth a collection. */
 const BURST_GROWTH = 1.2;
 const BURST_MIN_BYTES = 16 * 1024 * 1024;
+/** The event loop's busy share below which a tick counts as quiet. */
+const QUIET_UTILIZATION = 0.1;
+/** Quiet ticks in a row before a burst counts as over. */
+const QUIET_TICKS = 3;
 /** A collection that left RSS up (the memory is in use) waits twice as long before the next, up to this many ticks. */
 const MAX_BACKOFF_TICKS = 64;
 
 /**
- * Trims every `intervalMs` (0: never); the stop function. Memory a burst left for the GC (sockets closed,
- * their buffers unreferenced) is native memory V8 does not see, so no collection comes for it while the
- * heap is quiet: when RSS stands well over the least it has been, a full collection runs first, backing off
- * while the memory turns out to be in use.
+ * Trims every `intervalMs` (0: never) while the event loop was mostly idle since the last tick; the stop
+ * function. A busy gateway reuses what it frees, and a trim would hand pages back only to fault them in
+ * again. Memory a burst left for the GC (sockets closed, their buffers unreferenced) is native memory V8
+ * does not see, so no collection comes for it while the heap is quiet: when RSS stands well over the least
+ * it has been, a full collection runs first, backing off while the memory turns out to be in use.
  */
 export function startTrimming(intervalMs: number, log: Logger): () => void {
   if (intervalMs <= 0) return () => undefined;
   const trim = loadTrim();
   const collect = burstCollector();
+  let since = performance.eventLoopUtilization();
   let running = false;
   const timer = setInterval(() => {
-    collect();
-    if (running || !trim) return;
+    const quiet = performance.eventLoopUtilization(since).utilization <= QUIET_UTILIZATION;
+    since = performance.eventLoopUtilization();
+    collect(quiet);
+    if (!quiet || running || !trim) return;
     running = true;
     trim.async(0, (err) => {
       running = false;
@@ -52,21 +61,28 @@ export function startTrimming(intervalMs: number, log: Logger): () => void {
 }
 
 /**
- * One tick's decision: a full collection when RSS is a burst over the least seen. The first tick collects
- * the start's own garbage, so that the least is what a settled gateway holds.
+ * One tick's decision: a full collection when RSS is a burst over the least seen and the burst is over
+ * (QUIET_TICKS quiet ticks in a row: a busy gateway allocates, and V8 collects on its own). The first quiet
+ * tick collects the start's own garbage, so that the least is what a settled gateway holds.
  */
-function burstCollector(): () => void {
+function burstCollector(): (quiet: boolean) => void {
   let least = Number.POSITIVE_INFINITY;
   let wait = 0;
   let backoff = 1;
   let started = false;
-  return () => {
+  let quietTicks = 0;
+  return (quiet) => {
+    quietTicks = quiet ? quietTicks + 1 : 0;
     if (!started) {
+      if (!quiet) return;
       started = true;
       return void gc({ type: "major" });
     }
     const rss = process.memoryUsage.rss();
     least = Math.min(least, rss);
+    // A lull between bursts of work is not the end of one: a collection then only makes V8 and glibc grow
+    // their heaps again.
+    if (quietTicks < QUIET_TICKS) return;
     const burst = rss > least * BURST_GROWTH && rss - least > BURST_MIN_BYTES;
     if (!burst) {
       backoff = 1;
