@@ -47,6 +47,7 @@ const router = createRestRouter(
     ...healthRoutes(pool, new StoreHealth(async () => undefined), () => false),
     ...jsonRpcRoutes({
       maxBatchSize: 40,
+      bodyBytesPerRequest: 65_536,
       rpc: guard(RpcService, rpcHandlers(core, 40, undefined as unknown as Sponsorship, undefined as unknown as SubscriptionHub), policy),
       admission: edgeAdmission(policy),
     }),

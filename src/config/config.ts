@@ -354,6 +354,13 @@ export const configSchema = z.strictObject({
         env: "RATE_LIMIT_PER_IP",
         doc: "Requests per client IP per window across all its free (self-service) keys; keys with limits of their own are exempt.",
       }),
+      bodyBytesPerRequest: setting(z.number().int().min(0).default(65_536), {
+        env: "RATE_LIMIT_BODY_BYTES",
+        doc:
+          "A JSON-RPC body counts one more request for each this many bytes past the first (a 1 MB eth_call counts " +
+          "16): a large body costs the event loop in proportion to its size, wherever it is refused. 0: bodies count " +
+          "by their calls only.",
+      }),
       adminAttemptsPerWindow: setting(positiveInt().default(120), {
         env: "ADMIN_RATE_LIMIT",
         doc:

@@ -109,6 +109,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
         : []),
       ...jsonRpcRoutes({
         maxBatchSize: gw.maxBatchSize,
+        bodyBytesPerRequest: gw.rateLimit.bodyBytesPerRequest,
         rpc: p.handlers.rpc,
         admission,
       }),

@@ -3,18 +3,20 @@
 // process (Call, Batch), which apply the policy — who, limits, idempotency — as they do for Connect, gRPC and
 // gRPC-Web. A key holder's other routes (usage, faucet, sponsor consent) are keyHolderRoutes.ts.
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { GatewayError } from "../../errors.js";
+import { type GatewayError, toGatewayError } from "../../errors.js";
 import type { HttpAnswer, RestRequest, RestRoute } from "../http/restRouter.js";
 import { costsBeforeAdmission, retryAfter } from "../http/restRouter.js";
 import { handleJsonRpc } from "./handleJsonRpc.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "./errorMap.js";
 import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
 import type { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
-import { andThen, type MaybePromise } from "../../maybePromise.js";
+import { andThen, attempt, type MaybePromise } from "../../maybePromise.js";
 import { jsonRpcViaHandlers } from "./viaHandlers.js";
 
 export interface JsonRpcRouteOptions {
   maxBatchSize: number;
+  /** A body counts one more request per this many bytes past the first (0: not at all). */
+  bodyBytesPerRequest: number;
   /** The guarded RpcService handlers. */
   rpc: ServiceImpl<typeof RpcService>;
   /** The edge's admission: requests too malformed to reach a handler still count; a spent caller's body is not read. */
@@ -47,7 +49,25 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
     // A body still to come (node:http, HTTP/2) is not read, nor a large one parsed, for a caller already over
     // its limit.
     const early = options.admission.spent(caller);
-    return andThen(early, (refused) => (refused ? renderError(refused) : text !== undefined ? run(text) : req.body().then(run)));
+    // A large body is charged by its size before it is parsed (before it is read, when its length is
+    // declared), so its cost to the loop stays in proportion to the caller's limit.
+    const charged = (bytes: number, then: () => MaybePromise<HttpAnswer>): MaybePromise<HttpAnswer> => {
+      const extra = sizeWeight(bytes, options.bodyBytesPerRequest);
+      if (extra === 0) return then();
+      const over = attempt(
+        () => options.admission.calls(caller, extra),
+        () => undefined,
+        (err) => toGatewayError(err),
+      );
+      return andThen(over, (err) => (err ? renderError(err) : then()));
+    };
+    return andThen(early, (refused) => {
+      if (refused) return renderError(refused);
+      if (text !== undefined) return charged(text.length, () => run(text));
+      const declared = Number(req.headers["content-length"]);
+      if (Number.isFinite(declared)) return charged(declared, () => req.body().then(run));
+      return req.body().then((read) => charged(read.length, () => run(read)));
+    });
   };
   const keyed = (pattern: RegExp, route: string): RestRoute => ({
     method: "POST",
@@ -71,4 +91,9 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
     // service) is taken for one, so a wrong key is told "unknown API key" (401), not "no such endpoint".
     keyed(/^\/([A-Za-z0-9_-]{16,128})\/?$/, "/{key}"),
   ];
+}
+
+/** Requests a body of `bytes` counts beyond its calls. */
+export function sizeWeight(bytes: number, bytesPerRequest: number): number {
+  return bytesPerRequest > 0 && bytes > bytesPerRequest ? Math.ceil(bytes / bytesPerRequest) - 1 : 0;
 }
