@@ -62,22 +62,15 @@ export function startTrimming(intervalMs: number, log: Logger): () => void {
 
 /**
  * One tick's decision: a full collection when RSS is a burst over the least seen and the burst is over
- * (QUIET_TICKS quiet ticks in a row: a busy gateway allocates, and V8 collects on its own). The first quiet
- * tick collects the start's own garbage, so that the least is what a settled gateway holds.
+ * (QUIET_TICKS quiet ticks in a row: a busy gateway allocates, and V8 collects on its own).
  */
 function burstCollector(): (quiet: boolean) => void {
   let least = Number.POSITIVE_INFINITY;
   let wait = 0;
   let backoff = 1;
-  let started = false;
   let quietTicks = 0;
   return (quiet) => {
     quietTicks = quiet ? quietTicks + 1 : 0;
-    if (!started) {
-      if (!quiet) return;
-      started = true;
-      return void gc({ type: "major" });
-    }
     const rss = process.memoryUsage.rss();
     least = Math.min(least, rss);
     // A lull between bursts of work is not the end of one: a collection then only makes V8 and glibc grow

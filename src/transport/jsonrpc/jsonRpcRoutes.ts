@@ -49,8 +49,8 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
     // A body still to come (node:http, HTTP/2) is not read, nor a large one parsed, for a caller already over
     // its limit.
     const early = options.admission.spent(caller);
-    // A large body is charged by its size before it is parsed (before it is read, when its length is
-    // declared), so its cost to the loop stays in proportion to the caller's limit.
+    // A large body is charged by its size once read and before it is parsed, so its cost to the loop stays in
+    // proportion to the caller's limit (one refused for its size, unread, counts one as before).
     const charged = (bytes: number, then: () => MaybePromise<HttpAnswer>): MaybePromise<HttpAnswer> => {
       const extra = sizeWeight(bytes, options.bodyBytesPerRequest);
       if (extra === 0) return then();
@@ -64,8 +64,6 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
     return andThen(early, (refused) => {
       if (refused) return renderError(refused);
       if (text !== undefined) return charged(text.length, () => run(text));
-      const declared = Number(req.headers["content-length"]);
-      if (Number.isFinite(declared)) return charged(declared, () => req.body().then(run));
       return req.body().then((read) => charged(read.length, () => run(read)));
     });
   };
