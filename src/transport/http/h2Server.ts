@@ -37,6 +37,8 @@ export interface H2Server {
   server: http2.Http2Server;
   /** Whether the IP is in its back-off: its connections are closed at accept, before a frame is read. */
   banned(ip: string): boolean;
+  /** Whether this banned IP's next connection, refused at accept, is to carry a GOAWAY ENHANCE_YOUR_CALM (once). */
+  noticeOwed(ip: string): boolean;
   /** Closes a stream from this side (a timeout, a budget): its reset is not counted as the peer's. */
   closeStream(stream: http2.Http2Stream, code: number): void;
   close(): void;
@@ -51,9 +53,15 @@ export function createH2Server(limits: H2Limits, handler: Handler, observer: H2O
   const opened = new StreamResets({ budget: limits.h2StreamsPerIpPer10s, windowMs, backoffMs: banMs, ...exempt });
   /** Open sessions per client IP, to end them all when the IP passes a budget. */
   const sessionsOf = new Map<string, Set<http2.ServerHttp2Session>>();
+  /** Banned IPs none of whose sessions was still open to be told ENHANCE_YOUR_CALM (see noticeOwed). */
+  const owed = new Set<string>();
   const ban = (ip: string, why: "resets" | "streams"): void => {
     observer.h2Banned?.(why);
-    for (const session of sessionsOf.get(ip) ?? []) goAway(session);
+    let told = false;
+    for (const session of sessionsOf.get(ip) ?? []) told = goAway(session) || told;
+    // nghttp2's own reset limit may have ended them first (INTERNAL_ERROR), before this count saw their
+    // closes: the IP's next connection then carries the GOAWAY instead.
+    if (!told) owed.add(ip);
   };
   /** Streams this server closed itself (timeouts, budgets): their reset is not the peer's. */
   const closedByUs = new WeakSet<http2.Http2Stream>();
@@ -104,6 +112,7 @@ export function createH2Server(limits: H2Limits, handler: Handler, observer: H2O
   return {
     server,
     banned: (ip) => resets.banned(ip) || opened.banned(ip),
+    noticeOwed: (ip) => owed.delete(ip),
     closeStream,
     close() {
       resets.close();
@@ -113,16 +122,28 @@ export function createH2Server(limits: H2Limits, handler: Handler, observer: H2O
 }
 
 /** GOAWAY ENHANCE_YOUR_CALM, then the session ended once it is out (destroy()'s own GOAWAY says NO_ERROR). */
-function goAway(session: http2.ServerHttp2Session): void {
-  if (session.destroyed || session.closed) return;
+/** GOAWAY ENHANCE_YOUR_CALM, then the session ends; false when it had already ended. */
+function goAway(session: http2.ServerHttp2Session): boolean {
+  if (session.destroyed || session.closed) return false;
   // (A session can be destroyed under us between the check and the call: that must not throw out of here.)
   try {
     session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
   } catch {
-    // already gone
+    return false;
   }
   setImmediate(() => session.destroy());
+  return true;
 }
+
+/**
+ * An empty SETTINGS (the server's preface) and a GOAWAY ENHANCE_YOUR_CALM (last stream 0): written to a
+ * connection refused at accept, nothing of it read.
+ */
+export const CALM_GOAWAY = Buffer.from([
+  ...[0, 0, 0, 4, 0, 0, 0, 0, 0], // SETTINGS: length 0, type 4, no flags, stream 0
+  ...[0, 0, 8, 7, 0, 0, 0, 0, 0], // GOAWAY: length 8, type 7, no flags, stream 0
+  ...[0, 0, 0, 0, 0, 0, 0, 11], // last stream 0, ENHANCE_YOUR_CALM
+]);
 
 /**
  * HTTP/2 answers are held until their stream closes: a peer that keeps its window shut holds every answer it

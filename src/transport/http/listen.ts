@@ -10,7 +10,7 @@ import { normalise, type ProxyMatcher } from "./clientIp.js";
 import { ConnectionSlots } from "./connectionSlots.js";
 import { BodyBudget } from "./bodyBudget.js";
 import { type BodyRefused, budgetedHandler } from "./budgetedHandler.js";
-import { createH2Server } from "./h2Server.js";
+import { CALM_GOAWAY, createH2Server } from "./h2Server.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -185,6 +185,7 @@ export async function listenDual(
     // An IP in its HTTP/2 back-off is closed at accept: not a byte read, no frame parsed.
     if (h2.banned(ip)) {
       observer.refusedAtAccept?.();
+      if (h2.noticeOwed(ip)) return void socket.end(CALM_GOAWAY);
       return void socket.destroy();
     }
     if (sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections) return void endAndClose(socket, TOO_MANY);
