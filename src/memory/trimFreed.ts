@@ -33,9 +33,7 @@ const QUIET_TICKS = 3;
 const MAX_BACKOFF_TICKS = 64;
 
 /**
- * Trims every `intervalMs` (0: never) while the event loop was mostly idle since the last tick; the stop
- * function. A busy gateway reuses what it frees, and a trim would hand pages back only to fault them in
- * again. Memory a burst left for the GC (sockets closed, their buffers unreferenced) is native memory V8
+ * Trims every `intervalMs` (0: never); the stop function. Memory a burst left for the GC (sockets closed, their buffers unreferenced) is native memory V8
  * does not see, so no collection comes for it while the heap is quiet: when RSS stands well over the least
  * it has been, a full collection runs first, backing off while the memory turns out to be in use.
  */
@@ -49,7 +47,7 @@ export function startTrimming(intervalMs: number, log: Logger): () => void {
     const quiet = performance.eventLoopUtilization(since).utilization <= QUIET_UTILIZATION;
     since = performance.eventLoopUtilization();
     collect(quiet);
-    if (!quiet || running || !trim) return;
+    if (running || !trim) return;
     running = true;
     trim.async(0, (err) => {
       running = false;

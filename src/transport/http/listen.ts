@@ -185,7 +185,8 @@ export async function listenDual(
     // An IP in its HTTP/2 back-off is closed at accept: not a byte read, no frame parsed.
     if (h2.banned(ip)) {
       observer.refusedAtAccept?.();
-      if (h2.noticeOwed(ip)) return void socket.end(CALM_GOAWAY);
+      // Written, then closed: an end alone waits on the peer, and a server closing waits on that.
+      if (h2.noticeOwed(ip)) return void socket.end(CALM_GOAWAY, () => socket.destroy());
       return void socket.destroy();
     }
     if (sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections) return void endAndClose(socket, TOO_MANY);
