@@ -39,6 +39,8 @@ export interface H2Server {
   banned(ip: string): boolean;
   /** Whether this banned IP's next connection, refused at accept, is to carry a GOAWAY ENHANCE_YOUR_CALM (once). */
   noticeOwed(ip: string): boolean;
+  /** Whether noticeOwed would say yes, without taking the notice. */
+  owesNotice(ip: string): boolean;
   /** Closes a stream from this side (a timeout, a budget): its reset is not counted as the peer's. */
   closeStream(stream: http2.Http2Stream, code: number): void;
   close(): void;
@@ -113,6 +115,7 @@ export function createH2Server(limits: H2Limits, handler: Handler, observer: H2O
     server,
     banned: (ip) => resets.banned(ip) || opened.banned(ip),
     noticeOwed: (ip) => owed.delete(ip),
+    owesNotice: (ip) => owed.has(ip),
     closeStream,
     close() {
       resets.close();

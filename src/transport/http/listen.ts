@@ -14,6 +14,19 @@ import { CALM_GOAWAY, createH2Server } from "./h2Server.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
+/**
+ * net.Server consults its blockList for each accepted handle before it makes a Socket; this one asks `refuse`.
+ * A refused handle is closed there, so a flood of refused connections leaves no Socket to outlive a scavenge.
+ */
+class BackOffList extends net.BlockList {
+  constructor(private readonly refuse: (address: string) => boolean) {
+    super();
+  }
+  override check(address: string | net.SocketAddress): boolean {
+    return this.refuse(typeof address === "string" ? address : address.address);
+  }
+}
+
 export interface DualServer {
   port: number;
   /**
@@ -179,10 +192,17 @@ export async function listenDual(
   };
   const sockets = new Set<net.Socket>();
   const slots = new ConnectionSlots(limits.maxConnectionsPerIp, limits.exempt);
-  const server = net.createServer((socket) => {
+  // An IP in its HTTP/2 back-off is closed at accept, inside net's accept before a Socket is made: not a byte
+  // read, no frame parsed. Its one owed connection is let through to be written the GOAWAY.
+  const backOff = new BackOffList((address) => {
+    const ip = normalise(address);
+    if (!h2.banned(ip) || h2.owesNotice(ip)) return false;
+    observer.refusedAtAccept?.();
+    return true;
+  });
+  const server = net.createServer({ blockList: backOff }, (socket) => {
     destroyOnError(socket);
     const ip = normalise(socket.remoteAddress ?? "unknown");
-    // An IP in its HTTP/2 back-off is closed at accept: not a byte read, no frame parsed.
     if (h2.banned(ip)) {
       observer.refusedAtAccept?.();
       // Written, then closed: an end alone waits on the peer, and a server closing waits on that.

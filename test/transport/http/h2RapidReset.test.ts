@@ -4,11 +4,11 @@
 // sessions get GOAWAY ENHANCE_YOUR_CALM, its later connections are closed at accept (counted on both sides),
 // and another client's latency stays near its baseline measured in the same run.
 // (Round 3's attack: the ban never fired — Node reported reset streams as finished — and others' p50 went ×18–25.)
-import { spawn } from "node:child_process";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../../src/gateway.js";
 import { startTestGateway } from "../../helpers/gateway.js";
+import { h2Attack } from "../../helpers/h2Attack.js";
 
 const BODY = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
 const ENHANCE_YOUR_CALM = 11;
@@ -26,25 +26,6 @@ async function others(url: string, agent: Agent, ms: number): Promise<number[]> 
   return out.sort((a, b) => a - b);
 }
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
-
-interface AttackStats {
-  connections: number;
-  served: number;
-  closedAtAccept: number;
-  streams: number;
-  goaway: Record<string, number>;
-}
-
-function attack(port: number, seconds: number, mode: string, localAddress: string): Promise<AttackStats> {
-  const child = spawn(process.execPath, ["test/helpers/h2RawAttack.mjs", "127.0.0.1", String(port), String(seconds), mode, localAddress], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) =>
-    child.on("exit", () => (out ? resolve(JSON.parse(out) as AttackStats) : reject(new Error("the attacker printed nothing")))),
-  );
-}
 
 async function counter(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -85,7 +66,7 @@ describe("HTTP/2 abuse from one IP", () => {
       const baseline = await others(url, agent, 3_000);
       const [bansBefore, refusedBefore] = [await counter(url, `gateway_http2_bans_total`), await counter(url, "gateway_connections_refused_at_accept_total")];
       const rssBefore = process.memoryUsage().rss;
-      const attacked = attack(port, 20, mode, `127.0.0.${++lastAddress}`);
+      const attacked = h2Attack(port, 20, mode, `127.0.0.${++lastAddress}`);
       await new Promise((r) => setTimeout(r, 500));
       const during = await others(url, agent, 18_000);
       const stats = await attacked;
