@@ -3,4 +3,8 @@ import v8 from "node:v8";
 import vm from "node:vm";
 
 v8.setFlagsFromString("--expose-gc");
-export const gc = vm.runInNewContext("gc") as (options: { type: "minor" | "major"; execution?: "sync" | "async" }) => void | Promise<void>;
+export const gc = vm.runInNewContext("gc") as (options: {
+  type: "minor" | "major";
+  execution?: "sync" | "async";
+  flavor?: "regular" | "last-resort";
+}) => void | Promise<void>;

@@ -33,9 +33,10 @@ const QUIET_TICKS = 3;
 const MAX_BACKOFF_TICKS = 64;
 
 /**
- * Trims every `intervalMs` (0: never); the stop function. Memory a burst left for the GC (sockets closed, their buffers unreferenced) is native memory V8
- * does not see, so no collection comes for it while the heap is quiet: when RSS stands well over the least
- * it has been, a full collection runs first, backing off while the memory turns out to be in use.
+ * Trims every `intervalMs` (0: never); the stop function. Memory a burst left for the GC (sockets closed,
+ * their buffers unreferenced) is native memory V8 does not see, so no collection comes for it while the heap
+ * is quiet: when RSS stands well over the least it has been, a memory-reducing collection runs first,
+ * backing off while the memory turns out to be in use.
  */
 export function startTrimming(intervalMs: number, log: Logger): () => void {
   if (intervalMs <= 0) return () => undefined;
@@ -81,7 +82,9 @@ function burstCollector(): (quiet: boolean) => void {
       return;
     }
     if (wait-- > 0) return;
-    void gc({ type: "major" });
+    // Memory-reducing (V8's last-resort flavour): a plain major collection frees the garbage but keeps the
+    // pages it filled pooled until V8's own memory reducer, seconds later or never on a busy heap.
+    void gc({ type: "major", flavor: "last-resort" });
     wait = backoff;
     backoff = Math.min(backoff * 2, MAX_BACKOFF_TICKS);
   };
