@@ -60,6 +60,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
     hub: p.hub,
     admission,
     maxBatchSize: gw.maxBatchSize,
+    bodyBytesPerRequest: gw.rateLimit.bodyBytesPerRequest,
     limits: socketLimits,
     shards:
       shardCount > 0

@@ -12,6 +12,7 @@ import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
 import type { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { andThen, attempt, type MaybePromise } from "../../maybePromise.js";
 import { jsonRpcViaHandlers } from "./viaHandlers.js";
+import { sizeWeight } from "./sizeWeight.js";
 
 export interface JsonRpcRouteOptions {
   maxBatchSize: number;
@@ -89,9 +90,4 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
     // service) is taken for one, so a wrong key is told "unknown API key" (401), not "no such endpoint".
     keyed(/^\/([A-Za-z0-9_-]{16,128})\/?$/, "/{key}"),
   ];
-}
-
-/** Requests a body of `bytes` counts beyond its calls. */
-export function sizeWeight(bytes: number, bytesPerRequest: number): number {
-  return bytesPerRequest > 0 && bytes > bytesPerRequest ? Math.ceil(bytes / bytesPerRequest) - 1 : 0;
 }

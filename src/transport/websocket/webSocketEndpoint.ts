@@ -14,6 +14,7 @@ import type { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
 import type { SubscriptionHub } from "../../live/subscriptions.js";
 import { handleJsonRpc } from "../jsonrpc/handleJsonRpc.js";
+import { sizeWeight } from "../jsonrpc/sizeWeight.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "../jsonrpc/errorMap.js";
 import { clientIp, type ProxyMatcher } from "../http/clientIp.js";
 import { endAndClose } from "../http/endAndClose.js";
@@ -46,6 +47,8 @@ export interface WebSocketEndpointOptions {
   /** The edge's admission: an opening socket and its subscription calls are requests; refusals count. */
   admission: EdgeAdmission;
   maxBatchSize: number;
+  /** A message counts one more request for each of these past the first (as an HTTP body; 0: off). */
+  bodyBytesPerRequest: number;
   limits: WebSocketLimits;
   trustedProxies: ProxyMatcher;
   log: Logger;
@@ -150,7 +153,18 @@ export function webSocketEndpoint(options: WebSocketEndpointOptions): WebSocketE
     if (tracingOn) return inSpan("websocket message", SpanKind.SERVER, () => answerMessage(s, text), s.trace);
     answerMessage(s, text);
   };
+  // A large message is charged by its size before it is parsed, as a large HTTP body is; refused, it is not parsed.
   const answerMessage = (s: Session, text: string): void => {
+    const extra = sizeWeight(text.length, options.bodyBytesPerRequest);
+    if (extra === 0) return answerParsed(s, text);
+    Promise.resolve()
+      .then(() => options.admission.calls(s.caller, extra))
+      .then(
+        () => answerParsed(s, text),
+        (err: unknown) => fail(s, err),
+      );
+  };
+  const answerParsed = (s: Session, text: string): void => {
     let answer: ReturnType<typeof handleJsonRpc>;
     try {
       // Made per message, as per HTTP request: kept on the session they would weigh on every idle subscriber.
