@@ -26,8 +26,8 @@ export interface EdgeAdmission {
   refusedWrite(caller: Caller): MaybePromise<Admission>;
   /** Before a body is read: the refusal a caller whose window is spent gets, counting nothing. */
   spent(caller: Caller, write?: boolean): MaybePromise<GatewayError | undefined>;
-  /** Connect's request gate (after the caller is identified): one request of the method, before its body. */
-  gate(ctx: HandlerContext): MaybePromise<void>;
+  /** Connect's request gate (after the caller is identified): `weight` requests of the method, before its body. */
+  gate(ctx: HandlerContext, weight?: number): MaybePromise<void>;
 }
 
 export function edgeAdmission(policy: Policy): EdgeAdmission {

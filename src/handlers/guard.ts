@@ -111,15 +111,16 @@ function admitted(ctx: HandlerContext, admission: Admission): void {
 }
 
 /**
- * Connect's request gate: admits one request of the method's operation before its body is read or parsed, so
+ * Connect's request gate: admits one request of the method's operation (more for a large declared body, as
+ * the edge weighs it) before its body is read or parsed, so
  * a body that fails to parse still counts against the caller's limits, and a refused caller's body is never
  * read. The guarded method then charges only what the parsed request weighs beyond that one.
  */
-export function admissionGate(policy: Policy): (ctx: HandlerContext) => MaybePromise<void> {
-  return (ctx) => {
+export function admissionGate(policy: Policy): (ctx: HandlerContext, weight?: number) => MaybePromise<void> {
+  return (ctx, weight = 1) => {
     const op = operationOf(ctx.method);
     if (op === undefined) return;
-    return andThen(policy.admit(op, ctx.values.get(callerKey), 1), (admission) => {
+    return andThen(policy.admit(op, ctx.values.get(callerKey), weight), (admission) => {
       ctx.values.set(prepaidKey, admission);
       admitted(ctx, admission);
     });

@@ -137,7 +137,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
     // What handlers throw, mapped once (the gate maps its own refusals).
     interceptors: [errorMappingInterceptor],
     // Before the body is read: who called, and one request of theirs admitted.
-    requestGate: callerGate(admission.gate),
+    requestGate: callerGate(admission.gate, gw.rateLimit.bodyBytesPerRequest),
     contextValues: (req) => createContextValues().set(callerKey, { clientIp: clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted) }),
   });
   // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.

@@ -7,6 +7,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { GatewayError } from "../../errors.js";
 import { callerKey } from "../../handlers/context.js";
 import type { MaybePromise } from "../../maybePromise.js";
+import { sizeWeight } from "../http/sizeWeight.js";
 import { asConnectError } from "./errorMap.js";
 import { recodeParseErrors } from "./parseErrors.js";
 
@@ -26,18 +27,24 @@ function identify(ctx: HandlerContext): void {
  * Connect's requestGate: the caller from the headers, then `admit` (the guard's admissionGate). The gate is
  * the one hook that sees each call's context before its body is parsed, so parse errors are re-coded from here.
  */
-export function callerGate(admit: (ctx: HandlerContext) => MaybePromise<void>): (ctx: HandlerContext) => Promise<void> {
+export function callerGate(
+  admit: (ctx: HandlerContext, weight: number) => MaybePromise<void>,
+  bodyBytesPerRequest: number,
+): (ctx: HandlerContext) => Promise<void> {
   return async (ctx) => {
     recodeParseErrors(ctx);
+    // A body of declared length counts by its size, as a JSON-RPC body does (gRPC's, undeclared, count one).
+    const declared = Number(ctx.requestHeader.get("content-length"));
+    const weight = 1 + (Number.isSafeInteger(declared) ? sizeWeight(declared, bodyBytesPerRequest) : 0);
     try {
       try {
         identify(ctx);
       } catch (malformed) {
         // A malformed authorization still costs its caller a request, as a public one (then refused).
-        await admit(ctx);
+        await admit(ctx, weight);
         throw malformed;
       }
-      await admit(ctx);
+      await admit(ctx, weight);
     } catch (err) {
       // Interceptors (and their error mapping) run only after the gate.
       throw asConnectError(err);

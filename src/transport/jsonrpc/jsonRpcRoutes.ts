@@ -12,7 +12,7 @@ import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
 import type { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { andThen, attempt, type MaybePromise } from "../../maybePromise.js";
 import { jsonRpcViaHandlers } from "./viaHandlers.js";
-import { sizeWeight } from "./sizeWeight.js";
+import { sizeWeight } from "../http/sizeWeight.js";
 
 export interface JsonRpcRouteOptions {
   maxBatchSize: number;

@@ -14,7 +14,7 @@ import type { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import type { Caller, EdgeAdmission } from "../../handlers/admission.js";
 import type { SubscriptionHub } from "../../live/subscriptions.js";
 import { handleJsonRpc } from "../jsonrpc/handleJsonRpc.js";
-import { sizeWeight } from "../jsonrpc/sizeWeight.js";
+import { sizeWeight } from "../http/sizeWeight.js";
 import { httpStatusForJsonRpc, toJsonRpcError } from "../jsonrpc/errorMap.js";
 import { clientIp, type ProxyMatcher } from "../http/clientIp.js";
 import { endAndClose } from "../http/endAndClose.js";

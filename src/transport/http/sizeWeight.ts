@@ -1,5 +1,5 @@
-// A large JSON-RPC body or WebSocket message counts by its size: its cost to the loop (joined, parsed, its
-// cache key and upstream request built) grows with its bytes, so its share of the caller's limit does too.
+// A large body (JSON-RPC or Connect over HTTP, a WebSocket message) counts by its size: its cost to the loop
+// (read, parsed, its cache key and upstream request built) grows with its bytes, so its share of the limit does too.
 
 /** Requests a body of `bytes` counts beyond its calls: one more for each `bytesPerRequest` past the first (0: none). */
 export function sizeWeight(bytes: number, bytesPerRequest: number): number {
