@@ -357,7 +357,7 @@ export const configSchema = z.strictObject({
       bodyBytesPerRequest: setting(z.number().int().min(0).default(65_536), {
         env: "RATE_LIMIT_BODY_BYTES",
         doc:
-          "A JSON-RPC or Connect body (of declared length; gRPC's count one) or WebSocket message counts one more request for each this many bytes past the first (a 1 MB eth_call counts " +
+          "A JSON-RPC, Connect or gRPC body or WebSocket message counts one more request for each this many bytes past the first (a 1 MB eth_call counts " +
           "16): a large body costs the event loop in proportion to its size, wherever it is refused. 0: bodies count " +
           "by their calls only.",
       }),

@@ -11,6 +11,8 @@ import type { HeadFeed } from "../live/headFeed.js";
 import type { Policy } from "../policy/policy.js";
 import { callerGate } from "../transport/connect/callerGate.js";
 import { errorMappingInterceptor } from "../transport/connect/errorMap.js";
+import { arrivedBytesKey, bodySizeInterceptor } from "../transport/connect/bodySize.js";
+import { bytesArrived } from "../transport/http/budgetedHandler.js";
 import { withMediaTypeHint } from "../transport/connect/mediaType.js";
 import { connectRoutes } from "../transport/connect/routes.js";
 import { clientIp, liveTrustedProxies } from "../transport/http/clientIp.js";
@@ -135,10 +137,13 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
     fallback: rest.nodeHandler,
     readMaxBytes: gw.bodyLimitBytes,
     // What handlers throw, mapped once (the gate maps its own refusals).
-    interceptors: [errorMappingInterceptor],
+    interceptors: [errorMappingInterceptor, bodySizeInterceptor((caller, weight) => admission.calls(caller, weight), gw.rateLimit.bodyBytesPerRequest)],
     // Before the body is read: who called, and one request of theirs admitted.
     requestGate: callerGate(admission.gate, gw.rateLimit.bodyBytesPerRequest),
-    contextValues: (req) => createContextValues().set(callerKey, { clientIp: clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted) }),
+    contextValues: (req) =>
+      createContextValues()
+        .set(callerKey, { clientIp: clientIp(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted) })
+        .set(arrivedBytesKey, () => bytesArrived(req)),
   });
   // POSTs to REST routes (JSON-RPC, ZKT) over HTTP/1.1 take the fast lane; the same router answers them.
   await deps.beforeListen?.();

@@ -28,6 +28,14 @@ export interface BudgetedHandlerOptions {
   refused?: BodyRefused;
 }
 
+/** What each body of no declared length has taken in so far (the one measure of its size there is). */
+const arrived = new WeakMap<object, () => number>();
+
+/** Bytes a request body of no declared length has taken in so far (0 for any other request). */
+export function bytesArrived(req: object): number {
+  return arrived.get(req)?.() ?? 0;
+}
+
 export function budgetedHandler(inner: NodeHandlerFn, o: BudgetedHandlerOptions): NodeHandlerFn {
   return (req, res) => {
     const declared = Number(req.headers["content-length"]);
@@ -62,6 +70,7 @@ function budgetAsItArrives(req: Req, res: Res, o: BudgetedHandlerOptions): void 
   const ip = normalise(req.socket?.remoteAddress ?? "unknown");
   const session = "stream" in req ? req.stream.session : undefined;
   let held = 0;
+  arrived.set(req, () => held);
   const push = req.push;
   req.push = function budgeted(this: typeof req, chunk: unknown, encoding?: BufferEncoding): boolean {
     if (chunk !== null && chunk !== undefined) {

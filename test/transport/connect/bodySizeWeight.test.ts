@@ -1,16 +1,19 @@
-// A large Connect body counts by its size, as a JSON-RPC body does (#62's "refusals are cheap and counted" on
-// every transport): a ~1 MB Connect/JSON Call (eth_call's data) counted as one request. Charged at Connect's
-// request gate from the declared length, before the body is read; past the limit, refused unread (429).
+// A large Connect or gRPC body counts by its size, as a JSON-RPC body does (#62's "refusals are cheap and
+// counted" on every transport): a ~1 MB Call (eth_call's data) counted as one request. A declared length is
+// charged at Connect's request gate, before the body is read (past the limit, refused unread: 429); gRPC's
+// bodies declare none, so theirs is charged once the message has arrived, before its handler runs.
+import net from "node:net";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../../src/gateway.js";
+import { RpcService } from "../../../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { startTestGateway } from "../../helpers/gateway.js";
 
 const LIMIT = 100;
-const body = JSON.stringify({
-  method: "eth_call",
-  paramsJson: JSON.stringify([{ to: "0x000000000000000000000000000000000000dEaD", data: `0x${"ab".repeat(480_000)}` }, "latest"]),
-});
+const paramsJson = JSON.stringify([{ to: "0x000000000000000000000000000000000000dEaD", data: `0x${"ab".repeat(480_000)}` }, "latest"]);
+const body = JSON.stringify({ method: "eth_call", paramsJson });
 
 describe("a large Connect body counts by its size", () => {
   let gw: Gateway;
@@ -36,5 +39,25 @@ describe("a large Connect body counts by its size", () => {
     }
     const fit = Math.floor(LIMIT / weight);
     expect(statuses).toEqual([...Array(fit).fill(200), ...Array(10 - fit).fill(429)]);
+  });
+
+  it("a ~1 MB gRPC Call (no declared length) takes 15 of the caller's requests; past the limit the next are refused", async () => {
+    const url = new URL(gw.network("testnet").url);
+    const transport = createGrpcTransport({
+      baseUrl: url.origin,
+      nodeOptions: { createConnection: () => net.connect({ host: url.hostname, port: Number(url.port), localAddress: "127.0.0.17" }) },
+    });
+    const client = createClient(RpcService, transport);
+    const outcomes: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      try {
+        const res = await client.call({ method: "eth_call", paramsJson });
+        outcomes.push(res.resultJson === '"0x"' ? "ok" : res.resultJson);
+      } catch (err) {
+        outcomes.push(Code[ConnectError.from(err).code] ?? "?");
+      }
+    }
+    // The gate admits one before the message arrives, then 14 more are charged: six fit in 100.
+    expect(outcomes).toEqual([...Array(6).fill("ok"), ...Array(4).fill("ResourceExhausted")]);
   });
 });
