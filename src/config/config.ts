@@ -426,11 +426,11 @@ export const configSchema = z.strictObject({
       }),
       maxConnections: setting(positiveInt().default(10_000), {
         env: "HTTP_MAX_CONNECTIONS",
-        doc: "Open connections per network port; past this, new ones are answered 503 and closed.",
+        doc: "Open connections per network port; past this, new ones are answered 503 and closed (20 a second per IP; the rest closed at accept, unanswered).",
       }),
       maxConnectionsPerIp: setting(positiveInt().default(1_000), {
         env: "HTTP_MAX_CONNECTIONS_PER_IP",
-        doc: "Open connections per client IP per port (trusted proxies exempt); past this, that IP's new ones are answered 503 and closed.",
+        doc: "Open connections per client IP per port (trusted proxies exempt); past this, that IP's new ones are answered 503 and closed (20 a second per IP; the rest closed at accept, unanswered).",
       }),
       bodyBudgetBytes: setting(positiveInt().default(256 * 1024 * 1024), {
         env: "HTTP_BODY_BUDGET_BYTES",

@@ -156,7 +156,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
     sockets.upgrade,
     {
       h2Banned: (reason) => m.h2Bans.inc({ network: net.name, reason }),
-      refusedAtAccept: () => m.refusedAtAccept.inc({ network: net.name }),
+      refusedAtAccept: (reason) => m.refusedAtAccept.inc({ network: net.name, reason }),
       bodyDroppedUnread: () => m.bodiesDroppedUnread.inc({ network: net.name }),
       h2AnswerRefused: () => m.h2AnswersRefused.inc({ network: net.name }),
       bodyRefused: (remote, headers) => admission.answered(clientIp(remote, headers["x-forwarded-for"], trusted)),

@@ -23,8 +23,37 @@ export class ConnectionSlots {
     else this.byIp.set(ip, n);
   }
 
+  /** Whether `ip` holds its share (a new connection would be refused). */
+  full(ip: string): boolean {
+    return (this.byIp.get(ip) ?? 0) >= this.perIp && !this.exempt.has(ip);
+  }
+
   /** Connections open from `ip` now. */
   held(ip: string): number {
     return this.byIp.get(ip) ?? 0;
+  }
+}
+
+/**
+ * How many connections past a cap each IP is told so (a 503) per second; past that they are closed unanswered.
+ * A fixed one-second window: its map holds at most the IPs refused within one second.
+ */
+export class RefusalsTold {
+  private readonly byIp = new Map<string, number>();
+  private windowStart = 0;
+
+  constructor(private readonly perSecond: number) {}
+
+  /** Whether this refusal of `ip` is still to be told (and counts it). */
+  tell(ip: string): boolean {
+    const now = performance.now();
+    if (now - this.windowStart >= 1_000) {
+      this.byIp.clear();
+      this.windowStart = now;
+    }
+    const n = this.byIp.get(ip) ?? 0;
+    if (n >= this.perSecond) return false;
+    this.byIp.set(ip, n + 1);
+    return true;
   }
 }

@@ -7,7 +7,7 @@ import { serveFastLane, type FastLaneOptions } from "./fastLane.js";
 import { destroyOnError } from "./destroyOnError.js";
 import { endAndClose } from "./endAndClose.js";
 import { normalise, type ProxyMatcher } from "./clientIp.js";
-import { ConnectionSlots } from "./connectionSlots.js";
+import { ConnectionSlots, RefusalsTold } from "./connectionSlots.js";
 import { BodyBudget } from "./bodyBudget.js";
 import { type BodyRefused, budgetedHandler } from "./budgetedHandler.js";
 import { CALM_GOAWAY, createH2Server } from "./h2Server.js";
@@ -71,8 +71,11 @@ export interface ConnectionLimits {
 export interface EdgeObserver {
   /** An IP passed an HTTP/2 budget (resets or streams): its sessions were ended, its new connections refused. */
   h2Banned?: (why: "resets" | "streams") => void;
-  /** A connection closed at accept, before a byte of it was read, because its IP is in its back-off. */
-  refusedAtAccept?: () => void;
+  /**
+   * A connection closed at accept, before a byte of it was read: its IP is in its HTTP/2 back-off, or past a
+   * connection cap with this second's 503s already written.
+   */
+  refusedAtAccept?: (why: "h2_backoff" | "connection_cap") => void;
   /** A large HTTP/1.1 body its route refused unread (fastLane.ts): dropped as it arrived, never decoded. */
   bodyDroppedUnread?: () => void;
   /** An HTTP/2 stream reset because its IP's answers not yet taken passed h2AnswerBytesPerIp. */
@@ -91,6 +94,8 @@ const refusal = (error: string): string => {
 };
 const TOO_MANY = refusal("too many open connections; try again shortly");
 const TOO_MANY_FROM_IP = refusal("too many open connections from your address; close some and try again");
+/** Connections past a cap answered 503 per IP and second; the rest are closed at accept. */
+const REFUSALS_TOLD_PER_SECOND = 20;
 
 /**
  * With `fastLane`, HTTP/1.1 connections start in the fast lane (fastLane.ts) and move to node:http at the
@@ -192,24 +197,32 @@ export async function listenDual(
   };
   const sockets = new Set<net.Socket>();
   const slots = new ConnectionSlots(limits.maxConnectionsPerIp, limits.exempt);
-  // An IP in its HTTP/2 back-off is closed at accept, inside net's accept before a Socket is made: not a byte
-  // read, no frame parsed. Its one owed connection is let through to be written the GOAWAY.
+  const portFull = (): boolean => sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections;
+  const told = new RefusalsTold(REFUSALS_TOLD_PER_SECOND);
+  // Closed inside net's accept, before a Socket is made: not a byte read, no frame parsed. An IP in its HTTP/2
+  // back-off (its one owed connection is let through to be written the GOAWAY); past a connection cap, an IP
+  // already told this second (a refusal with a Socket costs memory that only a full collection frees).
   const backOff = new BackOffList((address) => {
     const ip = normalise(address);
-    if (!h2.banned(ip) || h2.owesNotice(ip)) return false;
-    observer.refusedAtAccept?.();
+    if (h2.banned(ip)) {
+      if (h2.owesNotice(ip)) return false;
+      observer.refusedAtAccept?.("h2_backoff");
+      return true;
+    }
+    if (!(portFull() || slots.full(ip)) || told.tell(ip)) return false;
+    observer.refusedAtAccept?.("connection_cap");
     return true;
   });
   const server = net.createServer({ blockList: backOff }, (socket) => {
     destroyOnError(socket);
     const ip = normalise(socket.remoteAddress ?? "unknown");
     if (h2.banned(ip)) {
-      observer.refusedAtAccept?.();
+      observer.refusedAtAccept?.("h2_backoff");
       // Written, then closed: an end alone waits on the peer, and a server closing waits on that.
       if (h2.noticeOwed(ip)) return void socket.end(CALM_GOAWAY, () => socket.destroy());
       return void socket.destroy();
     }
-    if (sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections) return void endAndClose(socket, TOO_MANY);
+    if (portFull()) return void endAndClose(socket, TOO_MANY);
     if (!slots.take(ip)) return void endAndClose(socket, TOO_MANY_FROM_IP);
     sockets.add(socket);
     socket.once("close", () => {
