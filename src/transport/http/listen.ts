@@ -209,7 +209,8 @@ export async function listenDual(
       observer.refusedAtAccept?.("h2_backoff");
       return true;
     }
-    if (!(portFull() || slots.full(ip)) || told.tell(ip)) return false;
+    // A trusted proxy (many clients behind one address) is always told: its clients get the 503, not a reset.
+    if (!(portFull() || slots.full(ip)) || limits.exempt?.has(ip) || told.tell(ip)) return false;
     observer.refusedAtAccept?.("connection_cap");
     return true;
   });
