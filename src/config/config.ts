@@ -432,6 +432,13 @@ export const configSchema = z.strictObject({
         env: "HTTP_MAX_CONNECTIONS_PER_IP",
         doc: "Open connections per client IP per port (trusted proxies exempt); past this, that IP's new ones are answered 503 and closed (20 a second per IP; the rest closed at accept, unanswered).",
       }),
+      newConnectionsPerIpPerSecond: setting(positiveInt().default(1_000), {
+        env: "HTTP_NEW_CONNECTIONS_PER_IP_PER_SECOND",
+        doc:
+          "New connections one client IP may open per second per port (trusted proxies exempt); past this, that IP's " +
+          "next ones that second are answered 503 (20 a second) or closed at accept, unread. A client that reconnects " +
+          "for every request pays the gateway's accept and parse each time: it should keep its connections alive.",
+      }),
       bodyBudgetBytes: setting(positiveInt().default(256 * 1024 * 1024), {
         env: "HTTP_BODY_BUDGET_BYTES",
         doc: "Request bodies still arriving, all together, per port; a body past it is answered 503 (Retry-After) before it is read.",

@@ -226,7 +226,7 @@ export class Metrics {
   });
   readonly refusedAtAccept = new Counter({
     name: "gateway_connections_refused_at_accept_total",
-    help: "Connections closed at accept, unread (reason: h2_backoff, their IP in an HTTP/2 back-off; connection_cap, past a connection cap once its IP was told so this second)",
+    help: "Connections closed at accept, unread (reason: h2_backoff, their IP in an HTTP/2 back-off; connection_cap, past a connection cap, and connection_rate, past its IP's new connections per second, once the IP was told so this second)",
     labelNames: ["network", "reason"],
     registers: [this.registry],
   });

@@ -35,25 +35,27 @@ export class ConnectionSlots {
 }
 
 /**
- * How many connections past a cap each IP is told so (a 503) per second; past that they are closed unanswered.
- * A fixed one-second window: its map holds at most the IPs refused within one second.
+ * Events per IP in the current second (new connections, refusals told): a fixed one-second window, so its map
+ * holds at most the IPs seen within one second.
  */
-export class RefusalsTold {
+export class PerSecond {
   private readonly byIp = new Map<string, number>();
   private windowStart = 0;
 
-  constructor(private readonly perSecond: number) {}
-
-  /** Whether this refusal of `ip` is still to be told (and counts it). */
-  tell(ip: string): boolean {
+  /** Counts one event of `ip`; its count this second, this one included. */
+  count(ip: string): number {
     const now = performance.now();
     if (now - this.windowStart >= 1_000) {
       this.byIp.clear();
       this.windowStart = now;
     }
-    const n = this.byIp.get(ip) ?? 0;
-    if (n >= this.perSecond) return false;
-    this.byIp.set(ip, n + 1);
-    return true;
+    const n = (this.byIp.get(ip) ?? 0) + 1;
+    this.byIp.set(ip, n);
+    return n;
+  }
+
+  /** `ip`'s count this second, counting nothing. */
+  seen(ip: string): number {
+    return performance.now() - this.windowStart >= 1_000 ? 0 : (this.byIp.get(ip) ?? 0);
   }
 }

@@ -7,25 +7,13 @@ import { serveFastLane, type FastLaneOptions } from "./fastLane.js";
 import { destroyOnError } from "./destroyOnError.js";
 import { endAndClose } from "./endAndClose.js";
 import { normalise, type ProxyMatcher } from "./clientIp.js";
-import { ConnectionSlots, RefusalsTold } from "./connectionSlots.js";
+import { ConnectionSlots } from "./connectionSlots.js";
+import { AcceptGate, type AcceptRefusal } from "./acceptGate.js";
 import { BodyBudget } from "./bodyBudget.js";
 import { type BodyRefused, budgetedHandler } from "./budgetedHandler.js";
 import { CALM_GOAWAY, createH2Server } from "./h2Server.js";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
-
-/**
- * net.Server consults its blockList for each accepted handle before it makes a Socket; this one asks `refuse`.
- * A refused handle is closed there, so a flood of refused connections leaves no Socket to outlive a scavenge.
- */
-class BackOffList extends net.BlockList {
-  constructor(private readonly refuse: (address: string) => boolean) {
-    super();
-  }
-  override check(address: string | net.SocketAddress): boolean {
-    return this.refuse(typeof address === "string" ? address : address.address);
-  }
-}
 
 export interface DualServer {
   port: number;
@@ -50,6 +38,8 @@ export interface ConnectionLimits {
   maxConnections: number;
   /** Open connections per client IP past this are answered 503 and closed (the overall cap is not one IP's to take). */
   maxConnectionsPerIp: number;
+  /** New connections per client IP per second past which the rest that second are refused (exempt: none). */
+  newConnectionsPerIpPerSecond: number;
   /** Addresses exempt from the per-IP cap and body share (trusted proxies). */
   exempt?: ProxyMatcher;
   /** Request bodies still arriving (see limits/bodyBudget.ts). */
@@ -73,9 +63,9 @@ export interface EdgeObserver {
   h2Banned?: (why: "resets" | "streams") => void;
   /**
    * A connection closed at accept, before a byte of it was read: its IP is in its HTTP/2 back-off, or past a
-   * connection cap with this second's 503s already written.
+   * connection cap or its new connections per second, with this second's 503s already written.
    */
-  refusedAtAccept?: (why: "h2_backoff" | "connection_cap") => void;
+  refusedAtAccept?: (why: AcceptRefusal) => void;
   /** A large HTTP/1.1 body its route refused unread (fastLane.ts): dropped as it arrived, never decoded. */
   bodyDroppedUnread?: () => void;
   /** An HTTP/2 stream reset because its IP's answers not yet taken passed h2AnswerBytesPerIp. */
@@ -94,8 +84,7 @@ const refusal = (error: string): string => {
 };
 const TOO_MANY = refusal("too many open connections; try again shortly");
 const TOO_MANY_FROM_IP = refusal("too many open connections from your address; close some and try again");
-/** Connections past a cap answered 503 per IP and second; the rest are closed at accept. */
-const REFUSALS_TOLD_PER_SECOND = 20;
+const TOO_FAST_FROM_IP = refusal("too many new connections from your address; keep connections alive and try again");
 
 /**
  * With `fastLane`, HTTP/1.1 connections start in the fast lane (fastLane.ts) and move to node:http at the
@@ -198,23 +187,15 @@ export async function listenDual(
   const sockets = new Set<net.Socket>();
   const slots = new ConnectionSlots(limits.maxConnectionsPerIp, limits.exempt);
   const portFull = (): boolean => sockets.size + (limits.heldElsewhere?.() ?? 0) >= limits.maxConnections;
-  const told = new RefusalsTold(REFUSALS_TOLD_PER_SECOND);
-  // Closed inside net's accept, before a Socket is made: not a byte read, no frame parsed. An IP in its HTTP/2
-  // back-off (its one owed connection is let through to be written the GOAWAY); past a connection cap, an IP
-  // already told this second (a refusal with a Socket costs memory that only a full collection frees).
-  const backOff = new BackOffList((address) => {
-    const ip = normalise(address);
-    if (h2.banned(ip)) {
-      if (h2.owesNotice(ip)) return false;
-      observer.refusedAtAccept?.("h2_backoff");
-      return true;
-    }
-    // A trusted proxy (many clients behind one address) is always told: its clients get the 503, not a reset.
-    if (!(portFull() || slots.full(ip)) || limits.exempt?.has(ip) || told.tell(ip)) return false;
-    observer.refusedAtAccept?.("connection_cap");
-    return true;
+  const gate = new AcceptGate({
+    h2,
+    slots,
+    portFull,
+    newConnectionsPerIpPerSecond: limits.newConnectionsPerIpPerSecond,
+    exempt: limits.exempt,
+    refused: observer.refusedAtAccept,
   });
-  const server = net.createServer({ blockList: backOff }, (socket) => {
+  const server = net.createServer({ blockList: gate }, (socket) => {
     destroyOnError(socket);
     const ip = normalise(socket.remoteAddress ?? "unknown");
     if (h2.banned(ip)) {
@@ -223,6 +204,7 @@ export async function listenDual(
       if (h2.noticeOwed(ip)) return void socket.end(CALM_GOAWAY, () => socket.destroy());
       return void socket.destroy();
     }
+    if (gate.tooFast(ip)) return void endAndClose(socket, TOO_FAST_FROM_IP);
     if (portFull()) return void endAndClose(socket, TOO_MANY);
     if (!slots.take(ip)) return void endAndClose(socket, TOO_MANY_FROM_IP);
     sockets.add(socket);

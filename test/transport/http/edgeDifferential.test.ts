@@ -38,6 +38,7 @@ const LIMITS = {
   keepAliveTimeoutMs: 65_000,
   maxConnections: 10_000,
   maxConnectionsPerIp: 10_000,
+  newConnectionsPerIpPerSecond: 100_000,
   bodyBudgetBytes: 256 * 1024 * 1024,
   bodyBudgetPerIpBytes: 256 * 1024 * 1024,
   bodyBudgetPerSessionBytes: 8 * 1024 * 1024,

@@ -23,11 +23,13 @@ async function counter(url: string, name: string, reason: string): Promise<numbe
 interface FloodStats {
   connections: number;
   answered503: number;
+  answeredOther: number;
   closedUnanswered: number;
 }
 
-function connectionFlood(port: number, seconds: number, localAddress: string, hold: number): Promise<FloodStats> {
-  const child = spawn(process.execPath, ["test/helpers/connectionFlood.mjs", String(port), String(seconds), localAddress, String(hold)], {
+function connectionFlood(port: number, seconds: number, localAddress: string, hold: number, call = false): Promise<FloodStats> {
+  const args = [String(port), String(seconds), localAddress, String(hold), "50", ...(call ? ["call"] : [])];
+  const child = spawn(process.execPath, ["test/helpers/connectionFlood.mjs", ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";
@@ -68,9 +70,13 @@ describe("connections refused at accept, the gateway as a process", () => {
     const port = Number(new URL(gw.url).port);
     const flooded = connectionFlood(port, 10, "127.0.0.62", CAP);
     await new Promise((r) => setTimeout(r, 2_500));
-    const [rssFlooded, refusedFlooded] = [rssOf(pid), await counter(gw.url, "gateway_connections_refused_at_accept_total", "connection_cap")];
+    // Past its share and reconnecting this fast, it is also past its new connections per second (counted so).
+    const refused = async () =>
+      (await counter(gw.url, "gateway_connections_refused_at_accept_total", "connection_cap")) +
+      (await counter(gw.url, "gateway_connections_refused_at_accept_total", "connection_rate"));
+    const [rssFlooded, refusedFlooded] = [rssOf(pid), await refused()];
     const stats = await flooded;
-    const [rssEnd, refusedEnd] = [rssOf(pid), await counter(gw.url, "gateway_connections_refused_at_accept_total", "connection_cap")];
+    const [rssEnd, refusedEnd] = [rssOf(pid), await refused()];
     const detail = `RSS ${(rssFlooded / MB).toFixed(0)} -> ${(rssEnd / MB).toFixed(0)} MB; ${refusedEnd - refusedFlooded} refused at accept; ${JSON.stringify(stats)}`;
     // Told why at first (and a few times each second after), closed unread for the rest.
     expect(stats.answered503, detail).toBeGreaterThan(0);
@@ -83,5 +89,21 @@ describe("connections refused at accept, the gateway as a process", () => {
       body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}',
     });
     expect(other.status).toBe(200);
+  });
+
+  it("an IP that opens a connection per call, as fast as it can for 10 s: past 1,000 a second refused at accept (counted), RSS < 100 MB over", {
+    timeout: 60_000,
+  }, async () => {
+    const pid = gw.child.pid!;
+    const port = Number(new URL(gw.url).port);
+    const [rssBefore, refusedBefore] = [rssOf(pid), await counter(gw.url, "gateway_connections_refused_at_accept_total", "connection_rate")];
+    const stats = await connectionFlood(port, 10, "127.0.0.67", 0, true);
+    const [rssEnd, refusedEnd] = [rssOf(pid), await counter(gw.url, "gateway_connections_refused_at_accept_total", "connection_rate")];
+    const detail = `RSS ${(rssBefore / MB).toFixed(0)} -> ${(rssEnd / MB).toFixed(0)} MB; ${refusedEnd - refusedBefore} refused at accept; ${JSON.stringify(stats)}`;
+    // Served at most 1,000 a second (each answered, 200 or 429), told 503 twenty times a second, the rest closed.
+    expect(stats.answeredOther, detail).toBeLessThanOrEqual(11 * 1_000);
+    expect(stats.answered503, detail).toBeGreaterThan(0);
+    expect(refusedEnd - refusedBefore, detail).toBeGreaterThan(10_000);
+    expect(rssEnd - rssBefore, detail).toBeLessThan(100 * MB);
   });
 });
