@@ -82,9 +82,10 @@ function burstCollector(): (quiet: boolean) => void {
       return;
     }
     if (wait-- > 0) return;
-    // Memory-reducing (V8's last-resort flavour): a plain major collection frees the garbage but keeps the
-    // pages it filled pooled until V8's own memory reducer, seconds later or never on a busy heap.
-    void gc({ type: "major", flavor: "last-resort" });
+    // A plain major collection first. If RSS stays up, the next is memory-reducing (V8's last-resort flavour,
+    // two or more collections): a plain one frees the garbage but keeps the pages it filled pooled until V8's
+    // own memory reducer, seconds later or never on a busy heap.
+    void gc({ type: "major", flavor: backoff === 1 ? "regular" : "last-resort" });
     wait = backoff;
     backoff = Math.min(backoff * 2, MAX_BACKOFF_TICKS);
   };
