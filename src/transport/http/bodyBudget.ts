@@ -2,7 +2,9 @@
 // budgeted: all of them together, and each client IP's share, in bytes. A body that does not fit is refused
 // (503, Retry-After) before it is read, rather than buffered for as long as the request timeout lets slow
 // senders hold it. A load balancer named in TRUSTED_PROXIES carries
-// everyone's bodies: only the total applies to it.
+// everyone's bodies: only the total applies to it. Counted under the address's ipKey (an IPv6 /64).
+import { ipKey } from "./clientIp.js";
+
 export interface BodyBudgetOptions {
   totalBytes: number;
   perIpBytes: number;
@@ -29,7 +31,8 @@ export class BodyBudget {
    */
   reserve(ip: string, bytes: number, session?: object): boolean {
     if (this.used + bytes > this.options.totalBytes) return false;
-    const mine = this.byIp.get(ip) ?? 0;
+    const key = ipKey(ip);
+    const mine = this.byIp.get(key) ?? 0;
     const exempt = this.options.exempt?.has(ip) ?? false;
     if (!exempt && mine + bytes > this.options.perIpBytes) return false;
     if (session && !exempt && this.options.perSessionBytes !== undefined) {
@@ -38,29 +41,31 @@ export class BodyBudget {
       this.bySession.set(session, its + bytes);
     }
     this.used += bytes;
-    this.byIp.set(ip, mine + bytes);
+    this.byIp.set(key, mine + bytes);
     return true;
   }
 
   /** Like reserve (no session), but an IP holding nothing is always granted this one (one answer of any size). */
   reserveOrFirst(ip: string, bytes: number): boolean {
     if (this.reserve(ip, bytes)) return true;
-    if (this.byIp.has(ip)) return false;
+    const key = ipKey(ip);
+    if (this.byIp.has(key)) return false;
     this.used += bytes;
-    this.byIp.set(ip, bytes);
+    this.byIp.set(key, bytes);
     return true;
   }
 
   /** Whether `ip` already holds its whole share (trusted proxies never do). */
   full(ip: string): boolean {
-    return !(this.options.exempt?.has(ip) ?? false) && (this.byIp.get(ip) ?? 0) >= this.options.perIpBytes;
+    return !(this.options.exempt?.has(ip) ?? false) && (this.byIp.get(ipKey(ip)) ?? 0) >= this.options.perIpBytes;
   }
 
   release(ip: string, bytes: number, session?: object): void {
     this.used -= bytes;
-    const left = (this.byIp.get(ip) ?? bytes) - bytes;
-    if (left <= 0) this.byIp.delete(ip);
-    else this.byIp.set(ip, left);
+    const key = ipKey(ip);
+    const left = (this.byIp.get(key) ?? bytes) - bytes;
+    if (left <= 0) this.byIp.delete(key);
+    else this.byIp.set(key, left);
     const its = session && this.bySession.get(session);
     if (its !== undefined && session) this.bySession.set(session, its - bytes);
   }

@@ -6,7 +6,7 @@
 // must arrive within the request timeout, as node:http's do.
 import http2 from "node:http2";
 import { BodyBudget } from "./bodyBudget.js";
-import { normalise, type ProxyMatcher } from "./clientIp.js";
+import { ipKey, normalise, type ProxyMatcher } from "./clientIp.js";
 import { StreamResets } from "./streamResets.js";
 
 const H2_MAX_STREAMS = 100;
@@ -60,10 +60,10 @@ export function createH2Server(limits: H2Limits, handler: Handler, observer: H2O
   const ban = (ip: string, why: "resets" | "streams"): void => {
     observer.h2Banned?.(why);
     let told = false;
-    for (const session of sessionsOf.get(ip) ?? []) told = goAway(session) || told;
+    for (const session of sessionsOf.get(ipKey(ip)) ?? []) told = goAway(session) || told;
     // nghttp2's own reset limit may have ended them first (INTERNAL_ERROR), before this count saw their
     // closes: the IP's next connection then carries the GOAWAY instead.
-    if (!told) owed.add(ip);
+    if (!told) owed.add(ipKey(ip));
   };
   /** Streams this server closed itself (timeouts, budgets): their reset is not the peer's. */
   const closedByUs = new WeakSet<http2.Http2Stream>();
@@ -91,12 +91,13 @@ export function createH2Server(limits: H2Limits, handler: Handler, observer: H2O
   });
   server.on("session", (session) => {
     const ip = normalise(session.socket?.remoteAddress ?? "unknown");
-    let mine = sessionsOf.get(ip);
-    if (!mine) sessionsOf.set(ip, (mine = new Set()));
+    const key = ipKey(ip);
+    let mine = sessionsOf.get(key);
+    if (!mine) sessionsOf.set(key, (mine = new Set()));
     mine.add(session);
     session.once("close", () => {
       mine.delete(session);
-      if (mine.size === 0 && sessionsOf.get(ip) === mine) sessionsOf.delete(ip);
+      if (mine.size === 0 && sessionsOf.get(key) === mine) sessionsOf.delete(key);
     });
     session.on("stream", (stream) => {
       if (opened.note(ip)) return ban(ip, "streams");
@@ -114,8 +115,8 @@ export function createH2Server(limits: H2Limits, handler: Handler, observer: H2O
   return {
     server,
     banned: (ip) => resets.banned(ip) || opened.banned(ip),
-    noticeOwed: (ip) => owed.delete(ip),
-    owesNotice: (ip) => owed.has(ip),
+    noticeOwed: (ip) => owed.delete(ipKey(ip)),
+    owesNotice: (ip) => owed.has(ipKey(ip)),
     closeStream,
     close() {
       resets.close();

@@ -3,9 +3,11 @@
 // 1,000 of them, but a client that reconnects starts again, and every other caller waits behind the handler
 // work. Counted per client IP over a sliding window, so reconnecting does not reset the
 // count; an IP past the budget has its sessions ended (GOAWAY ENHANCE_YOUR_CALM) and its new h2 connections
-// refused for a back-off that doubles each time (up to 10 minutes).
+// refused for a back-off that doubles each time (up to 10 minutes). Counted under the address's ipKey (an
+// IPv6 /64: a new address per connection is free inside one).
 import { monotonicNow } from "../../clock.js";
 import { DoublingDelay } from "../../resilience/doublingDelay.js";
+import { ipKey } from "./clientIp.js";
 export interface StreamResetOptions {
   /** Resets tolerated per IP per window. */
   budget: number;
@@ -41,8 +43,9 @@ export class StreamResets {
   note(ip: string): boolean {
     if (this.options.exempt?.has(ip)) return false;
     const now = monotonicNow();
-    let s = this.byIp.get(ip);
-    if (!s) this.byIp.set(ip, (s = { windowStart: now, count: 0, bannedUntil: 0, ban: undefined }));
+    const key = ipKey(ip);
+    let s = this.byIp.get(key);
+    if (!s) this.byIp.set(key, (s = { windowStart: now, count: 0, bannedUntil: 0, ban: undefined }));
     if (now - s.windowStart > this.options.windowMs) {
       s.windowStart = now;
       s.count = 0;
@@ -56,7 +59,7 @@ export class StreamResets {
 
   /** Whether `ip` is in its back-off now. */
   banned(ip: string): boolean {
-    const s = this.byIp.get(ip);
+    const s = this.byIp.get(ipKey(ip));
     return s !== undefined && monotonicNow() < s.bannedUntil;
   }
 
