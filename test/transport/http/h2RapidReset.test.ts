@@ -8,7 +8,7 @@ import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../../src/gateway.js";
 import { startTestGateway } from "../../helpers/gateway.js";
-import { h2Attack } from "../../helpers/h2Attack.js";
+import { h2Attack } from "../../helpers/attackers.js";
 
 const BODY = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
 const ENHANCE_YOUR_CALM = 11;

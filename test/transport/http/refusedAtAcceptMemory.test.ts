@@ -5,11 +5,10 @@
 // net's accept (its blockList), before a Socket exists; past a connection cap the first refusals each second
 // are still told why (503). Measured on the gateway as its own process, RSS from /proc, from when the
 // refusals start to the attack's end.
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GatewayProcess, startGatewayProcess } from "../../helpers/gatewayProcess.js";
-import { h2Attack } from "../../helpers/h2Attack.js";
+import { connectionFlood, h2Attack } from "../../helpers/attackers.js";
 
 const MB = 2 ** 20;
 const CAP = 10;
@@ -18,25 +17,6 @@ const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileS
 async function counter(url: string, name: string, reason: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   return Number(new RegExp(`^${name}\\{[^}]*reason="${reason}"[^}]*\\} (\\d+)`, "m").exec(text)?.[1] ?? 0);
-}
-
-interface FloodStats {
-  connections: number;
-  answered503: number;
-  answeredOther: number;
-  closedUnanswered: number;
-}
-
-function connectionFlood(port: number, seconds: number, localAddress: string, hold: number, call = false): Promise<FloodStats> {
-  const args = [String(port), String(seconds), localAddress, String(hold), "50", ...(call ? ["call"] : [])];
-  const child = spawn(process.execPath, ["test/helpers/connectionFlood.mjs", ...args], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) =>
-    child.on("exit", () => (out ? resolve(JSON.parse(out) as FloodStats) : reject(new Error("the flood printed nothing")))),
-  );
 }
 
 describe("connections refused at accept, the gateway as a process", () => {
