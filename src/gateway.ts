@@ -83,7 +83,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const { journal, health: storeHealth, webhooks: webhookStore, kind: storeKind } = stores;
     metrics.followHealth(() => ({ storeKind, store: storeHealth.available, rateLimitStore: limits.sharedStoreUp }));
     startingFor = "opening its wallets";
-    const wallets = await openWallets(config, log);
+    const wallets = await openWallets(config, log, stores);
     const keys = new ApiKeys(stores.keys, wallets);
     // A claim left by a stopped process is settled from the journal (IdempotencyStore.settleStale).
     const idempotency = new IdempotencyStore(stores.idempotency, {

@@ -52,7 +52,7 @@ async function onStore(): Promise<KeyCommands> {
       `${custody ? `wallets in the ${custody}` : `seed ${process.env.MASTER_MNEMONIC ? "MASTER_MNEMONIC" : seedFile}`}\n`,
   );
   const stores = await openStores({ dataDir: config.dataDir, role: "tool", ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) });
-  return localKeys(stores, await openWallets(config, createLogger("warn")));
+  return localKeys(stores, await openWallets(config, createLogger("warn"), stores));
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -4,6 +4,7 @@
 import pRetry from "p-retry";
 import { GatewayError } from "../errors.js";
 import { holdDataDir, openEmbeddedDatabase } from "./embeddedDatabase.js";
+import { type Exclusive, processExclusive, sqlExclusive } from "./exclusive.js";
 import { sqlIdempotencyTable, sqliteIdempotencyTable, type IdempotencyTable } from "./idempotencyTable.js";
 import { sqlKeyTable, sqliteKeyTable, type KeyTable } from "./keyTable.js";
 import { migrate } from "./migrations.js";
@@ -23,6 +24,8 @@ export interface Stores {
   keys: KeyTable;
   idempotency: IdempotencyTable;
   webhooks: WebhookStore;
+  /** Work one process at a time may do among all sharing this store (making a shared token's wallets). */
+  exclusive: Exclusive;
   close(): Promise<void>;
 }
 
@@ -76,6 +79,7 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
       keys: sqlKeyTable(db),
       idempotency: sqlIdempotencyTable(db),
       webhooks: sqlWebhookStore(db),
+      exclusive: sqlExclusive(db),
       async close() {
         await journal.close();
         await db.close();
@@ -111,6 +115,7 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
     idempotency: sqliteIdempotencyTable(db),
     // One writer of the file: the journal writes outbox rows only while a webhook exists.
     webhooks: sqliteWebhookStore(db, () => journal!.refreshWebhooks()),
+    exclusive: processExclusive(),
     async close() {
       // The journal closes the file it shares with the keys and answers.
       embeddedHealth.close();

@@ -3,24 +3,36 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import type { GatewayConfig } from "../../config/config.js";
 import type { Logger } from "../../log/logger.js";
+import type { Exclusive } from "../../store/exclusive.js";
 import { MasterSeed } from "../masterSeed.js";
 import type { Sealer } from "../sealedSeed.js";
 import { seedWallets } from "./seedWallets.js";
 import type { Wallets } from "./wallets.js";
 
-export async function openWallets(config: Pick<GatewayConfig, "signer" | "dataDir" | "masterMnemonic">, log: Logger): Promise<Wallets> {
+/**
+ * `store.exclusive` keeps replicas sharing a token from each making the same key there: wallet n, the
+ * callback root, the seal key are found or made by one process at a time.
+ */
+export async function openWallets(
+  config: Pick<GatewayConfig, "signer" | "dataDir" | "masterMnemonic">,
+  log: Logger,
+  store: { exclusive: Exclusive },
+): Promise<Wallets> {
   const { kind, pkcs11 } = config.signer;
   if (kind === "pkcs11") {
     // Loaded only here: a gateway on the seed never loads the FFI.
     const { TokenWallets } = await import("./pkcs11/tokenWallets.js");
-    return TokenWallets.open({ library: pkcs11.library!, tokenLabel: pkcs11.tokenLabel!, pinFile: pkcs11.pinFile!, sessions: pkcs11.sessions }, log);
+    return TokenWallets.open(
+      { library: pkcs11.library!, tokenLabel: pkcs11.tokenLabel!, pinFile: pkcs11.pinFile!, sessions: pkcs11.sessions, exclusive: store.exclusive },
+      log,
+    );
   }
   const env = config.masterMnemonic ? { MASTER_MNEMONIC: config.masterMnemonic } : {};
-  return seedWallets(await MasterSeed.open(config.dataDir, env, sealerOf(config.signer)));
+  return seedWallets(await MasterSeed.open(config.dataDir, env, sealerOf(config.signer, store.exclusive)));
 }
 
 /** What seals the master seed on disk, if anything. */
-function sealerOf(signer: GatewayConfig["signer"]): Sealer | undefined {
+function sealerOf(signer: GatewayConfig["signer"], exclusive: Exclusive): Sealer | undefined {
   if (signer.sealSeed === "keyFile") {
     const file = signer.sealKeyFile!;
     return {
@@ -39,7 +51,7 @@ function sealerOf(signer: GatewayConfig["signer"]): Sealer | undefined {
       key: async () => {
         const { openTokenSession, tokenHmac } = await import("./pkcs11/tokenSession.js");
         const { ck, session } = openTokenSession({ library: library!, tokenLabel: tokenLabel!, pinFile: pinFile! });
-        return tokenHmac(ck, session, "chain-gateway seed seal", "chain-gateway master seed v1");
+        return exclusive(`pkcs11 ${tokenLabel} seed seal`, () => tokenHmac(ck, session, "chain-gateway seed seal", "chain-gateway master seed v1"));
       },
     };
   }

@@ -110,8 +110,9 @@ describe("wallets in a PKCS#11 token (SoftHSM2)", () => {
 
   it("the token signs off the event loop: 400 signatures in flight never hold it 15 ms", async () => {
     const { TokenWallets } = await import("../../../src/keys/custody/pkcs11/tokenWallets.js");
+    const { processExclusive } = await import("../../../src/store/exclusive.js");
     const wallets = await TokenWallets.open(
-      { library: token.library, tokenLabel: token.tokenLabel, pinFile: token.pinFile, sessions: 4 },
+      { library: token.library, tokenLabel: token.tokenLabel, pinFile: token.pinFile, sessions: 4, exclusive: processExclusive() },
       createLogger("silent"),
     );
     await wallets.ready(1);

@@ -1,5 +1,6 @@
 // A logged-in session on the token a configuration names, and secrets derived inside it: an HMAC key made in
 // the token (sensitive, never extractable) MACs a fixed message, and only that MAC leaves it.
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { CKA, CKK, CKM, CKO, Cryptoki } from "./cryptoki.js";
 
@@ -17,14 +18,22 @@ export function openTokenSession(o: TokenOptions): { ck: Cryptoki; slot: number;
   return { ck, slot, pin, session: ck.openSession(slot, pin) };
 }
 
-/** HMAC-SHA256 of `message` under the token's secret key labelled `label`, made there on first use. */
+/**
+ * HMAC-SHA256 of `message` under the token's secret key labelled `label`, made there on first use (by one
+ * process at a time: callers hold the store's lock). Were there two (made before that lock), every process
+ * takes the one with the lowest CKA_ID, so all derive the same secret.
+ */
 export function tokenHmac(ck: Cryptoki, session: number, label: string, message: string): Promise<Buffer> {
-  const [found] = ck.find(session, [
+  const found = ck.find(session, [
     [CKA.CLASS, CKO.SECRET_KEY],
     [CKA.LABEL, Buffer.from(label)],
   ]);
+  const idOf = (key: number) => {
+    const id = ck.attribute(session, key, CKA.ID);
+    return typeof id === "string" ? "" : id.toString("hex");
+  };
   const key =
-    found ??
+    found.map((k) => ({ k, id: idOf(k) })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))[0]?.k ??
     ck.generateKey(session, CKM.GENERIC_SECRET_KEY_GEN, [
       [CKA.CLASS, CKO.SECRET_KEY],
       [CKA.KEY_TYPE, CKK.GENERIC_SECRET],
@@ -35,6 +44,7 @@ export function tokenHmac(ck: Cryptoki, session: number, label: string, message:
       [CKA.EXTRACTABLE, false],
       [CKA.SIGN, true],
       [CKA.LABEL, Buffer.from(label)],
+      [CKA.ID, randomBytes(16)],
     ]);
   return ck.sign(session, key, CKM.SHA256_HMAC, Buffer.from(message), 32);
 }

@@ -5,6 +5,7 @@
 // for the answer.
 import { computeAddress, getAddress, hexlify } from "ethers";
 import type { Logger } from "../../../log/logger.js";
+import type { Exclusive } from "../../../store/exclusive.js";
 import { recoverPublicKey } from "../../../sequencer/secp256k1.js";
 import type { RecoverableSignature, TxSigner } from "../../../sequencer/txSigner.js";
 import { PUBLIC_SIGNER_INDEX, type Wallets } from "../wallets.js";
@@ -32,17 +33,22 @@ export class TokenWallets implements Wallets {
     sessions: number[],
     callbackRoot: string,
     private readonly log: Logger,
+    /** Finding-or-making wallet n, one process at a time among those sharing the store (replicas). */
+    private readonly exclusive: (index: number, load: () => void) => Promise<void>,
   ) {
     this.idle = sessions;
     this.callbackRoot = callbackRoot;
   }
 
-  static async open(o: TokenOptions & { sessions: number }, log: Logger): Promise<TokenWallets> {
+  static async open(o: TokenOptions & { sessions: number; exclusive: Exclusive }, log: Logger): Promise<TokenWallets> {
     const { ck, slot, pin, session: admin } = openTokenSession(o);
     const sessions = Array.from({ length: o.sessions }, () => ck.openSession(slot, pin));
     // Callback secrets derive from an HMAC key made in the token: what leaves it is this one MAC, not the key.
-    const root = await tokenHmac(ck, admin, CALLBACK_ROOT_LABEL, "chain-gateway callback secrets v1");
-    const wallets = new TokenWallets(ck, admin, sessions, hexlify(root), log);
+    const root = await o.exclusive(`pkcs11 ${o.tokenLabel} callback root`, () =>
+      tokenHmac(ck, admin, CALLBACK_ROOT_LABEL, "chain-gateway callback secrets v1"),
+    );
+    const exclusive = (index: number, load: () => void) => o.exclusive(`pkcs11 ${o.tokenLabel} ${walletLabel(index)}`, load);
+    const wallets = new TokenWallets(ck, admin, sessions, hexlify(root), log, exclusive);
     await wallets.ready(PUBLIC_SIGNER_INDEX);
     return wallets;
   }
@@ -57,9 +63,7 @@ export class TokenWallets implements Wallets {
     if (this.signers.has(index)) return;
     let making = this.creating.get(index);
     if (!making) {
-      making = Promise.resolve()
-        .then(() => this.load(index))
-        .finally(() => this.creating.delete(index));
+      making = this.exclusive(index, () => this.load(index)).finally(() => this.creating.delete(index));
       this.creating.set(index, making);
     }
     return making;
@@ -84,8 +88,8 @@ export class TokenWallets implements Wallets {
   }
 
   /**
-   * Wallet n's key pair from the token, made there when it has none. Replicas starting at once may each make
-   * one: every process then takes the pair with the lowest address, so all sign as the same wallet.
+   * Wallet n's key pair from the token, made there when it has none (one process at a time: `exclusive`).
+   * Were there two (made before that lock), every process takes the pair with the lowest address.
    */
   private load(index: number): void {
     const label = Buffer.from(walletLabel(index));
