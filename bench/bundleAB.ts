@@ -1,17 +1,22 @@
 // `npm run bench:ab -- A.mjs B.mjs ...`: wall-clock A/B of gateway bundles (`npm run build` outputs kept
 // aside) in one run, against one embedded anvil: requests/s and the gateway's CPU per answer for the proxy
 // path (uncoalesced reads, so every request reaches the node) and for ZKT message writes. Rounds alternate
-// the bundles, so a machine that slows down mid-run slows each of them alike; the table is the median
-// round per bundle. Each runs with `npm start`'s Node flags; a bundle may add flags after its path, in one
-// argument (`"dist-ab/x.mjs --max-semi-space-size=4"`: the later flag wins), so a flag can be an A/B too, and
-// so can an environment variable (`"dist-ab/x.mjs MALLOC_MMAP_THRESHOLD_=65536"`). `AB_WEBHOOK=1` registers a
-// webhook endpoint (a local receiver answering 200) for the bundle's key, so the keyed ZKT row pays for
-// its deliveries (#56: within 10 % of none).
-import { spawn, type ChildProcess } from "node:child_process";
+// the bundles, so a machine that slows down mid-run slows each of them alike. Each runs with `npm start`'s
+// Node flags; a bundle may add flags after its path, in one argument (`"dist-ab/x.mjs
+// --max-semi-space-size=4"`: the later flag wins), so a flag can be an A/B too, and so can an environment
+// variable (`"dist-ab/x.mjs MALLOC_MMAP_THRESHOLD_=65536"`). `AB_WEBHOOK=1` registers a webhook endpoint (a
+// local receiver answering 200) for the bundle's key, so the keyed ZKT row pays for its deliveries.
+//
+// Two copies of one bundle, started once, differ by 5-15 % here for a whole run (each process's own JIT
+// and layout), which no number of rounds averages away. `AB_FRESH=1` starts every bundle anew for each
+// round, so that difference becomes a round's, and compares bundles by the median of their per-round
+// ratios to the first bundle, with a bootstrap 90 % interval: a change is shown when the interval is.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { fixedLoad as sendFixed } from "./fixedLoad.js";
+import { cpuMs } from "./processCpu.js";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startNodeFlags } from "../scripts/nodeFlags.js";
@@ -20,8 +25,15 @@ import { startEmbeddedNode } from "../src/chain/embeddedNode.js";
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 5);
 const REQUESTS = Number(process.env.AB_REQUESTS ?? 20_000);
 const WRITES = Number(process.env.AB_WRITES ?? 3_000);
+const FRESH = process.env.AB_FRESH === "1";
+/**
+ * AB_CHUNKS=k: each round's load in k parts, the bundles taking turns part by part, so a second when the
+ * machine is slow falls on all of them rather than on whichever one was running.
+ */
+const CHUNKS = Number(process.env.AB_CHUNKS ?? 1);
+/** AB_PIN=1: the gateways on the second core, this load and anvil on the first, so neither takes the other's. */
+const PIN = process.env.AB_PIN === "1";
 const CONNECTIONS = 32;
-const CLOCK_TICKS = 100;
 
 interface Load {
   name: string;
@@ -38,8 +50,16 @@ const batch40 = JSON.stringify(
     params: ["0x" + (0xbeef00 + i).toString(16).padStart(40, "0"), "latest"],
   })),
 );
-const LOADS: Load[] = [
-  { name: "eth_chainId (answered locally)", path: "/", body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', count: REQUESTS },
+/** AB_ONLY=zkt (say): only the loads whose name holds one of these words. */
+const ONLY = process.env.AB_ONLY?.split(",").map((w) => w.trim().toLowerCase());
+const CHAIN_ID: Load = {
+  name: "eth_chainId (answered locally)",
+  path: "/",
+  body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+  count: REQUESTS,
+};
+const ALL_LOADS: Load[] = [
+  CHAIN_ID,
   { name: "eth_blockNumber (proxied)", path: "/", body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}', count: REQUESTS },
   {
     name: "eth_getBalance (proxied)",
@@ -51,6 +71,7 @@ const LOADS: Load[] = [
   { name: "ZKT message write", path: "/zkt/try-it-out", body: '{"arguments":"bench message"}', count: WRITES },
   { name: "ZKT message write, keyed", path: (i) => `/zkt/${keys[i]}`, body: '{"arguments":"bench message"}', count: WRITES },
 ];
+const LOADS = ALL_LOADS.filter((l) => !ONLY || ONLY.some((w) => l.name.toLowerCase().includes(w)));
 /** Each bundle's API key (the keyed row). */
 const keys: string[] = [];
 
@@ -70,18 +91,13 @@ async function keyFor(port: number, webhook: boolean, receiver: string): Promise
   return apiKey!;
 }
 
-/** The process's user+system CPU so far, in ms. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-}
-
 async function startBundle(bundle: string, upstream: string, port: number): Promise<ChildProcess> {
   const [path, ...words] = bundle.split(/\s+/);
   // NAME=value words are the process's environment (an allocator setting, say), the rest Node flags.
   const env = Object.fromEntries(words.filter((w) => /^[A-Z_][A-Z0-9_]*=/.test(w)).map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]));
   const flags = words.filter((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w));
-  const proc = spawn(process.execPath, [...startNodeFlags(), ...flags, resolve(path!)], {
+  const argv = [...startNodeFlags(), ...flags, resolve(path!)];
+  const proc = spawn(PIN ? "taskset" : process.execPath, PIN ? ["-c", "1", process.execPath, ...argv] : argv, {
     env: {
       ...process.env,
       ...env,
@@ -100,7 +116,7 @@ async function startBundle(bundle: string, upstream: string, port: number): Prom
   });
   for (let i = 0; i < 300; i++) {
     try {
-      await fixedLoad(port, LOADS[0]!, 1);
+      await fixedLoad(port, CHAIN_ID, 1);
       return proc;
     } catch {
       await new Promise((r) => setTimeout(r, 100));
@@ -112,11 +128,26 @@ async function startBundle(bundle: string, upstream: string, port: number): Prom
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** The median of `xs` and a bootstrap 90 % interval of it (2,000 resamples, a fixed seed: same data, same interval). */
+function medianInterval(xs: number[]): [number, number, number] {
+  let seed = 0x9e3779b9;
+  const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  const medians = Array.from({ length: 2_000 }, () => median(xs.map(() => xs[Math.floor(random() * xs.length)]!))).sort((a, b) => a - b);
+  return [median(xs), medians[100]!, medians[1_899]!];
+}
+
+const percent = (r: number): string => `${r >= 1 ? "+" : ""}${((r - 1) * 100).toFixed(1)} %`;
+
 async function main(): Promise<void> {
   const bundles = process.argv.slice(2).map((b) => b.trim());
   if (bundles.length < 2) throw new Error("usage: npm run bench:ab -- A.mjs B.mjs [...]");
   const node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
-  const procs: ChildProcess[] = [];
+  if (PIN) for (const pid of [process.pid, node.pid]) execFileSync("taskset", ["-a", "-p", "-c", "0", String(pid)], { stdio: "ignore" });
+  let procs: ChildProcess[] = [];
+  const stopAll = () => {
+    for (const p of procs) p?.kill("SIGKILL");
+    procs = [];
+  };
   try {
     // Webhook deliveries' receiver: answers 200, counts them.
     let delivered = 0;
@@ -128,39 +159,82 @@ async function main(): Promise<void> {
     });
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
     const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    for (const [i, b] of bundles.entries()) {
-      procs.push(await startBundle(b, node.url, 8800 + i));
-      keys.push(await keyFor(8800 + i, b.includes("AB_WEBHOOK=1"), receiverUrl));
-    }
-    // Warm every bundle on every load first (JIT, lanes, connections).
-    for (const [i] of bundles.entries()) for (const l of LOADS) await fixedLoad(8800 + i, l, Math.min(l.count, 2_000));
+    const n = bundles.length;
+    // Started anew each round, bundle i takes slot (i + round) % n: its port, its turn to start and to go
+    // first. Whichever bundle held the first slot for a whole run came out slowest by 4-10 % (two runs here).
+    const bundleIn = (slot: number, round: number): number => (FRESH ? (((slot - round) % n) + n) % n : slot);
+    const startAll = async (round: number) => {
+      for (let slot = 0; slot < n; slot++) {
+        const i = bundleIn(slot, round);
+        procs[i] = await startBundle(bundles[i]!, node.url, 8800 + slot);
+        keys[slot] = await keyFor(8800 + slot, bundles[i]!.includes("AB_WEBHOOK=1"), receiverUrl);
+      }
+      // Warm every bundle on every load first (JIT, lanes, connections).
+      for (let slot = 0; slot < n; slot++) for (const l of LOADS) await fixedLoad(8800 + slot, l, Math.min(l.count, 2_000));
+    };
     const results = bundles.map(() => LOADS.map(() => ({ rps: [] as number[], cpuUs: [] as number[] })));
     for (let round = 0; round < ROUNDS; round++) {
+      if (FRESH || round === 0) await startAll(round);
       for (const [li, l] of LOADS.entries()) {
-        // Alternate which bundle goes first, round by round.
-        const order = bundles.map((_, i) => i);
+        // Alternate which slot goes first, round by round; time and CPU summed over the parts.
+        const order = bundles.map((_, slot) => slot);
         if (round % 2 === 1) order.reverse();
-        for (const i of order) {
-          const pid = procs[i]!.pid!;
-          const cpu0 = cpuMs(pid);
-          const t0 = process.hrtime.bigint();
-          await fixedLoad(8800 + i, l, l.count);
-          const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-          results[i]![li]!.rps.push(l.count / seconds);
-          results[i]![li]!.cpuUs.push(((cpuMs(pid) - cpu0) * 1000) / l.count);
+        const seconds = bundles.map(() => 0);
+        const cpu = bundles.map(() => 0);
+        const part = Math.ceil(l.count / CHUNKS);
+        for (let c = 0; c < CHUNKS; c++)
+          for (const slot of c % 2 === 0 ? order : [...order].reverse()) {
+            const i = bundleIn(slot, round);
+            const pid = procs[i]!.pid!;
+            const cpu0 = cpuMs(pid);
+            const t0 = process.hrtime.bigint();
+            await fixedLoad(8800 + slot, l, part);
+            seconds[i]! += Number(process.hrtime.bigint() - t0) / 1e9;
+            cpu[i]! += cpuMs(pid) - cpu0;
+          }
+        for (const [i] of bundles.entries()) {
+          results[i]![li]!.rps.push((part * CHUNKS) / seconds[i]!);
+          results[i]![li]!.cpuUs.push((cpu[i]! * 1000) / (part * CHUNKS));
         }
       }
+      if (FRESH) stopAll();
     }
-    console.log(`Node ${process.version}; ${ROUNDS} alternating rounds, median; ${CONNECTIONS} keep-alive connections; reads uncoalesced\n`);
+    const how = `${FRESH ? "each bundle started anew every round" : "each bundle started once"}${CHUNKS > 1 ? `, ${CHUNKS} parts in turn` : ""}${PIN ? "; gateways on core 1, load and anvil on core 0" : ""}`;
+    console.log(`Node ${process.version}; ${ROUNDS} alternating rounds (${how}), median; ${CONNECTIONS} keep-alive connections; reads uncoalesced\n`);
     console.log(`| load | ${bundles.map((b) => `${b.split("/").pop()} req/s | CPU µs/answer`).join(" | ")} |`);
     console.log(`|---|${bundles.map(() => "---|---").join("|")}|`);
     for (const [li, l] of LOADS.entries()) {
       console.log(`| ${l.name} | ${results.map((r) => `${Math.round(median(r[li]!.rps))} | ${median(r[li]!.cpuUs).toFixed(1)}`).join(" | ")} |`);
     }
+    // Each bundle against the first, round by round: the median ratio and its 90 % interval.
+    console.log(`\nPer-round ratios to ${bundles[0]}: median [90 % interval], req/s then CPU per answer\n`);
+    console.log(
+      `| load | ${bundles
+        .slice(1)
+        .map((b) => `${b} req/s | CPU`)
+        .join(" | ")} |`,
+    );
+    console.log(
+      `|---|${bundles
+        .slice(1)
+        .map(() => "---|---")
+        .join("|")}|`,
+    );
+    for (const [li, l] of LOADS.entries()) {
+      const cells = bundles.slice(1).map((_, j) => {
+        const [a, b] = [results[0]![li]!, results[j + 1]![li]!];
+        const [rps, rpsLow, rpsHigh] = medianInterval(b.rps.map((x, k) => x / a.rps[k]!));
+        const [cpu, cpuLow, cpuHigh] = medianInterval(b.cpuUs.map((x, k) => x / a.cpuUs[k]!));
+        return `${percent(rps)} [${percent(rpsLow)}, ${percent(rpsHigh)}] | ${percent(cpu)} [${percent(cpuLow)}, ${percent(cpuHigh)}]`;
+      });
+      console.log(`| ${l.name} | ${cells.join(" | ")} |`);
+    }
+    // AB_RAW=file: every round's numbers, for ratios between any two bundles.
+    if (process.env.AB_RAW) writeFileSync(process.env.AB_RAW, JSON.stringify({ bundles, loads: LOADS.map((l) => l.name), results }, null, 1));
     if (delivered > 0) console.log(`\nwebhook deliveries received: ${delivered}`);
     receiver.close();
   } finally {
-    for (const p of procs) p.kill("SIGKILL");
+    stopAll();
     await node.stop();
   }
 }

@@ -1,9 +1,10 @@
-// `npm run bench:transports [bundle]`: the gateway's CPU per call of one locally answered method over each
-// transport that carries it (JSON-RPC over HTTP/1.1, Connect JSON over HTTP/1.1, Connect proto and gRPC over
-// h2c), 32 at once, against one build (default: a fresh `npm run build`'s dist/main.mjs). What each wire costs
-// on top of the same handler; the median of three rounds of 8,000 calls.
-import { execSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+// `npm run bench:transports [bundle ...]`: the gateway's CPU per call of one locally answered method over
+// each transport that carries it (JSON-RPC over HTTP/1.1, Connect JSON over HTTP/1.1, Connect proto and gRPC
+// over h2c), 32 at once (default bundle: a fresh `npm run build`'s dist/main.mjs). What each wire costs on
+// top of the same handler. Several bundles are an A/B: each on its own port, rounds alternating between
+// them (TRANSPORT_ROUNDS, default 5, of 8,000 calls), the median per bundle.
+import { type ChildProcess, execSync, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "@connectrpc/connect";
@@ -11,16 +12,12 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { RpcService } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { startEmbeddedNode } from "../src/chain/embeddedNode.js";
 import { fixedLoad } from "./fixedLoad.js";
+import { cpuMs } from "./processCpu.js";
 
 const PORT = 8870;
 const CALLS = 8_000;
-const CLOCK_TICKS = 100;
-
-/** The process's user+system CPU so far, in ms. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-}
+const ROUNDS = Number(process.env.TRANSPORT_ROUNDS ?? 5);
+const CHAIN_ID = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
 
 /** `n` calls of `call`, 32 at a time. */
 const closedLoop =
@@ -34,59 +31,75 @@ const closedLoop =
     );
   };
 
-async function main(): Promise<void> {
-  let bundle = process.argv[2];
-  if (!bundle) {
-    execSync("npm run build --silent", { stdio: "inherit" });
-    bundle = "dist/main.mjs";
-  }
-  const node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
+type Load = [name: string, run: (n: number) => Promise<void>];
+
+/** The four wires' loads against the gateway on `port`. */
+function loadsAt(port: number): Load[] {
+  const base = `http://127.0.0.1:${port}`;
+  const grpc = createClient(RpcService, createGrpcTransport({ baseUrl: base }));
+  const connectH1 = createClient(RpcService, createConnectTransport({ baseUrl: base, httpVersion: "1.1" }));
+  const connectH2 = createClient(RpcService, createConnectTransport({ baseUrl: base, httpVersion: "2", useBinaryFormat: true }));
+  return [
+    ["JSON-RPC `eth_chainId`, HTTP/1.1", (n) => fixedLoad(port, "/", CHAIN_ID, n, 32)],
+    ["Connect JSON `GetChainId`, HTTP/1.1", closedLoop(() => connectH1.getChainId({}))],
+    ["Connect proto `GetChainId`, h2c", closedLoop(() => connectH2.getChainId({}))],
+    ["gRPC `GetChainId`, h2c", closedLoop(() => grpc.getChainId({}))],
+  ];
+}
+
+async function started(bundle: string, upstream: string, port: number): Promise<ChildProcess> {
   const proc = spawn(process.execPath, [resolve(bundle)], {
     env: {
       ...process.env,
       NETWORKS: "testnet",
-      TESTNET_PORT: String(PORT),
-      TESTNET_UPSTREAMS: node.url,
+      TESTNET_PORT: String(port),
+      TESTNET_UPSTREAMS: upstream,
       LOG_LEVEL: "error",
       DATA_DIR: mkdtempSync(join(tmpdir(), "bench-transports-")),
       RATE_LIMIT: "1000000000",
     },
     stdio: ["ignore", "ignore", "inherit"],
   });
+  for (let i = 0; ; i++) {
+    try {
+      await fixedLoad(port, "/", CHAIN_ID, 1, 1);
+      return proc;
+    } catch (err) {
+      if (i > 300) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const bundles = process.argv.slice(2);
+  if (bundles.length === 0) {
+    execSync("npm run build --silent", { stdio: "inherit" });
+    bundles.push("dist/main.mjs");
+  }
+  const node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
+  const procs: ChildProcess[] = [];
   try {
-    const base = `http://127.0.0.1:${PORT}`;
-    for (let i = 0; ; i++) {
-      try {
-        await fixedLoad(PORT, "/", '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', 1, 1);
-        break;
-      } catch (err) {
-        if (i > 300) throw err;
-        await new Promise((r) => setTimeout(r, 100));
+    for (const [i, b] of bundles.entries()) procs.push(await started(b, node.url, PORT + i));
+    const loads = bundles.map((_, i) => loadsAt(PORT + i));
+    for (const l of loads) for (const [, load] of l) await load(2_000);
+    const perCall = bundles.map(() => loads[0]!.map(() => [] as number[]));
+    for (let round = 0; round < ROUNDS; round++)
+      for (const [li] of loads[0]!.entries()) {
+        const order = bundles.map((_, i) => i);
+        if (round % 2 === 1) order.reverse();
+        for (const i of order) {
+          const before = cpuMs(procs[i]!.pid!);
+          await loads[i]![li]![1](CALLS);
+          perCall[i]![li]!.push(((cpuMs(procs[i]!.pid!) - before) * 1000) / CALLS);
+        }
       }
-    }
-    const grpc = createClient(RpcService, createGrpcTransport({ baseUrl: base }));
-    const connectH1 = createClient(RpcService, createConnectTransport({ baseUrl: base, httpVersion: "1.1" }));
-    const connectH2 = createClient(RpcService, createConnectTransport({ baseUrl: base, httpVersion: "2", useBinaryFormat: true }));
-    const loads: [string, (n: number) => Promise<void>][] = [
-      ["JSON-RPC `eth_chainId`, HTTP/1.1", (n) => fixedLoad(PORT, "/", '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', n, 32)],
-      ["Connect JSON `GetChainId`, HTTP/1.1", closedLoop(() => connectH1.getChainId({}))],
-      ["Connect proto `GetChainId`, h2c", closedLoop(() => connectH2.getChainId({}))],
-      ["gRPC `GetChainId`, h2c", closedLoop(() => grpc.getChainId({}))],
-    ];
-    for (const [, load] of loads) await load(2_000);
-    console.log(`Node ${process.version}; ${CALLS} calls, 32 at once, median of 3 rounds\n`);
-    console.log("| transport | gateway CPU µs per call |\n|---|---|");
-    for (const [name, load] of loads) {
-      const perCall: number[] = [];
-      for (let round = 0; round < 3; round++) {
-        const before = cpuMs(proc.pid!);
-        await load(CALLS);
-        perCall.push(((cpuMs(proc.pid!) - before) * 1000) / CALLS);
-      }
-      console.log(`| ${name} | ${perCall.sort((a, b) => a - b)[1]!.toFixed(1)} |`);
-    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    console.log(`Node ${process.version}; ${CALLS} calls, 32 at once, median of ${ROUNDS} alternating rounds\n`);
+    console.log(`| transport | ${bundles.map((b) => `${b} CPU µs per call`).join(" | ")} |\n|---|${bundles.map(() => "---").join("|")}|`);
+    for (const [li, [name]] of loads[0]!.entries()) console.log(`| ${name} | ${perCall.map((p) => median(p[li]!).toFixed(1)).join(" | ")} |`);
   } finally {
-    proc.kill("SIGKILL");
+    for (const p of procs) p.kill("SIGKILL");
     await node.stop();
   }
 }

@@ -7,9 +7,7 @@
 // elsewhere. If it dies, its sockets are reported closed (their clients reconnect), and after a pause that
 // doubles while it keeps failing (1 s to a minute) the next socket placed here starts a new one.
 import { type ChildProcess, fork } from "node:child_process";
-import { existsSync } from "node:fs";
 import { Socket } from "node:net";
-import { fileURLToPath } from "node:url";
 import type { FeedListener } from "../../live/headFeed.js";
 import type { FeedSource, HubObserver, SubscriptionKind } from "../../live/subscriptions.js";
 import type { Logger } from "../../log/logger.js";
@@ -17,16 +15,15 @@ import type { FromShard, ShardSettings, ToShard } from "./shardMessages.js";
 import { SHARD_SETTINGS_ENV } from "./shardMessages.js";
 import type { SocketEvents, SocketHost, UpgradeRequest } from "./socketHost.js";
 import { DoublingDelay, type DoublingDelaySettings } from "../../resilience/doublingDelay.js";
+import { workerEntry } from "../../workerEntry.js";
 
-/**
- * The shard's entry: beside the bundle (dist/wsShard.mjs), or from source under tsx (tests, `npm run dev`).
- * The bundle's import.meta.url is dist/main.mjs; the source's is this file.
- */
-function entry(): { path: string; execArgv: string[] } {
-  const bundled = fileURLToPath(new URL("./wsShard.mjs", import.meta.url));
-  if (existsSync(bundled)) return { path: bundled, execArgv: process.execArgv.filter((a) => a === "--enable-source-maps") };
-  return { path: fileURLToPath(new URL("./wsShard.ts", import.meta.url)), execArgv: ["--import", "tsx"] };
-}
+/** The shard's entry: beside the bundle (dist/wsShard.mjs), or from source under tsx (tests, `npm run dev`). */
+const entry = () =>
+  workerEntry(
+    import.meta.url,
+    "./wsShard",
+    process.execArgv.filter((a) => a === "--enable-source-maps"),
+  );
 
 /** The variables of this process's environment that Node and the system read. */
 function nodeEnvironment(): Record<string, string> {

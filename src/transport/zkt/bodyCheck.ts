@@ -2,10 +2,9 @@
 // loop: a flood of oversized bodies, each refused, would otherwise hold the loop and churn its heap for every
 // other caller (bench/README.md, "Hand-made at the edge"). Small bodies are parsed in place: the hop costs
 // more than they do. One worker for the process, started on the first large body, stopped when idle.
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { GatewayError } from "../../errors.js";
+import { workerEntry } from "../../workerEntry.js";
 import type { BodyCheckAnswer, BodyCheckJob } from "./bodyCheckMessages.js";
 
 /** Bodies larger than this are checked off the loop. */
@@ -36,11 +35,7 @@ let slotsMade = 0;
 const slotWanted: (() => void)[] = [];
 
 /** The worker's entry: beside the bundle (dist/bodyCheckWorker.mjs), or from source under tsx (tests, `npm run dev`). */
-function entry(): { path: string; execArgv: string[] } {
-  const bundled = fileURLToPath(new URL("./bodyCheckWorker.mjs", import.meta.url));
-  if (existsSync(bundled)) return { path: bundled, execArgv: [] };
-  return { path: fileURLToPath(new URL("./bodyCheckWorker.ts", import.meta.url)), execArgv: ["--import", "tsx"] };
-}
+const entry = () => workerEntry(import.meta.url, "./bodyCheckWorker");
 
 function started(): Worker {
   if (worker) return worker;
