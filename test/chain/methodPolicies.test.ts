@@ -41,20 +41,24 @@ describe("per-method upstream policies", () => {
 
   it("timeoutMs: a slow method fails at its own deadline, not the pool's", { timeout: 30_000 }, async () => {
     const p = await pool({ eth_getBalance: { timeoutMs: 200 }, eth_getCode: { timeoutMs: 200 } });
-    a.slow(1_500, /eth_getBalance/);
-    b.slow(1_500, /eth_getBalance/);
+    // The nodes answer after 3 s: a call that rejected did not wait for them. The bound leaves a loaded
+    // machine room (a full suite here once took 1.33 s with nodes at 1.5 s and a bound of 1.2 s).
+    a.slow(3_000, /eth_getBalance/);
+    b.slow(3_000, /eth_getBalance/);
     const t = performance.now();
     await expect(p.call("eth_getBalance", ["0x000000000000000000000000000000000000dEaD", "latest"])).rejects.toThrow(/timed out|no healthy upstream/);
-    expect(performance.now() - t).toBeLessThan(1_200);
+    expect(performance.now() - t).toBeLessThan(2_000);
     // Without a policy the same call waits for the node (the pool's 10 s).
     const plain = await pool(undefined);
     const t2 = performance.now();
     await expect(plain.call("eth_getBalance", ["0x000000000000000000000000000000000000dEaD", "latest"])).resolves.toBe("0x0");
-    expect(performance.now() - t2).toBeGreaterThan(1_400);
+    expect(performance.now() - t2).toBeGreaterThan(2_900);
   });
 
   it("retries: 0 tries one node; the pool's default fails over to the other", { timeout: 30_000 }, async () => {
-    const p = await pool({ eth_getTransactionCount: { retries: 0 } });
+    // Hedging off too: on a loaded machine a failure slower than the 20 ms hedge delay was hedged to the
+    // second node, which is the hedge's doing (the case below), not a retry.
+    const p = await pool({ eth_getTransactionCount: { retries: 0, hedge: false } });
     const plain = await pool(undefined);
     const reached = () => a.matched + b.matched;
     for (const [which, expected] of [
