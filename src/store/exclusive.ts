@@ -2,7 +2,7 @@
 // token shared by replicas (find it, or make it when it is missing), which two replicas must not both do.
 import type { SqlClient } from "./sqlClient.js";
 
-/** Runs fn while no other holder of `name` runs one, in this process or in any sharing the store. */
+/** Runs fn while no other process sharing the store runs one for `name`. */
 export type Exclusive = <T>(name: string, fn: () => T | Promise<T>) => Promise<T>;
 
 /** A key space of its own for these locks (the migrations' lock is a single bigint key). */
@@ -22,14 +22,10 @@ export function sqlExclusive(db: Pick<SqlClient, "transaction">): Exclusive {
     );
 }
 
-/** The embedded store: one gateway per data directory, so the process is the only one to exclude. */
+/**
+ * The embedded store: one gateway per data directory, and within it each wallet is made once (TokenWallets
+ * keeps one making per index), so there is no other process to exclude.
+ */
 export function processExclusive(): Exclusive {
-  const tails = new Map<string, Promise<unknown>>();
-  return (name, fn) => {
-    const run = (tails.get(name) ?? Promise.resolve()).then(() => fn());
-    const tail = run.catch(() => undefined);
-    tails.set(name, tail);
-    void tail.then(() => tails.get(name) === tail && tails.delete(name));
-    return run;
-  };
+  return async (_name, fn) => fn();
 }
