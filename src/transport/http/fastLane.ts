@@ -110,6 +110,8 @@ interface EarlyRequest {
   deliver?: (bytes: Buffer) => void;
   fail?: (err: Error) => void;
   delivered: boolean;
+  /** The buffer delivered, when the lane kept no view of it: given back once the route releases it. */
+  given?: Buffer | undefined;
 }
 
 /** One connection in the lane: its bytes, the request being received, and the one being answered. */
@@ -324,7 +326,11 @@ class FastLaneConnection {
         if (this.early === request) this.deliver();
       });
     const { method, url, path, headers } = head;
-    this.run({ method, url, path, headers, remoteAddress: this.socket.remoteAddress, bytes }, (a) => {
+    const release = (): void => {
+      if (request.given) giveBack(request.given);
+      request.given = undefined;
+    };
+    this.run({ method, url, path, headers, remoteAddress: this.socket.remoteAddress, bytes, release }, (a) => {
       if (this.early === request) this.answeredEarly(a);
     });
   }
@@ -337,6 +343,7 @@ class FastLaneConnection {
     this.release();
     this.clearDeadline();
     const bytes = this.buf.subarray(request.headLength, request.end);
+    if (request.end === this.buf.length) request.given = this.buf;
     this.buf = request.end === this.buf.length ? NOTHING : this.buf.subarray(request.end);
     this.receivingSince = 0;
     request.deliver(bytes);
@@ -354,6 +361,9 @@ class FastLaneConnection {
         this.arriving.clear(true);
         this.arriving = undefined;
         this.awaitedEnd = 0;
+        // The read that brought the head (and the body's first bytes) goes back too: a flood of refused
+        // bodies would otherwise leave one per request for the GC, enough to bring on full collections.
+        giveBack(this.buf);
         this.buf = NOTHING;
         this.held = answer;
         return;

@@ -33,6 +33,8 @@ export interface RestRequest {
   body(): Promise<string>;
   /** The body's bytes, undecoded (read once, like body()). */
   bytes(): Promise<Buffer>;
+  /** The route is done with bytes(): the transport may give their memory back now (transports that can). */
+  release?: (() => void) | undefined;
   /** The body, when the transport has already read all of it (the fast lane): no promise needed. */
   text?: string | undefined;
 }
@@ -70,6 +72,8 @@ export interface RestInput {
   remoteAddress: string | undefined;
   /** Reads the body's bytes (limit enforced), when not already read. */
   bytes(): Promise<Buffer>;
+  /** See RestRequest.release. */
+  release?: () => void;
   /** The whole body, when already read. */
   text?: string;
 }
@@ -328,11 +332,11 @@ function unsupportedEncoding(encoding: string): GatewayError {
 const BODY_REFUSALS = new Set<string>(["payload_too_large", "unsupported_encoding"]);
 
 /** The body as text and as bytes, each read once whoever asks. */
-function bodyOf(input: RestInput): Pick<RestRequest, "body" | "bytes"> {
+function bodyOf(input: RestInput): Pick<RestRequest, "body" | "bytes" | "release"> {
   const { text } = input;
   if (text !== undefined) return { body: () => Promise.resolve(text), bytes: input.bytes };
   const bytes = once(input.bytes);
-  return { bytes, body: once(() => bytes().then((b) => b.toString("utf8"))) };
+  return { bytes, body: once(() => bytes().then((b) => b.toString("utf8"))), release: input.release };
 }
 
 function once<T>(read: () => Promise<T>): () => Promise<T> {

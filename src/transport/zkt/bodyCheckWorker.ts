@@ -3,6 +3,7 @@
 // event loop's heap. It answers the refusal as data, or nothing: a body that passes is parsed again on the
 // loop, like any other (handing a parsed body over would copy it twice, and a deeply nested one would not
 // cross at all).
+import { setPriority } from "node:os";
 import { parentPort } from "node:worker_threads";
 import { GatewayError, type JsonValue } from "../../errors.js";
 import { checkAbiBounds } from "../../zkt/abiBounds.js";
@@ -11,6 +12,10 @@ import { idOf, parseZktBody } from "./parseZktBody.js";
 
 const port = parentPort;
 if (!port) throw new Error("bodyCheckWorker runs as a worker thread of bodyCheck.ts");
+// Below the event loop: on a busy machine, a thread waking to check one caller's refused body must not take
+// the core from the loop that answers everyone else. On Linux a priority is a thread's own; elsewhere it
+// would be the whole process's, so it is left.
+if (process.platform === "linux") setPriority(10);
 
 function check(job: BodyCheckJob): BodyCheckAnswer {
   let body: JsonValue;

@@ -162,7 +162,15 @@ async function parsedBody(
   if (bytes.length <= OFF_LOOP_BYTES) return { body: JSON.parse(bytes.toString("utf8")) };
   const checked = await checkLargeBody(bytes);
   checkedOffLoop?.(checked.refused !== undefined);
-  if (!checked.refused) return { body: JSON.parse(bytes.toString("utf8")) };
+  // Parsed (strings are copies) or refused, the bytes are no longer read: their memory goes back now, not
+  // at a full collection that a flood of large bodies would otherwise bring on.
+  let body: unknown;
+  try {
+    if (!checked.refused) body = JSON.parse(bytes.toString("utf8"));
+  } finally {
+    req.release?.();
+  }
+  if (!checked.refused) return { body };
   const { kind, message, details } = checked.refused;
   return { refused: new GatewayError(kind, message, details === undefined ? {} : { details }), id: checked.id };
 }
