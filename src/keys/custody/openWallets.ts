@@ -49,9 +49,11 @@ function sealerOf(signer: GatewayConfig["signer"], exclusive: Exclusive): Sealer
     return {
       name: `the PKCS#11 token "${tokenLabel}"`,
       key: async () => {
-        const { openTokenSession, tokenHmac } = await import("./pkcs11/tokenSession.js");
-        const { ck, session } = openTokenSession({ library: library!, tokenLabel: tokenLabel!, pinFile: pinFile! });
-        return exclusive(`pkcs11 ${tokenLabel} seed seal`, () => tokenHmac(ck, session, "chain-gateway seed seal", "chain-gateway master seed v1"));
+        const { openTokenSession, tokenHmac, tokenLock } = await import("./pkcs11/tokenSession.js");
+        return exclusive(tokenLock(tokenLabel!), () => {
+          const { ck, session } = openTokenSession({ library: library!, tokenLabel: tokenLabel!, pinFile: pinFile! });
+          return tokenHmac(ck, session, "chain-gateway seed seal", "chain-gateway master seed v1");
+        });
       },
     };
   }

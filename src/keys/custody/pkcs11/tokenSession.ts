@@ -10,6 +10,13 @@ export interface TokenOptions {
   pinFile: string;
 }
 
+/**
+ * The lock (store.exclusive) every process sharing the token takes to open it or to write to it: a process
+ * opening a token (SoftHSM2's file store) while another writes a key there was seen to find it missing, or
+ * to be answered CKR_GENERAL_ERROR, for the rest of its life. One name, so opening waits for writing.
+ */
+export const tokenLock = (label: string): string => `pkcs11 ${label}`;
+
 export function openTokenSession(o: TokenOptions): { ck: Cryptoki; slot: number; pin: string; session: number } {
   const ck = Cryptoki.load(o.library);
   const slot = ck.slotOf(o.tokenLabel);

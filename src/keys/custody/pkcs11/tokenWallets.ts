@@ -10,7 +10,7 @@ import { recoverPublicKey } from "../../../sequencer/secp256k1.js";
 import type { RecoverableSignature, TxSigner } from "../../../sequencer/txSigner.js";
 import { PUBLIC_SIGNER_INDEX, type Wallets } from "../wallets.js";
 import { CKA, CKM, CKO, type Cryptoki } from "./cryptoki.js";
-import { openTokenSession, type TokenOptions, tokenHmac } from "./tokenSession.js";
+import { openTokenSession, type TokenOptions, tokenHmac, tokenLock } from "./tokenSession.js";
 
 /** secp256k1's OID as CKA_EC_PARAMS (DER). */
 const SECP256K1 = Buffer.from("06052b8104000a", "hex");
@@ -34,20 +34,19 @@ export class TokenWallets implements Wallets {
     callbackRoot: string,
     private readonly log: Logger,
     /** Finding-or-making wallet n, one process at a time among those sharing the store (replicas). */
-    private readonly exclusive: (index: number, load: () => void) => Promise<void>,
+    private readonly exclusive: (load: () => void) => Promise<void>,
   ) {
     this.idle = sessions;
     this.callbackRoot = callbackRoot;
   }
 
   static async open(o: TokenOptions & { sessions: number; exclusive: Exclusive }, log: Logger): Promise<TokenWallets> {
-    const { ck, slot, pin, session: admin } = openTokenSession(o);
+    const lock = tokenLock(o.tokenLabel);
+    const { ck, slot, pin, session: admin } = await o.exclusive(lock, () => openTokenSession(o));
     const sessions = Array.from({ length: o.sessions }, () => ck.openSession(slot, pin));
     // Callback secrets derive from an HMAC key made in the token: what leaves it is this one MAC, not the key.
-    const root = await o.exclusive(`pkcs11 ${o.tokenLabel} callback root`, () =>
-      tokenHmac(ck, admin, CALLBACK_ROOT_LABEL, "chain-gateway callback secrets v1"),
-    );
-    const exclusive = (index: number, load: () => void) => o.exclusive(`pkcs11 ${o.tokenLabel} ${walletLabel(index)}`, load);
+    const root = await o.exclusive(lock, () => tokenHmac(ck, admin, CALLBACK_ROOT_LABEL, "chain-gateway callback secrets v1"));
+    const exclusive = (load: () => void) => o.exclusive(lock, load);
     const wallets = new TokenWallets(ck, admin, sessions, hexlify(root), log, exclusive);
     await wallets.ready(PUBLIC_SIGNER_INDEX);
     return wallets;
@@ -63,7 +62,7 @@ export class TokenWallets implements Wallets {
     if (this.signers.has(index)) return;
     let making = this.creating.get(index);
     if (!making) {
-      making = this.exclusive(index, () => this.load(index)).finally(() => this.creating.delete(index));
+      making = this.exclusive(() => this.load(index)).finally(() => this.creating.delete(index));
       this.creating.set(index, making);
     }
     return making;
