@@ -20,6 +20,11 @@ const COUNTED = Number(process.env.COUNTED_REQUESTS ?? 10_000);
 const CONNECTIONS = 32;
 /** INSTR_METHODS: JSON-RPC methods, or "batch40" (40 eth_getBalance of distinct addresses in one batch). */
 const METHODS = (process.env.INSTR_METHODS ?? "eth_chainId,eth_blockNumber").split(",");
+/**
+ * INSTR_WRITES=n: n try-it-out ZKT writes before the reads are warmed, so reads are counted in a process that
+ * has served writes too (as in bench:ab, where they cost more after the write loads than before).
+ */
+const WRITES = Number(process.env.INSTR_WRITES ?? 0);
 
 function bodyOf(method: string): string {
   if (method !== "batch40") return `{"jsonrpc":"2.0","id":1,"method":"${method}","params":[]}`;
@@ -65,6 +70,8 @@ async function count(bundle: string, upstream: string, port: number): Promise<Re
         LOG_LEVEL: "error",
         DATA_DIR: mkdtempSync(join(tmpdir(), "cgw-data-")),
         RATE_LIMIT: "1000000000",
+        TRY_IT_OUT_RATE_LIMIT: "1000000000",
+        RATE_LIMIT_PER_IP: "1000000000",
       },
       stdio: "ignore",
     },
@@ -76,6 +83,7 @@ async function count(bundle: string, upstream: string, port: number): Promise<Re
       if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`${bundle} did not start under valgrind`);
       await new Promise((r) => setTimeout(r, 2000));
     }
+    if (WRITES > 0) await sendFixed(port, "/zkt/try-it-out", '{"arguments":"bench message"}', WRITES, CONNECTIONS);
     for (const method of METHODS) await fixedLoad(port, method, WARM);
     const perAnswer: Record<string, number> = {};
     for (const [i, method] of METHODS.entries()) {
@@ -105,7 +113,9 @@ async function main(): Promise<void> {
   const node = await startEmbeddedNode({ chainId: 20180427, blockTimeSeconds: 0.25, feeMode: "zero" });
   try {
     const counts = await Promise.all(bundles.map((b, i) => count(b, node.url, 8700 + i)));
-    console.log(`main-thread instructions per answer (callgrind; ${COUNTED} counted after ${WARM} per method, ${CONNECTIONS} keep-alive connections)\n`);
+    console.log(
+      `main-thread instructions per answer (callgrind; ${COUNTED} counted after ${WRITES > 0 ? `${WRITES} ZKT writes and ` : ""}${WARM} per method, ${CONNECTIONS} keep-alive connections)\n`,
+    );
     console.log(`| bundle | ${METHODS.join(" | ")} |\n|---|${METHODS.map(() => "---").join("|")}|`);
     bundles.forEach((b, i) => console.log(`| ${b} | ${METHODS.map((m) => Math.round(counts[i]![m]!)).join(" | ")} |`));
   } finally {
