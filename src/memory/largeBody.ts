@@ -2,9 +2,8 @@
 // dropped. Kept as a list of socket pieces (64 KB each), a 128 MB answer is 2,000 allocations from glibc's
 // heap: freed, they stay in that heap, for good. Past SPILL_AT the
 // pieces are copied into one buffer instead, which glibc maps on its own and unmaps when freed: of the body's
-// declared length when it has one, else of at least 33 MB (glibc maps any allocation over 32 MB, its largest
-// dynamic mmap threshold, and the kernel makes only the pages written resident, so a 2 MB body of no declared
-// length costs 2 MB of RSS, not 33). Small bodies, nearly all of them, take the list as before.
+// declared length when it has one, else growing from FIRST_SPILL (below). Small bodies, nearly all of them,
+// take the list as before.
 
 import { copiedOut } from "./youngCollection.js";
 
@@ -12,6 +11,16 @@ import { copiedOut } from "./youngCollection.js";
 export const SPILL_AT = 512 * 1024;
 /** Above glibc's DEFAULT_MMAP_THRESHOLD_MAX (32 MB on 64-bit): always its own mapping. */
 const SPILL_MIN = 33 * 1024 * 1024;
+/** glibc's mmap threshold, when fixed where the gateway is started (npm start, the Dockerfile, npm test). */
+const FIXED_THRESHOLD = Number(process.env.MALLOC_MMAP_THRESHOLD_ ?? Number.NaN);
+/**
+ * The first spill of a body of no declared length. With glibc's threshold fixed below it, any such allocation
+ * is its own mapping: 1 MB, growing 4x. Else at least 33 MB, over glibc's largest dynamic threshold, so it is
+ * always its own mapping (the kernel makes only the pages written resident: a 2 MB body costs 2 MB of RSS).
+ * V8 counts a buffer's whole length toward its GC pressure, so 33 MB per body brought on a full collection
+ * every second body of a flood of chunked ones (47 for 100 bodies of 509 KB); 1 MB does not.
+ */
+const FIRST_SPILL = FIXED_THRESHOLD > 0 && FIXED_THRESHOLD < 1024 * 1024 ? 1024 * 1024 : SPILL_MIN;
 
 export class LargeBody {
   private pieces: Buffer[] = [];
@@ -88,7 +97,7 @@ export class LargeBody {
     // A declared length is allocated exactly: V8 counts a buffer's whole length toward its GC pressure, and a
     // 33 MB one per small body brings on full collections. An allocation of that size is still glibc's own
     // mapping (over its 128 KB threshold).
-    let capacity = this.spill ? Math.max(SPILL_MIN, this.spill.length * 4) : this.expected >= needed ? this.expected : SPILL_MIN;
+    let capacity = this.spill ? Math.max(FIRST_SPILL, this.spill.length * 4) : this.expected >= needed ? this.expected : FIRST_SPILL;
     while (capacity < needed) capacity *= 4;
     // allocUnsafeSlow: one allocation of its own (not Node's shared pool), not zero-filled, so untouched pages
     // are never made resident.

@@ -44,8 +44,8 @@ export function connectionFlood(port: number, seconds: number, localAddress: str
 }
 
 /** repeatedPost.mjs: `file` posted `count` times in a row to `url` from `localAddress`; status -> count. */
-export function repeatedPost(url: string, file: string, count: number, localAddress: string): Promise<Record<string, number>> {
-  return runAttacker("test/helpers/repeatedPost.mjs", [url, file, String(count), localAddress], true);
+export function repeatedPost(url: string, file: string, count: number, localAddress: string, chunked = false): Promise<Record<string, number>> {
+  return runAttacker("test/helpers/repeatedPost.mjs", [url, file, String(count), localAddress, ...(chunked ? ["chunked"] : [])], true);
 }
 
 /** pacedWrites.mjs: `count` ZKT writes to `url`, `perSecond`, the `keys` in turn. */
