@@ -1,8 +1,8 @@
 // Others during a burst of token-signed writes (#66): the gateway as its own process with SIGNER=pkcs11 on
-// SoftHSM2, 1,000 ZKT writes from 8 keys sent at 200 a second from a process of their own (a hardware token's
-// pace; SoftHSM2 on this machine peaks near 1,300), while another caller's eth_chainId p99 stays within 2x of its calm p99 in the
-// same run. (At full speed, writers never waiting, no signer holds that: x4.5 token-signed, x8 seed-signed
-// here; pkcs11Wallets.test.ts compares the two.)
+// SoftHSM2, 1,000 ZKT writes from 8 keys sent at 200 a second from a process of their own (a hardware
+// token's pace; SoftHSM2 on this machine peaks near 1,300), while another caller's eth_chainId p99 stays
+// within 2x of its calm p99 in the same run. (At full speed, writers never waiting, no signer holds that: x4.5
+// token-signed, x8 seed-signed here; pkcs11Wallets.test.ts compares the two.)
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
