@@ -1,5 +1,5 @@
-// Attackers and loads in their own processes (raw sockets, as fast as the socket takes them): each prints its stats as
-// JSON when it ends.
+// Attackers and loads in their own processes (raw sockets, as fast as the socket takes them): each prints
+// its stats as JSON when it ends.
 import { spawn } from "node:child_process";
 
 export interface AttackStats {
@@ -24,10 +24,8 @@ export interface FloodStats {
  * client would otherwise be measured as the gateway's cost (latencyProbe.mjs is the other half).
  */
 function runAttacker<T>(script: string, args: string[], yielding = false): Promise<T> {
-  const argv = [process.execPath, script, ...args];
-  const child = yielding
-    ? spawn("nice", ["-n", "19", ...argv], { stdio: ["ignore", "pipe", "inherit"] })
-    : spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
+  const [command, ...argv] = [...(yielding ? ["nice", "-n", "19"] : []), process.execPath, script, ...args];
+  const child = spawn(command!, argv, { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => child.on("exit", () => (out ? resolve(JSON.parse(out) as T) : reject(new Error(`${script} printed nothing`)))));

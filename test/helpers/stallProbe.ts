@@ -59,10 +59,8 @@ function realTime(): boolean {
  * the latencies would charge to the gateway. `loopMax` is the probe's own loop (a few ms: its timer's grain).
  */
 export async function startProbeProcess(url: string, body: string, gapMs = 10): Promise<{ stop(): Promise<StallReport> }> {
-  const argv = [process.execPath, "test/helpers/latencyProbe.mjs", url, body, String(gapMs)];
-  const child = realTime()
-    ? spawn("chrt", ["-f", "10", ...argv], { stdio: ["pipe", "pipe", "inherit"] })
-    : spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+  const [command, ...argv] = [...(realTime() ? ["chrt", "-f", "10"] : []), process.execPath, "test/helpers/latencyProbe.mjs", url, body, String(gapMs)];
+  const child = spawn(command!, argv, { stdio: ["pipe", "pipe", "inherit"] });
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((r) => child.on("exit", () => r()));

@@ -17,6 +17,14 @@ const DROPPED = /gateway_http_bodies_dropped_unread_total\{network="testnet"\} (
 const MAJOR_GCS = /gateway_nodejs_gc_duration_seconds_count\{kind="major"\} (\d+)/;
 const counted = (metrics: string, line: RegExp): number => Number(line.exec(metrics)?.[1] ?? 0);
 
+/** A ZKT call body with a 10,000-entry ABI (509 KB), in a file of its own. */
+function bigAbiFile(): string {
+  const file = join(mkdtempSync(join(tmpdir(), "abi-")), "big.json");
+  const abi = Array.from({ length: 10_000 }, (_, i) => `function f${i}(uint256 a) view returns (uint256)`);
+  writeFileSync(file, JSON.stringify({ to: "0x000000000000000000000000000000000000dEaD", abi, method: "f1", arguments: ["1"] }));
+  return file;
+}
+
 describe("refusals are counted", () => {
   let lastAddress = 8;
   let gw: GatewayProcess;
@@ -42,9 +50,7 @@ describe("refusals are counted", () => {
     const apiKey = ((await postJson(url + "/portal/keys", { label: "others" })).json as { apiKey: string }).apiKey;
     // Others: a caller of its own process, every 5 ms (some 700 calls in all, within the key's 1,500 a minute).
     const others = () => startProbeProcess(`${url}/zgt/${apiKey}`, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', 5);
-    const abi = Array.from({ length: 10_000 }, (_, i) => `function f${i}(uint256 a) view returns (uint256)`);
-    const file = join(mkdtempSync(join(tmpdir(), "abi-")), "big.json");
-    writeFileSync(file, JSON.stringify({ to: "0x000000000000000000000000000000000000dEaD", abi, method: "f1", arguments: ["1"] }));
+    const file = bigAbiFile();
     const before = await (await fetch(`${url}/metrics`)).text();
     const [refusedBefore, droppedBefore, majorsBefore] = [counted(before, OFF_LOOP_REFUSED), counted(before, DROPPED), counted(before, MAJOR_GCS)];
     const calmProbe = await others();
@@ -76,9 +82,7 @@ describe("refusals are counted", () => {
   });
 
   it("100 refused 10,000-entry ABI posts sent chunked (no declared length): refused, and few full collections", { timeout: 60_000 }, async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "abi-")), "big.json");
-    const abi = Array.from({ length: 10_000 }, (_, i) => `function f${i}(uint256 a) view returns (uint256)`);
-    writeFileSync(file, JSON.stringify({ to: "0x000000000000000000000000000000000000dEaD", abi, method: "f1", arguments: ["1"] }));
+    const file = bigAbiFile();
     const majorsBefore = counted(await (await fetch(`${url}/metrics`)).text(), MAJOR_GCS);
     const statuses = await repeatedPost(`${url}/zkt/try-it-out`, file, 100, `127.0.0.${++lastAddress}`, true);
     const majors = counted(await (await fetch(`${url}/metrics`)).text(), MAJOR_GCS) - majorsBefore;
