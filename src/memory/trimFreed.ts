@@ -11,12 +11,18 @@ import { gc } from "./exposedGc.js";
 
 type Trim = ((pad: number) => number) & { async: (pad: number, done: (err: unknown, freed: number) => void) => void };
 
+/**
+ * glibc's malloc_trim, found by glibc's own symbols rather than process.report.getReport(): a report formats
+ * the JS stack, which with --enable-source-maps parses the whole bundle's source map, held for the process's life.
+ */
 function loadTrim(): Trim | undefined {
-  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
-  if (process.platform !== "linux" || !header?.glibcVersionRuntime) return undefined;
+  if (process.platform !== "linux") return undefined;
   try {
     const koffi = createRequire(import.meta.url)("koffi") as typeof Koffi;
-    return koffi.load("libc.so.6").func("int malloc_trim(size_t pad)") as unknown as Trim;
+    const libc = koffi.load("libc.so.6");
+    // glibc only: elsewhere the load or a lookup throws.
+    libc.func("const char *gnu_get_libc_version()");
+    return libc.func("int malloc_trim(size_t pad)") as unknown as Trim;
   } catch {
     return undefined;
   }
