@@ -18,7 +18,10 @@ import { startEmbeddedNode } from "../src/chain/embeddedNode.js";
 const WARM = Number(process.env.WARM_REQUESTS ?? 20_000);
 const COUNTED = Number(process.env.COUNTED_REQUESTS ?? 10_000);
 const CONNECTIONS = 32;
-/** INSTR_METHODS: JSON-RPC methods, or "batch40" (40 eth_getBalance of distinct addresses in one batch). */
+/**
+ * INSTR_METHODS: JSON-RPC methods, "batch40" (40 eth_getBalance of distinct addresses in one batch), "zkt" (a
+ * try-it-out message write) or "zkt_keyed" (the same with an API key of its own).
+ */
 const METHODS = (process.env.INSTR_METHODS ?? "eth_chainId,eth_blockNumber").split(",");
 /**
  * INSTR_WRITES=n: n try-it-out ZKT writes before the reads are warmed, so reads are counted in a process that
@@ -38,9 +41,33 @@ function bodyOf(method: string): string {
   );
 }
 
+const MESSAGE = '{"arguments":"bench message"}';
+/** Each port's API key (zkt_keyed). */
+const keys = new Map<number, string>();
+
 /** Exactly `n` requests of a method (see fixedLoad.ts). */
 function fixedLoad(port: number, method: string, n: number): Promise<void> {
+  if (method === "zkt") return sendFixed(port, "/zkt/try-it-out", MESSAGE, n, CONNECTIONS);
+  if (method === "zkt_keyed") return sendFixed(port, `/zkt/${keys.get(port)}`, MESSAGE, n, CONNECTIONS);
   return sendFixed(port, "/", bodyOf(method), n, CONNECTIONS);
+}
+
+async function keyFor(port: number): Promise<string> {
+  const answer = await fetch(`http://127.0.0.1:${port}/portal/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+  return ((await answer.json()) as { apiKey: string }).apiKey;
+}
+
+/** Instructions in a callgrind dump: thread 1 (the event loop), and every thread's. */
+function instructionsIn(dir: string, dump: number): { loop: number; all: number } {
+  let loop = 0;
+  let all = 0;
+  for (const name of readdirSync(dir).filter((f) => f.startsWith(`cg.${dump}-`))) {
+    const summary = /^summary: (\d+)/m.exec(readFileSync(join(dir, name), "utf8"));
+    if (!summary) throw new Error(`no summary in ${name}`);
+    all += Number(summary[1]);
+    if (name === `cg.${dump}-01`) loop = Number(summary[1]);
+  }
+  return { loop, all };
 }
 
 async function answers(port: number): Promise<boolean> {
@@ -72,6 +99,7 @@ async function count(bundle: string, upstream: string, port: number): Promise<Re
         RATE_LIMIT: "1000000000",
         TRY_IT_OUT_RATE_LIMIT: "1000000000",
         RATE_LIMIT_PER_IP: "1000000000",
+        PORTAL_KEYS_PER_HOUR: "1000",
       },
       stdio: "ignore",
     },
@@ -83,6 +111,7 @@ async function count(bundle: string, upstream: string, port: number): Promise<Re
       if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`${bundle} did not start under valgrind`);
       await new Promise((r) => setTimeout(r, 2000));
     }
+    if (METHODS.includes("zkt_keyed")) keys.set(port, await keyFor(port));
     if (WRITES > 0) await sendFixed(port, "/zkt/try-it-out", '{"arguments":"bench message"}', WRITES, CONNECTIONS);
     for (const method of METHODS) await fixedLoad(port, method, WARM);
     const perAnswer: Record<string, number> = {};
@@ -94,9 +123,10 @@ async function count(bundle: string, upstream: string, port: number): Promise<Re
       const file = join(dir, `cg.${i + 1}-01`);
       const deadlineDump = Date.now() + 30_000;
       while (!readdirSync(dir).includes(`cg.${i + 1}-01`) && Date.now() < deadlineDump) await new Promise((r) => setTimeout(r, 200));
-      const summary = /^summary: (\d+)/m.exec(readFileSync(file, "utf8"));
-      if (!summary) throw new Error(`no summary in ${file}`);
-      perAnswer[method] = Number(summary[1]) / COUNTED;
+      if (!readdirSync(dir).includes(`cg.${i + 1}-01`)) throw new Error(`no dump ${file}`);
+      const { loop, all } = instructionsIn(dir, i + 1);
+      perAnswer[method] = loop / COUNTED;
+      perAnswer[`${method} (all threads)`] = all / COUNTED;
     }
     return perAnswer;
   } finally {
@@ -116,8 +146,10 @@ async function main(): Promise<void> {
     console.log(
       `main-thread instructions per answer (callgrind; ${COUNTED} counted after ${WRITES > 0 ? `${WRITES} ZKT writes and ` : ""}${WARM} per method, ${CONNECTIONS} keep-alive connections)\n`,
     );
-    console.log(`| bundle | ${METHODS.join(" | ")} |\n|---|${METHODS.map(() => "---").join("|")}|`);
-    bundles.forEach((b, i) => console.log(`| ${b} | ${METHODS.map((m) => Math.round(counts[i]![m]!)).join(" | ")} |`));
+    // Each method on the event loop, then in every thread (V8's GC helpers, libuv's pool, workers).
+    const columns = [...METHODS, ...METHODS.map((m) => `${m} (all threads)`)];
+    console.log(`| bundle | ${columns.join(" | ")} |\n|---|${columns.map(() => "---").join("|")}|`);
+    bundles.forEach((b, i) => console.log(`| ${b} | ${columns.map((m) => Math.round(counts[i]![m]!)).join(" | ")} |`));
   } finally {
     for (const proc of running) proc.kill("SIGKILL");
     await node.stop();
