@@ -7,7 +7,8 @@
 // Each bundle (default: a fresh `npm run build`'s dist/main.mjs) runs under callgrind against one anvil; a
 // fixed number of keep-alive requests warms it, the counters are zeroed, and a fixed number is counted, per
 // method. Bundles run side by side (valgrind runs a process on one core at a time). The gateways inherit this
-// process's environment (COALESCE_READS=false measures the uncoalesced path).
+// process's environment (COALESCE_READS=false measures the uncoalesced path); NAME=value words after a bundle's
+// path ("dist-ab/x.mjs MEMORY_TRIM_MS=0", one argument) are its own, so a setting can be compared too.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { fixedLoad as sendFixed } from "./fixedLoad.js";
@@ -83,11 +84,14 @@ async function answers(port: number): Promise<boolean> {
 const running = new Set<ChildProcess>();
 
 /** Instructions per answer on the main thread (callgrind's thread 1) for each method, for one bundle. */
-async function count(bundle: string, upstream: string, port: number): Promise<Record<string, number>> {
+async function count(spec: string, upstream: string, port: number): Promise<Record<string, number>> {
+  // NAME=value words after the bundle's path are its own environment (a setting as an A/B, as in bench:ab).
+  const [bundle, ...words] = spec.split(/\s+/);
+  const own = Object.fromEntries(words.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]));
   const dir = mkdtempSync(join(tmpdir(), "cgw-callgrind-"));
   const proc: ChildProcess = spawn(
     "valgrind",
-    ["--tool=callgrind", "--smc-check=all-non-file", "--separate-threads=yes", `--callgrind-out-file=${join(dir, "cg")}`, process.execPath, bundle],
+    ["--tool=callgrind", "--smc-check=all-non-file", "--separate-threads=yes", `--callgrind-out-file=${join(dir, "cg")}`, process.execPath, resolve(bundle!)],
     {
       env: {
         ...process.env,
@@ -100,6 +104,7 @@ async function count(bundle: string, upstream: string, port: number): Promise<Re
         TRY_IT_OUT_RATE_LIMIT: "1000000000",
         RATE_LIMIT_PER_IP: "1000000000",
         PORTAL_KEYS_PER_HOUR: "1000",
+        ...own,
       },
       stdio: "ignore",
     },
@@ -135,7 +140,7 @@ async function count(bundle: string, upstream: string, port: number): Promise<Re
 }
 
 async function main(): Promise<void> {
-  let bundles = process.argv.slice(2).map((b) => resolve(b));
+  let bundles = process.argv.slice(2).map((b) => b.trim());
   if (bundles.length === 0) {
     execFileSync("npm", ["run", "build", "--silent"], { stdio: "inherit" });
     bundles = [resolve("dist/main.mjs")];
