@@ -1,9 +1,10 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * Files that bound others' latency in the same run (p99 ratios, event-loop delay) against a calm baseline: on
- * two cores, another file running beside them is load they cannot tell from the gateway's own. They run
- * after the rest, one at a time.
+ * Files that bound others' latency in the same run (p99 ratios, event-loop delay) against a calm baseline, or
+ * count refusals that need an attacker faster than the limit: on two cores, another file running beside them
+ * is load they cannot tell from the gateway's own (or slows the attacker under the limit). They run after the
+ * rest, one at a time.
  */
 const TIMED = [
   "test/transport/http/h2RapidReset.test.ts",
@@ -14,6 +15,7 @@ const TIMED = [
   "test/metrics/prometheusScrape.test.ts",
   "test/keys/custody/hsmBurstLatency.test.ts",
   "test/keys/custody/pkcs11Wallets.test.ts",
+  "test/transport/http/refusedAtAcceptMemory.test.ts",
 ];
 
 const shared = {
