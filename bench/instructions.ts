@@ -83,7 +83,7 @@ async function answers(port: number): Promise<boolean> {
 /** Every gateway started under valgrind: one bundle failing must not leave the others running (on their ports). */
 const running = new Set<ChildProcess>();
 
-/** Instructions per answer on the main thread (callgrind's thread 1) for each method, for one bundle. */
+/** Instructions per answer for each method, for one bundle: on the event loop (callgrind's thread 1) and over every thread. */
 async function count(spec: string, upstream: string, port: number): Promise<Record<string, number>> {
   // NAME=value words after the bundle's path are its own environment (a setting as an A/B, as in bench:ab).
   const [bundle, ...words] = spec.split(/\s+/);
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   try {
     const counts = await Promise.all(bundles.map((b, i) => count(b, node.url, 8700 + i)));
     console.log(
-      `main-thread instructions per answer (callgrind; ${COUNTED} counted after ${WRITES > 0 ? `${WRITES} ZKT writes and ` : ""}${WARM} per method, ${CONNECTIONS} keep-alive connections)\n`,
+      `instructions per answer, the event loop's and every thread's (callgrind; ${COUNTED} counted after ${WRITES > 0 ? `${WRITES} ZKT writes and ` : ""}${WARM} per method, ${CONNECTIONS} keep-alive connections)\n`,
     );
     // Each method on the event loop, then in every thread (V8's GC helpers, libuv's pool, workers).
     const columns = [...METHODS, ...METHODS.map((m) => `${m} (all threads)`)];
