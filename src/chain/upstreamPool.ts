@@ -364,9 +364,16 @@ export class UpstreamPool {
       }
       const minedIn = this.minedSeen.blockOf(c.params[0]);
       if (minedIn !== undefined) {
-        const there = this.usable().find((u) => u.head >= minedIn) ?? (await this.reach(minedIn));
-        const [again] = there ? await this.callOn([c], there).catch(() => [undefined]) : [undefined];
-        if (again?.ok && again.result !== null) outcomes[i] = again;
+        // Every node at that height in turn: the first may be the one that just answered null.
+        const level = this.usable().filter((u) => u.head >= minedIn);
+        const there = level.length > 0 ? level : [await this.reach(minedIn)];
+        for (const u of there) {
+          const [again] = u ? await this.callOn([c], u).catch(() => [undefined]) : [undefined];
+          if (again?.ok && again.result !== null) {
+            outcomes[i] = again;
+            break;
+          }
+        }
         continue;
       }
       if (!this.sent.has(c.params[0].toLowerCase())) continue;
