@@ -3,46 +3,28 @@
 // node. Neither lie reaches a client while the honest node answers; with it down, the out-of-range logs are an
 // error, never an answer. Counted in gateway_upstream_integrity_total.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ChildProcess } from "node:child_process";
 import { Wallet, toBeHex, zeroPadValue } from "ethers";
-import type { Gateway } from "../../src/gateway.js";
 import { type PoolView, suspect } from "../../src/chain/answerIntegrity.js";
 import type { RpcOutcome } from "../../src/chain/upstreamReplies.js";
 import type { JsonValue } from "../../src/errors.js";
-import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
-import { type FaultyUpstream, startFaultyUpstream } from "../helpers/faultyUpstream.js";
-import { postJson, rpc, startTestGateway } from "../helpers/gateway.js";
+import type { FaultyUpstream } from "../helpers/faultyUpstream.js";
+import { postJson, rpc } from "../helpers/gateway.js";
+import { type TwoProxies, startTwoProxies } from "../helpers/twoProxies.js";
 import { until } from "../helpers/until.js";
 import { DEV_KEY, EMITTER } from "../helpers/emitter.js";
 
 describe("integrity checks on node answers", () => {
-  const children: ChildProcess[] = [];
-  let liar: FaultyUpstream;
+  let proxies: TwoProxies;
   let honest: FaultyUpstream;
-  let gw: Gateway;
   let node: string;
   let url: string;
   let first = 0;
   let last = 0;
 
   beforeAll(async () => {
-    const port = await freePort();
-    children.push(await startAnvil(port));
-    node = `http://127.0.0.1:${port}`;
-    liar = await startFaultyUpstream(node);
-    honest = await startFaultyUpstream(node);
-    liar.lie();
     // The honest one answers later, so the liar is asked first.
-    honest.slow(40, /./);
-    gw = await startTestGateway({
-      mutate: (c) => {
-        c.networks[0]!.upstreams = [liar.url, honest.url];
-        c.networks[0]!.routing.hedge = false;
-        c.upstreamProbeIntervalMs = 200;
-        c.coalesceReads = false;
-      },
-    });
-    url = gw.network("testnet").url;
+    proxies = await startTwoProxies((asked) => asked.lie());
+    ({ node, url, second: honest } = proxies);
     const wallet = new Wallet(DEV_KEY);
     let nonce = 0;
     const send = async (tx: { to?: string; data: string }) =>
@@ -62,12 +44,7 @@ describe("integrity checks on node answers", () => {
     await until(async () => Number(await rpc<string>(node, "eth_blockNumber")) > last + 3);
     await new Promise((r) => setTimeout(r, 500));
   });
-  afterAll(async () => {
-    await gw?.close();
-    liar?.close();
-    honest?.close();
-    await Promise.all(children.map(kill9));
-  });
+  afterAll(() => proxies?.close());
 
   const integrity = async (check: string, outcome: string): Promise<number> => {
     const text = await (await fetch(url + "/metrics")).text();

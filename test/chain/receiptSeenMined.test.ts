@@ -3,47 +3,25 @@
 // Once the gateway has answered a receipt, a null from the node asked is asked of the others at that height.
 // It once asked only the first node at that height, the same one that had just answered null, so the client
 // got null (seen in upstreamRouting's "receipt readable at once", 1 run in 2 of a full suite).
-import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Gateway } from "../../src/gateway.js";
-import { freePort, kill9, startAnvil } from "../helpers/anvilProcess.js";
 import { devSender } from "../helpers/emitter.js";
-import { type FaultyUpstream, startFaultyUpstream } from "../helpers/faultyUpstream.js";
-import { rpc, startTestGateway } from "../helpers/gateway.js";
+import type { FaultyUpstream } from "../helpers/faultyUpstream.js";
+import { rpc } from "../helpers/gateway.js";
+import { type TwoProxies, startTwoProxies } from "../helpers/twoProxies.js";
 import { until } from "../helpers/until.js";
 
 describe("a receipt once answered", () => {
-  const children: ChildProcess[] = [];
+  let proxies: TwoProxies;
   let hider: FaultyUpstream;
-  let honest: FaultyUpstream;
-  let gw: Gateway;
   let node: string;
   let url: string;
 
+  // The honest one answers later, so the hider is asked first.
   beforeAll(async () => {
-    const port = await freePort();
-    children.push(await startAnvil(port));
-    node = `http://127.0.0.1:${port}`;
-    hider = await startFaultyUpstream(node);
-    honest = await startFaultyUpstream(node);
-    // The honest one answers later, so the hider is asked first.
-    honest.slow(40, /./);
-    gw = await startTestGateway({
-      mutate: (c) => {
-        c.networks[0]!.upstreams = [hider.url, honest.url];
-        c.networks[0]!.routing.hedge = false;
-        c.upstreamProbeIntervalMs = 200;
-        c.coalesceReads = false;
-      },
-    });
-    url = gw.network("testnet").url;
+    proxies = await startTwoProxies();
+    ({ node, url, first: hider } = proxies);
   });
-  afterAll(async () => {
-    await gw?.close();
-    hider?.close();
-    honest?.close();
-    await Promise.all(children.map(kill9));
-  });
+  afterAll(() => proxies?.close());
 
   it("is answered again when the node asked hides it", { timeout: 60_000 }, async () => {
     // Sent to the node itself: the gateway knows it only from the receipt it answers.
