@@ -13,7 +13,7 @@ type Trim = ((pad: number) => number) & { async: (pad: number, done: (err: unkno
 
 /**
  * glibc's malloc_trim, found by glibc's own symbols rather than process.report.getReport(): a report formats
- * the JS stack, which with --enable-source-maps parses the whole bundle's source map, held for the process's life.
+ * the JS stack, which with --enable-source-maps parses the whole bundle's source map at start.
  */
 function loadTrim(): Trim | undefined {
   if (process.platform !== "linux") return undefined;
