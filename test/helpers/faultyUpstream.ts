@@ -25,6 +25,8 @@ export interface FaultyUpstream {
   lost: number;
   /** JSON-RPC calls received since start (a batch counts its size). */
   readonly calls: number;
+  /** Calls received since start, by method. */
+  callsOf(method: string): number;
   /** How many requests matched a fault rule (failed or not). */
   matched: number;
   /** While true, every connection is reset at once: a stopped node. */
@@ -76,6 +78,7 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
   let hiddenShare = 0;
   let hidden = 0;
   let noPastStates = false;
+  const byMethod = new Map<string, number>();
   const hides = (hash: unknown): boolean =>
     typeof hash === "string" && /^0x[0-9a-fA-F]{8}/.test(hash) && Number.parseInt(hash.slice(2, 10), 16) / 0x1_0000_0000 < hiddenShare;
   // Any path that asks the node: when the node is gone or resets the connection, answer as a proxy would, not
@@ -92,7 +95,10 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
-    state.calls += (body.match(/"method"\s*:/g) ?? []).length;
+    for (const [, method] of body.matchAll(/"method"\s*:\s*"([^"]*)"/g)) {
+      state.calls++;
+      byMethod.set(method!, (byMethod.get(method!) ?? 0) + 1);
+    }
     if (noPastStates && /"method":"eth_getTransactionCount","params":\["0x[0-9a-fA-F]{40}","0x/.test(body)) {
       type Call = { jsonrpc: string; id: unknown; method: string; params: unknown[] };
       const calls = JSON.parse(body) as Call | Call[];
@@ -340,6 +346,9 @@ export async function startFaultyUpstream(nodeUrl: string): Promise<FaultyUpstre
     },
     get calls() {
       return state.calls;
+    },
+    callsOf(method) {
+      return byMethod.get(method) ?? 0;
     },
     get matched() {
       return state.matched;
