@@ -6,9 +6,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Gateway } from "../../src/gateway.js";
-import { postJson, startTestGateway } from "../helpers/gateway.js";
-import { startStallProbe } from "../helpers/stallProbe.js";
+import { postJson } from "../helpers/gateway.js";
+import { type GatewayProcess, startGatewayProcess } from "../helpers/gatewayProcess.js";
+import { startProbeProcess } from "../helpers/stallProbe.js";
 import { TOKEN_ABI, TOKEN_SOURCE } from "../fixtures/contracts.js";
 import { MAX_ABI_ENTRIES } from "../../src/zkt/abiBounds.js";
 
@@ -26,32 +26,46 @@ ${Array.from(
 
 const TINY_SOURCE = "pragma solidity ^0.8.0;\ncontract Tiny { uint public v = 7; }";
 
+/** The longest the gateway's event loop was held since the last scrape (its lag histogram restarts at each). */
+async function loopMaxMs(url: string): Promise<number> {
+  const m = /^gateway_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(await (await fetch(`${url}/metrics`)).text());
+  if (!m) throw new Error("no event-loop lag in the metrics");
+  return Number(m[1]) * 1000;
+}
+
 describe("hostile ZKT input", () => {
-  let gw: Gateway;
+  let gw: GatewayProcess;
   let url: string;
   let apiKey: string;
-  const others = () => postJson(`${url}/zgt/${apiKey}`, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
+  // A steady caller from a process of its own; the gateway runs as its own process too (the bundle, as
+  // deployed), so neither the test runner's loop nor this file's own sends are in what they measure (the
+  // first case once took 1,046 ms against < 1,000 with both in the runner).
+  const others = () => startProbeProcess(`${url}/zgt/${apiKey}`, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}');
 
   beforeAll(async () => {
-    gw = await startTestGateway({ mutate: (c) => (c.compiler.timeoutMs = 3_000) });
-    url = gw.network("testnet").url;
+    gw = await startGatewayProcess({ DATA_DIR: mkdtempSync(join(tmpdir(), "gw-hostile-")), SOLC_TIMEOUT_MS: "3000", LOG_LEVEL: "info" }, "bundle");
+    url = gw.url;
     apiKey = ((await postJson(url + "/portal/keys", { label: "others" })).json as { apiKey: string }).apiKey;
-    await others();
     // solc's cold start (~1.3 s, longer on a loaded machine) is not what is measured: the event loop is.
     await postJson(`${url}/zkt/${apiKey}`, { code: TINY_SOURCE + "\n// warm" });
+  }, 60_000);
+  afterAll(async () => {
+    gw?.child.kill();
+    await gw?.exited;
   });
-  afterAll(() => gw?.close());
 
   it("a 300 KB source of unterminated comments is answered at once and holds nobody", { timeout: 30_000 }, async () => {
-    const probe = startStallProbe(others);
+    const probe = await others();
+    await loopMaxMs(url);
     const t = performance.now();
     const res = await postJson(`${url}/zkt/try-it-out`, { code: "/*a".repeat(100_000) });
     const took = performance.now() - t;
+    const loopMax = await loopMaxMs(url);
     const seen = await probe.stop();
     expect(res.status).toBe(400);
     expect((res.json as { errorCode: string }).errorCode).toBe("COMPILATION_ERROR");
     expect(took).toBeLessThan(1_000);
-    expect(seen.loopMax).toBeLessThan(200);
+    expect(loopMax).toBeLessThan(200);
     expect(seen.worst).toBeLessThan(200);
   });
 
@@ -94,14 +108,11 @@ describe("hostile ZKT input", () => {
       ...TOKEN_ABI,
     ];
     const body = { to: token, abi: big, method: "balanceOf", arguments: [token] };
-    // Sent by curl, not from this process: the gateway runs here, and serializing and sending 720 KB twice
-    // in-process was most of the stall the probe saw (p99 64 to 100 ms on an idle machine), not the gateway's.
+    // Sent by curl, not from this process: serializing and sending 720 KB twice from the process the gateway
+    // ran in was most of the stall the probe saw (p99 64 to 100 ms on an idle machine), not the gateway's.
     const file = join(mkdtempSync(join(tmpdir(), "abi-")), "big.json");
     writeFileSync(file, JSON.stringify(body));
-    /**
-     * curl, spawned now and held until go(): spawning from this process holds its event loop (~15 ms each),
-     * which the probe would count.
-     */
+    /** curl, spawned now and held until go(): the spawn's own cost (~15 ms each) is not in the window measured. */
     const curlReady = (path: string): { go(): Promise<{ status: number; json: unknown }> } => {
       const child = spawn("sh", [
         "-c",
@@ -123,13 +134,13 @@ describe("hostile ZKT input", () => {
     };
     // Others' p99 with nothing going on, in this run: on a loaded machine (the suite's other files) it alone
     // can pass 50 ms, which the attack must not add to.
-    const calmProbe = startStallProbe(others);
+    const calmProbe = await others();
     await new Promise((r) => setTimeout(r, 1_000));
     const calm = await calmProbe.stop();
     const limit = Math.max(50, 3 * calm.p99);
     const attackers = [curlReady(file), curlReady(file)];
     await new Promise((r) => setTimeout(r, 200));
-    const probe = startStallProbe(others);
+    const probe = await others();
     const refused = await Promise.all(attackers.map((c) => c.go()));
     const seen = await probe.stop();
     for (const r of refused) {
@@ -143,7 +154,7 @@ describe("hostile ZKT input", () => {
     writeFileSync(atCap, JSON.stringify({ ...body, abi: [...big.slice(0, MAX_ABI_ENTRIES - TOKEN_ABI.length), ...TOKEN_ABI] }));
     const atCapAttackers = [curlReady(atCap), curlReady(atCap)];
     await new Promise((r) => setTimeout(r, 200));
-    const probe2 = startStallProbe(others);
+    const probe2 = await others();
     const answered = await Promise.all(atCapAttackers.map((c) => c.go()));
     const seen2 = await probe2.stop();
     for (const r of answered) expect(r.json).toMatchObject({ success: true, output: ["0"] });
