@@ -6,6 +6,8 @@
 // --max-semi-space-size=4"`: the later flag wins), so a flag can be an A/B too, and so can an environment
 // variable (`"dist-ab/x.mjs MALLOC_MMAP_THRESHOLD_=65536"`). `AB_WEBHOOK=1` registers a webhook endpoint (a
 // local receiver answering 200) for the bundle's key, so the keyed ZKT row pays for its deliveries.
+// `AB_ONLY=connect,grpc,chainid` runs bench:transports' rows (Connect JSON, Connect proto, gRPC; each opt-in)
+// with this bench's fresh starts, rotation and intervals, which bench:transports does not have.
 //
 // Two copies of one bundle, started once, differ by 5-15 % here for a whole run (each process's own JIT
 // and layout), which no number of rounds averages away. `AB_FRESH=1` starts every bundle anew for each
@@ -14,6 +16,9 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { RpcService } from "../gen/chaingateway/rpc/v1/rpc_pb.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { fixedLoad as sendFixed } from "./fixedLoad.js";
 import { cpuMs } from "./processCpu.js";
@@ -41,6 +46,10 @@ interface Load {
   path: string | ((bundle: number) => string);
   body: string;
   count: number;
+  /** A load sent by a client library instead of raw POSTs of `body` (the Connect and gRPC wires). */
+  run?: (port: number, n: number) => Promise<void>;
+  /** Run only when AB_ONLY names it. */
+  optIn?: boolean;
 }
 const batch40 = JSON.stringify(
   Array.from({ length: 40 }, (_, i) => ({
@@ -71,12 +80,49 @@ const ALL_LOADS: Load[] = [
   { name: "ZKT message write", path: "/zkt/try-it-out", body: '{"arguments":"bench message"}', count: WRITES },
   { name: "ZKT message write, keyed", path: (i) => `/zkt/${keys[i]}`, body: '{"arguments":"bench message"}', count: WRITES },
 ];
-const LOADS = ALL_LOADS.filter((l) => !ONLY || ONLY.some((w) => l.name.toLowerCase().includes(w)));
+/** `n` calls of `call`, CONNECTIONS at a time. */
+async function closedLoop(call: () => Promise<unknown>, n: number): Promise<void> {
+  let left = n;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (left-- > 0) await call();
+    }),
+  );
+}
+const clients = new Map<string, ReturnType<typeof createClient<typeof RpcService>>>();
+/** One client per port and wire while its gateway runs (stopAll forgets them). */
+const clientFor = (port: number, wire: "json" | "proto" | "grpc") => {
+  const key = `${port} ${wire}`;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  if (!clients.has(key))
+    clients.set(
+      key,
+      createClient(
+        RpcService,
+        wire === "grpc"
+          ? createGrpcTransport({ baseUrl })
+          : createConnectTransport({ baseUrl, httpVersion: wire === "json" ? "1.1" : "2", useBinaryFormat: wire === "proto" }),
+      ),
+    );
+  return clients.get(key)!;
+};
+/** bench:transports' wires as rows (AB_ONLY=connect,grpc): one locally answered method behind each. */
+const wire = (name: string, w: "json" | "proto" | "grpc"): Load => ({
+  name,
+  path: "",
+  body: "",
+  count: REQUESTS / 2,
+  run: (port, n) => closedLoop(() => clientFor(port, w).getChainId({}), n),
+  optIn: true,
+});
+ALL_LOADS.push(wire("Connect JSON GetChainId, HTTP/1.1", "json"), wire("Connect proto GetChainId, h2c", "proto"), wire("gRPC GetChainId, h2c", "grpc"));
+const LOADS = ALL_LOADS.filter((l) => (ONLY ? ONLY.some((w) => l.name.toLowerCase().includes(w)) : !l.optIn));
 /** Each bundle's API key (the keyed row). */
 const keys: string[] = [];
 
 /** Exactly `n` requests of a load (see fixedLoad.ts). */
 function fixedLoad(port: number, load: Load, n: number): Promise<void> {
+  if (load.run) return load.run(port, n);
   return sendFixed(port, typeof load.path === "string" ? load.path : load.path(port - 8800), load.body, n, CONNECTIONS);
 }
 
@@ -111,6 +157,8 @@ async function startBundle(bundle: string, upstream: string, port: number): Prom
       PORTAL_KEYS_PER_HOUR: "1000",
       RATE_LIMIT_PER_IP: "1000000000",
       COALESCE_READS: "false",
+      // The h2 rows open thousands of streams a round from one IP: past the default budget it is a flood (GOAWAY).
+      HTTP2_STREAMS_PER_IP_PER_10S: "1000000000",
     },
     stdio: ["ignore", "ignore", "inherit"],
   });
@@ -147,6 +195,7 @@ async function main(): Promise<void> {
   const stopAll = () => {
     for (const p of procs) p?.kill("SIGKILL");
     procs = [];
+    clients.clear();
   };
   try {
     // Webhook deliveries' receiver: answers 200, counts them.
