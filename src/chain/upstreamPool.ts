@@ -42,7 +42,7 @@ import {
 import { GatewayError, fromUpstreamError, type JsonValue, toGatewayError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { keccak256 } from "ethers";
-import { LRUCache } from "lru-cache";
+import { ttlCache } from "../ttlCache.js";
 import { monotonicNow } from "../clock.js";
 import { MethodTable } from "../methodTable.js";
 
@@ -140,7 +140,7 @@ export class UpstreamPool {
     return best >= 0 ? best : undefined;
   }
   /** Transaction hashes sent through this pool, with the nodes that took them (read-your-writes, dropped sends). */
-  private readonly sent = new LRUCache<string, Upstream[]>({ max: SENT_MAX, ttl: SENT_TTL_MS });
+  private readonly sent = ttlCache<string, Upstream[]>(SENT_MAX, SENT_TTL_MS);
   private readonly batcher: ReadBatcher | undefined;
   /** Nodes whose last probe batch was answered with one object: reads are not gathered while any is in the pool. */
   private readonly refusesBatches = new Set<Upstream>();

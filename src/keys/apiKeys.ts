@@ -2,7 +2,7 @@
 // index (keys/custody: derived from the master seed, or a key pair in a PKCS#11 token). A key revoked through
 // this gateway fails at once on every path; one revoked by another process (the keys CLI, or a replica on a
 // shared PostgreSQL) within LOOKUP_CACHE_MS.
-import { LRUCache } from "lru-cache";
+import { ttlCache } from "../ttlCache.js";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { Access } from "./access.js";
@@ -60,7 +60,7 @@ const LOOKUP_CACHE_MAX = 10_000;
 
 export class ApiKeys {
   /** Recently looked-up keys by hash (found rows only: an unknown key is asked for every time). */
-  private readonly recent = new LRUCache<string, KeyRow>({ max: LOOKUP_CACHE_MAX, ttl: LOOKUP_CACHE_MS });
+  private readonly recent = ttlCache<string, KeyRow>(LOOKUP_CACHE_MAX, LOOKUP_CACHE_MS);
 
   constructor(
     private readonly table: KeyTable,

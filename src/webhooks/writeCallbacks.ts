@@ -3,7 +3,7 @@
 // the key's callbacks endpoint on the network (one per key: its callbacks keep their writes' order). The
 // status change writes the event with the other outbox rows; a write whose outcome came before the attach
 // (a node refusing it at once) gets the event from the attach itself, and the dedupe name makes it one either way.
-import { LRUCache } from "lru-cache";
+import { ttlCache } from "../ttlCache.js";
 import { createHash, createHmac } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { Access } from "../keys/access.js";
@@ -33,7 +33,7 @@ const ENDPOINTS_KNOWN_MS = 1_000;
 export class WriteCallbacks {
   private readonly secretKey: Buffer;
   /** Per key: whether it has endpoints on this network (believed for ENDPOINTS_KNOWN_MS). */
-  private readonly endpoints = new LRUCache<string, { has: boolean }>({ max: 10_000, ttl: ENDPOINTS_KNOWN_MS });
+  private readonly endpoints = ttlCache<string, { has: boolean }>(10_000, ENDPOINTS_KNOWN_MS);
 
   constructor(private readonly options: WriteCallbackOptions) {
     this.secretKey = createHash("sha256").update(`${options.seedSecret}:webhook-callbacks`).digest();

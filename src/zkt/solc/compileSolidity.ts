@@ -4,6 +4,7 @@
 // worker is ended: solc cannot be interrupted otherwise), one compile per caller at a time and a bounded queue,
 // so one caller's slow source holds one worker for at most the deadline and never the others' compiles.
 import { LRUCache } from "lru-cache";
+import { ttlCache } from "../../ttlCache.js";
 import { Worker } from "node:worker_threads";
 import { createHash } from "node:crypto";
 import { GatewayError, type JsonValue } from "../../errors.js";
@@ -82,7 +83,7 @@ export class SolidityCompiler {
   private readonly queue: Job[] = [];
   private readonly cache = new LRUCache<string, Promise<SolcOutput>>({ max: CACHE_LIMIT });
   /** Compile keys that ran past the deadline, with when they did. */
-  private readonly timedOut = new LRUCache<string, true>({ max: CACHE_LIMIT, ttl: TIMED_OUT_MEMORY_MS });
+  private readonly timedOut = ttlCache<string, true>(CACHE_LIMIT, TIMED_OUT_MEMORY_MS);
   /** Callers with a compile running or waiting. */
   private readonly callers = new Set<string>();
   /** How many times solc actually ran (cache misses). */
