@@ -52,14 +52,20 @@ describe("bodies held half-sent", () => {
         attacker.kill();
       }
       expect(peak.stop() - start).toBeLessThan(300 * MB);
-      await settle();
+      const limit = start * (framing === "chunked" ? 1.25 : 1.2);
+      // Settled again while above the line, for up to 10 s: beside the suite's other files the gateway may still
+      // be closing the 450 connections when the first 2 s are up (+22 % once in a full run, +3 % alone).
+      for (let tries = 0; tries < 5; tries++) {
+        await settle();
+        if (rss() < limit) break;
+      }
       // A body of no declared length is spilled into a mapping of at least 33 MB, unmapped when dropped; a
       // declared one into a buffer of exactly its length, which is glibc's own mapping only below glibc's mmap
       // threshold: fixed at 256 KB where the gateway is started (npm start, the Dockerfile, npm test), else
       // raised by glibc as it frees (content-length: +97 % without it, +3 % with it). Chunked bodies go
       // through node:http, whose own per-connection allocations stay in the heap: +4 to +15 % in runs here.
       // Before largeBody.ts: +140 %.
-      expect(rss()).toBeLessThan(start * (framing === "chunked" ? 1.25 : 1.2));
+      expect(rss()).toBeLessThan(limit);
     });
   }
 });
