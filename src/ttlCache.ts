@@ -1,6 +1,6 @@
-// The caches whose entries expire: lru-cache, its ttl read from the monotonic clock (performance.now) at each check.
-// lru-cache's default (ttlResolution 1 ms) keeps the clock's last reading and arms a setTimeout to forget it, a
-// timer every millisecond per busy cache; performance.now() per check costs less than the timer (bench/README.md).
+// The caches whose entries expire: lru-cache, with ttl checked against the monotonic clock (performance.now) at
+// each read. lru-cache's default (ttlResolution 1 ms) caches the clock and arms a setTimeout to forget it: under
+// load, a timer every millisecond per busy cache, on the request path.
 import { LRUCache } from "lru-cache";
 
 /** At most `max` entries, each kept `ttlMs` from when it was set; the least recently used goes first. */
