@@ -24,7 +24,8 @@ export const BATCHABLE = new Set([
 interface Waiting {
   call: RpcCall;
   caller: AbortSignal | undefined;
-  resolve: (outcome: RpcOutcome) => void;
+  /** Settles with the call's outcome as a batch of one: what the pool's callMany answers, no wrapping promise. */
+  resolve: (outcomes: RpcOutcome[]) => void;
   reject: (err: unknown) => void;
 }
 
@@ -43,13 +44,14 @@ export class ReadBatcher {
     private readonly maxCalls: number,
   ) {}
 
-  add(call: RpcCall, caller: AbortSignal | undefined): Promise<RpcOutcome> {
+  /** The call's outcome, as a batch of one. */
+  add(call: RpcCall, caller: AbortSignal | undefined): Promise<RpcOutcome[]> {
     if (!this.scheduled) {
       this.scheduled = true;
       // setImmediate runs after the poll phase that delivered this request: every request read in the same
       // turn has been parsed and routed by then.
       setImmediate(() => this.flush());
-      return this.send([call], caller).then((outcomes) => outcomes[0]!);
+      return this.send([call], caller);
     }
     return new Promise((resolve, reject) => this.waiting.push({ call, caller, resolve, reject }));
   }
@@ -66,7 +68,7 @@ export class ReadBatcher {
         caller,
       ).then(
         (outcomes) => {
-          for (let i = 0; i < group.length; i++) group[i]!.resolve(outcomes[i]!);
+          for (let i = 0; i < group.length; i++) group[i]!.resolve([outcomes[i]!]);
         },
         (err: unknown) => {
           for (const w of group) w.reject(err);

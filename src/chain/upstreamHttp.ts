@@ -8,6 +8,8 @@ import { LargeBody, SPILL_AT } from "../memory/largeBody.js";
 export interface UpstreamAnswer {
   status: number;
   text: string;
+  /** When the request this answers was sent (performance.now()): the caller times it without a clock read of its own. */
+  sentAt: number;
 }
 
 /** Why a request got no answer: the pool turns these into failover and its messages. */
@@ -140,7 +142,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     clearTimeout(this.deadline);
     const text = this.answer.text();
     this.answer.clear();
-    this.resolve({ status: this.status, text });
+    this.resolve({ status: this.status, text, sentAt: this.sentAt });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error & { code?: string }): void {

@@ -9,7 +9,7 @@ import { HeightWaits, REACH_MAX_GAP } from "./reachHeight.js";
 import { MinedSeen } from "./minedSeen.js";
 import { BATCHABLE, ReadBatcher } from "./readBatcher.js";
 import { blockNeeded } from "./blockNeeded.js";
-import { UpstreamHttpError } from "./upstreamHttp.js";
+import { type UpstreamAnswer, UpstreamHttpError } from "./upstreamHttp.js";
 import { inSpan, outgoingTraceparent, SpanKind, tracingOn } from "../trace/tracing.js";
 import { PROBE_BATCH, PROBE_CALLS, readProbe } from "./upstreamProbe.js";
 import { type IntegrityCheck, observeTagged, type PoolView, suspect } from "./answerIntegrity.js";
@@ -296,7 +296,9 @@ export class UpstreamPool {
    * is left to finish, as a coalesced read may have other callers waiting on it. A single point read may ride
    * with others of its event-loop turn (readBatcher.ts); it then goes on for whoever still waits.
    */
-  async callMany(calls: RpcCall[], caller?: AbortSignal): Promise<RpcOutcome[]> {
+  // The layers down to the node return its promise as it is (no async wrapper, no extra turn): a proxied read
+  // waits on one promise chain.
+  callMany(calls: RpcCall[], caller?: AbortSignal): Promise<RpcOutcome[]> {
     // A read with a policy of its own goes alone: a gathered batch runs by the pool's.
     if (
       calls.length === 1 &&
@@ -305,30 +307,37 @@ export class UpstreamPool {
       BATCHABLE.has(calls[0]!.method) &&
       (this.policies.empty || !this.policies.of(calls[0]!.method))
     )
-      return [await this.batcher.add(calls[0]!, caller)];
+      return this.batcher.add(calls[0]!, caller);
     return this.callNow(calls, caller);
   }
 
   /** Gathered reads (readBatcher.ts): a call the node's batch answer left out goes again alone. */
-  private async sendGathered(calls: RpcCall[], caller: AbortSignal | undefined): Promise<RpcOutcome[]> {
-    const outcomes = await this.callNow(calls, caller);
-    if (calls.length === 1) return outcomes;
+  private sendGathered(calls: RpcCall[], caller: AbortSignal | undefined): Promise<RpcOutcome[]> {
+    const sent = this.callNow(calls, caller);
+    if (calls.length === 1) return sent;
     // A node that refuses batches, or one this size, answers one error for the whole: each call then goes alone.
-    return Promise.all(
-      outcomes.map((o, i) =>
-        o.ok || o.error.message !== MISSING_REPLY
-          ? o
-          : this.callNow([calls[i]!]).then(
-              ([alone]) => alone!,
-              (err: unknown): RpcOutcome => ({ ok: false, error: toGatewayError(err) }),
-            ),
+    return sent.then((outcomes) =>
+      Promise.all(
+        outcomes.map((o, i) =>
+          o.ok || o.error.message !== MISSING_REPLY
+            ? o
+            : this.callNow([calls[i]!]).then(
+                ([alone]) => alone!,
+                (err: unknown): RpcOutcome => ({ ok: false, error: toGatewayError(err) }),
+              ),
+        ),
       ),
     );
   }
 
-  private async callNow(calls: RpcCall[], caller?: AbortSignal, timeoutMs?: number): Promise<RpcOutcome[]> {
-    if (calls.length === 0) return [];
+  private callNow(calls: RpcCall[], caller?: AbortSignal, timeoutMs?: number): Promise<RpcOutcome[]> {
+    if (calls.length === 0) return Promise.resolve([]);
     if (this.upstreams.length === 1) return this.callOn(calls, undefined, caller, timeoutMs);
+    return this.callRouted(calls, caller, timeoutMs);
+  }
+
+  /** callNow with more than one node: writes to all, reads where their block is, each answer checked. */
+  private async callRouted(calls: RpcCall[], caller?: AbortSignal, timeoutMs?: number): Promise<RpcOutcome[]> {
     if (calls.every((c) => WRITES.has(c.method))) return this.write(calls);
     // A read naming a block (latest: the gateway's head) goes to a node known to have it, waited for briefly
     // when none has it yet (reachHeight.ts).
@@ -562,9 +571,7 @@ export class UpstreamPool {
     const deadline = timeoutMs ?? policy?.timeoutMs;
     const hedge = timeoutMs === undefined && !WRITES.has(calls[0]!.method) && (policy?.hedge ?? this.routing.hedge);
     const parsed = only
-      ? await this.post(only, body, undefined, deadline)
-          .then(decode)
-          .catch((err: unknown) => this.failed(only, err))
+      ? await this.decoded(only, this.post(only, body, undefined, deadline), decode)
       : await this.send(body, decode, hedge, caller, deadline, policy?.retries);
     if (parsed instanceof RawResult) return [rawOutcome(parsed.raw)];
     const replies = Array.isArray(parsed) ? parsed : [parsed];
@@ -594,10 +601,7 @@ export class UpstreamPool {
     let lastError: unknown;
     let next = 0;
     const callerGone = (): boolean => caller?.aborted === true;
-    const attempt = (u: Upstream, signal?: AbortSignal): Promise<T> =>
-      this.post(u, body, signal, timeoutMs)
-        .then(decode)
-        .catch((err: unknown) => this.failed(u, err));
+    const attempt = (u: Upstream, signal?: AbortSignal): Promise<T> => this.decoded(u, this.post(u, body, signal, timeoutMs), decode);
     while (next < order.length) {
       // Failing over for a caller that gave up is work nobody waits for.
       if (next > 0 && callerGone()) break;
@@ -665,6 +669,20 @@ export class UpstreamPool {
     });
   }
 
+  /** `decode` of a node's answer; a failure to answer or to decode is the node's (failed): one reaction, not two. */
+  private decoded<T>(u: Upstream, answer: Promise<string>, decode: (text: string) => T): Promise<T> {
+    return answer.then(
+      (text) => {
+        try {
+          return decode(text);
+        } catch (err) {
+          return this.failed(u, err);
+        }
+      },
+      (err: unknown) => this.failed(u, err),
+    );
+  }
+
   /** Counts a node's failure (its circuit opens after breakerFailures in a row) and rethrows. */
   private failed(upstream: Upstream, err: unknown): never {
     if (err instanceof TransientUpstreamError) {
@@ -699,13 +717,13 @@ export class UpstreamPool {
   }
 
   private async postTo(upstream: Upstream, body: string, signal?: AbortSignal, traceparent?: string, timeoutMs?: number): Promise<string> {
-    const started = performance.now();
-    let answer: { status: number; text: string };
+    let answer: UpstreamAnswer;
     try {
       answer = await upstream.http.post(body, signal, traceparent, timeoutMs);
-      this.options.observer?.latency(upstream.label, (performance.now() - started) / 1000);
-      upstream.answeredAt = performance.now();
-      if (answer.status < 500 && answer.status !== 429) this.succeeded(upstream, performance.now() - started);
+      const answeredAt = performance.now();
+      this.options.observer?.latency(upstream.label, (answeredAt - answer.sentAt) / 1000);
+      upstream.answeredAt = answeredAt;
+      if (answer.status < 500 && answer.status !== 429) this.succeeded(upstream, answeredAt - answer.sentAt);
     } catch (err) {
       // A cancelled hedge is no failure of its node.
       if (err instanceof UpstreamHttpError && err.kind === "cancelled") throw err;

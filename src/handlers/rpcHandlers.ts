@@ -140,7 +140,8 @@ export function rpcHandlers(
     },
     // At once when the core answers at once (a local answer, the cache).
     call(req, ctx) {
-      return andThen(core.callMany(callContext(ctx), [toCoreCall(req)]), ([outcome]) => {
+      return andThen(core.callMany(callContext(ctx), [toCoreCall(req)]), (outcomes) => {
+        const outcome = outcomes[0];
         if (!outcome) throw new GatewayError("internal", "no outcome");
         if (!outcome.ok) throw outcome.error;
         return resultOf(req, outcome);

@@ -95,7 +95,7 @@ describe("UpstreamHttp", () => {
   it("sends one POST with host, type, length and the URL's path and query; basic auth from the URL", async () => {
     const server = await rawServer((_req, s) => s.write(ok('{"r":1}')));
     const answer = await client(`http://user:p%40ss@127.0.0.1:${server.port}/rpc/v1?x=1`).post('{"q":"é"}');
-    expect(answer).toEqual({ status: 200, text: '{"r":1}' });
+    expect(answer).toEqual({ status: 200, text: '{"r":1}', sentAt: expect.any(Number) });
     const { head, body } = server.requests[0]!;
     expect(head.split("\r\n")[0]).toBe("POST /rpc/v1?x=1 HTTP/1.1");
     expect(head).toMatch(new RegExp(`\r\nhost: 127\\.0\\.0\\.1:${server.port}\r\n`));
@@ -108,14 +108,14 @@ describe("UpstreamHttp", () => {
   it("reads a Content-Length answer split anywhere, multi-byte characters across splits included", async () => {
     const text = JSON.stringify({ result: "ü€😀".repeat(50) });
     const server = await rawServer((_req, s) => void drip(s, ok(text), 7));
-    expect(await client(`http://127.0.0.1:${server.port}`).post("{}")).toEqual({ status: 200, text });
+    expect(await client(`http://127.0.0.1:${server.port}`).post("{}")).toEqual({ status: 200, text, sentAt: expect.any(Number) });
   });
 
   it("reads a chunked answer with extensions and trailers, delivered byte by byte", async () => {
     const server = await rawServer(
       (_req, s) => void drip(s, 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;ext=1\r\n{"a":\r\nA\r\n"0123456"}\r\n0\r\nx-trailer: y\r\n\r\n', 1),
     );
-    expect(await client(`http://127.0.0.1:${server.port}`).post("{}")).toEqual({ status: 200, text: '{"a":"0123456"}' });
+    expect(await client(`http://127.0.0.1:${server.port}`).post("{}")).toEqual({ status: 200, text: '{"a":"0123456"}', sentAt: expect.any(Number) });
   });
 
   it("reads an answer that ends at close (no length), and skips interim 1xx answers", async () => {
@@ -124,8 +124,8 @@ describe("UpstreamHttp", () => {
       s.end('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{"until":"close"}');
     });
     const c = client(`http://127.0.0.1:${server.port}`);
-    expect(await c.post("{}")).toEqual({ status: 200, text: '{"until":"close"}' });
-    expect(await c.post("{}")).toEqual({ status: 200, text: '{"until":"close"}' });
+    expect(await c.post("{}")).toEqual({ status: 200, text: '{"until":"close"}', sentAt: expect.any(Number) });
+    expect(await c.post("{}")).toEqual({ status: 200, text: '{"until":"close"}', sentAt: expect.any(Number) });
     expect(server.connections).toBe(2);
   });
 
@@ -267,7 +267,7 @@ describe("UpstreamHttp", () => {
 
   it("passes 5xx answers through with their status (the pool decides about failover)", async () => {
     const server = await rawServer((_req, s) => s.write("HTTP/1.1 503 Service Unavailable\r\ncontent-length: 4\r\n\r\nbusy"));
-    expect(await client(`http://127.0.0.1:${server.port}`).post("{}")).toEqual({ status: 503, text: "busy" });
+    expect(await client(`http://127.0.0.1:${server.port}`).post("{}")).toEqual({ status: 503, text: "busy", sentAt: expect.any(Number) });
   });
 
   it("speaks HTTPS to a node behind TLS", async () => {

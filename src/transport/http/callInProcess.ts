@@ -1,6 +1,6 @@
 // A REST route's way onto a Connect handler: the handler is called in process, with a HandlerContext that
 // carries the caller as the Connect transport would, so the same guard applies the same policy.
-import { createContextValues, type HandlerContext } from "@connectrpc/connect";
+import type { ContextKey, ContextValues, HandlerContext } from "@connectrpc/connect";
 import {
   create,
   isMessage,
@@ -23,6 +23,21 @@ export interface InProcessCall<O extends DescMessage> {
   headers(): Record<string, string>;
 }
 
+/** Connect's createContextValues makes its three methods anew for every context: here they are the class's. */
+class InProcessValues implements ContextValues {
+  get<T>(key: ContextKey<T>): T {
+    return key.id in this ? ((this as unknown as Record<symbol, T>)[key.id] as T) : key.defaultValue;
+  }
+  set<T>(key: ContextKey<T>, value: T): this {
+    (this as unknown as Record<symbol, T>)[key.id] = value;
+    return this;
+  }
+  delete(key: ContextKey<unknown>): this {
+    delete (this as unknown as Record<symbol, unknown>)[key.id];
+    return this;
+  }
+}
+
 /**
  * The HandlerContext of an in-process call: what a handler reads (values) and the guard writes (response
  * headers). Built by hand because createHandlerContext makes an AbortController and three Headers per call;
@@ -43,7 +58,7 @@ class InProcessContext implements HandlerContext {
     readonly url: string,
     caller: Caller,
   ) {
-    this.values = createContextValues().set(callerKey, caller);
+    this.values = new InProcessValues().set(callerKey, caller);
   }
   timeoutMs(): undefined {
     return undefined;

@@ -44,9 +44,9 @@ export function jsonRpcRoutes(options: JsonRpcRouteOptions): RestRoute[] {
   // `route` names the endpoint in the handler's context, never the path itself (it may hold the key).
   const serve = (req: RestRequest, caller: Caller, route: string): MaybePromise<HttpAnswer> => {
     const handlers = jsonRpcViaHandlers(options.rpc, caller, route, options.admission);
-    const run = (text: string): MaybePromise<HttpAnswer> => handleJsonRpc(text, handlers, options.maxBatchSize);
     const { text } = req;
-    if (text !== undefined && !costsBeforeAdmission(req)) return run(text);
+    if (text !== undefined && !costsBeforeAdmission(req)) return handleJsonRpc(text, handlers, options.maxBatchSize);
+    const run = (text: string): MaybePromise<HttpAnswer> => handleJsonRpc(text, handlers, options.maxBatchSize);
     // A body still to come (node:http, HTTP/2) is not read, nor a large one parsed, for a caller already over
     // its limit.
     const early = options.admission.spent(caller);

@@ -79,12 +79,28 @@ function admitted(admission: EdgeAdmission, caller: Caller, weight: number): May
 
 /** The RpcService handlers (guarded) as the JSON-RPC envelope calls them, for one caller. */
 export function jsonRpcViaHandlers(rpc: ServiceImpl<typeof RpcService>, caller: Caller, path: string, admission: EdgeAdmission): JsonRpcHandlers {
-  return {
-    malformed: (weight) => admitted(admission, caller, weight),
-    call: (call) => settle(runInProcess(RpcService.method.call, rpc.call, callRequest(call), caller, path), resultJsonOf),
-    batch(calls) {
-      const req: BatchRequest = { $typeName: BatchRequestSchema.typeName, calls: calls.map(callRequest) };
-      return settle(runInProcess(RpcService.method.batch, rpc.batch, req, caller, path), itemsOf);
-    },
-  };
+  return new ViaHandlers(rpc, caller, path, admission);
+}
+
+/** (A class: one object per request, its methods shared, where an object literal made three closures.) */
+class ViaHandlers implements JsonRpcHandlers {
+  constructor(
+    private readonly rpc: ServiceImpl<typeof RpcService>,
+    private readonly caller: Caller,
+    private readonly path: string,
+    private readonly admission: EdgeAdmission,
+  ) {}
+
+  malformed(weight: number): MaybePromise<Handled<void>> {
+    return admitted(this.admission, this.caller, weight);
+  }
+
+  call(call: CoreCall): MaybePromise<Handled<string>> {
+    return settle(runInProcess(RpcService.method.call, this.rpc.call, callRequest(call), this.caller, this.path), resultJsonOf);
+  }
+
+  batch(calls: CoreCall[]): MaybePromise<Handled<ItemOutcome[]>> {
+    const req: BatchRequest = { $typeName: BatchRequestSchema.typeName, calls: calls.map(callRequest) };
+    return settle(runInProcess(RpcService.method.batch, this.rpc.batch, req, this.caller, this.path), itemsOf);
+  }
 }

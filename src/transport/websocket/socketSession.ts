@@ -96,7 +96,7 @@ async function subscriptionCalls(s: Session, deps: SessionDeps, calls: CoreCall[
 export function sessionHandlers(s: Session, deps: SessionDeps): JsonRpcHandlers {
   const viaRpc = jsonRpcViaHandlers(deps.rpc, s.caller, s.caller.apiKey === undefined ? "/" : "/zgt/{key}", deps.admission);
   return {
-    malformed: viaRpc.malformed,
+    malformed: (weight) => viaRpc.malformed(weight),
     async call(call) {
       if (!isSubscriptionCall(call)) return viaRpc.call(call);
       const { outcome, headers } = await subscriptionCalls(s, deps, [call]);
