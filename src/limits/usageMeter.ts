@@ -13,22 +13,28 @@ export interface UsageReport {
   hourly: { hour: number; requests: number; writes: number }[];
 }
 
+/** A key's requests on one network: hour (ms since epoch, on the hour) → requests, hours in ascending order; and this minute's. */
+interface KeyRequests {
+  hours: Map<number, number>;
+  minute: { at: number; requests: number };
+}
+
 export class UsageMeter {
-  /** Per network and key: hour (ms since epoch, on the hour) → requests; hours in ascending order. */
-  private readonly requestsBy = new Map<string, Map<number, number>>();
+  /** Per network, then key (nested: no key string is built per request, and the key's own string is hashed once). */
+  private readonly requestsBy = new Map<string, Map<string, KeyRequests>>();
   /** Per key (write quotas span the networks): hour → writes. */
   private readonly writesBy = new Map<string, Map<number, number>>();
-  /** Per network and key: the current minute's requests (for "this minute"). */
-  private readonly minute = new Map<string, { at: number; requests: number }>();
 
   /** Requests are counted per network, as the request limits are (they said both networks' sum). */
   requests(network: string, keyId: string, units: number, now = Date.now()): void {
-    const id = `${network}\u0000${keyId}`;
-    add(this.requestsBy, id, units, now);
-    const m = this.minute.get(id);
+    let byKey = this.requestsBy.get(network);
+    if (!byKey) this.requestsBy.set(network, (byKey = new Map()));
+    let r = byKey.get(keyId);
+    if (!r) byKey.set(keyId, (r = { hours: new Map(), minute: { at: 0, requests: 0 } }));
+    addTo(r.hours, units, now);
     const thisMinute = now - (now % 60_000);
-    if (m && m.at === thisMinute) m.requests += units;
-    else this.minute.set(id, { at: thisMinute, requests: units });
+    if (r.minute.at === thisMinute) r.minute.requests += units;
+    else r.minute = { at: thisMinute, requests: units };
   }
 
   write(keyId: string, now = Date.now()): void {
@@ -36,8 +42,8 @@ export class UsageMeter {
   }
 
   report(network: string, keyId: string, now = Date.now()): UsageReport {
-    const id = `${network}\u0000${keyId}`;
-    const requests = this.requestsBy.get(id) ?? new Map<number, number>();
+    const r = this.requestsBy.get(network)?.get(keyId);
+    const requests = r?.hours ?? new Map<number, number>();
     const writes = this.writesBy.get(keyId) ?? new Map<number, number>();
     const current = now - (now % HOUR_MS);
     const sum = (hours: Map<number, number>, fromHour: number) => {
@@ -47,7 +53,7 @@ export class UsageMeter {
     };
     const dayFrom = current - 23 * HOUR_MS;
     const monthFrom = current - (KEPT_HOURS - 1) * HOUR_MS;
-    const m = this.minute.get(id);
+    const m = r?.minute;
     return {
       requests: { minute: m && m.at === now - (now % 60_000) ? m.requests : 0, day: sum(requests, dayFrom), month: sum(requests, monthFrom) },
       writes: { day: sum(writes, dayFrom), month: sum(writes, monthFrom) },
@@ -61,9 +67,13 @@ export class UsageMeter {
 
 /** Adds `n` to `id`'s count for the hour of `now`; a new hour drops what fell out of the month. */
 function add(by: Map<string, Map<number, number>>, id: string, n: number, now: number): void {
-  const at = now - (now % HOUR_MS);
   let hours = by.get(id);
   if (!hours) by.set(id, (hours = new Map()));
+  addTo(hours, n, now);
+}
+
+function addTo(hours: Map<number, number>, n: number, now: number): void {
+  const at = now - (now % HOUR_MS);
   const had = hours.get(at);
   hours.set(at, (had ?? 0) + n);
   if (had === undefined)

@@ -139,6 +139,34 @@ function match(routes: RestRoute[], method: string, path: string): Match {
 
 const LITERAL = /^\^((?:\\\/|[A-Za-z0-9_.-])*)\$$/;
 
+/** A pattern's opening segment when it is literal and closed by a slash that must be there (`^\/zkt\/...`: "zkt"). */
+const FIRST_SEGMENT = /^\^\\\/([A-Za-z0-9_.-]+)\\\/(?![?*{])/;
+
+/**
+ * The routes that can match a path, by its first segment: those whose pattern opens with that segment, and
+ * those whose first segment is not literal, in their order. A keyed path (`/zkt/<key>`) is tried against a few
+ * patterns, not every route's.
+ */
+function segmentIndex(routes: RestRoute[]): (path: string) => RestRoute[] {
+  // (No flags and no alternation: a pattern that could match another opening is tried for every path.)
+  const segmentOf = (r: RestRoute): string | undefined =>
+    r.pattern.flags === "" && !r.pattern.source.includes("|") ? FIRST_SEGMENT.exec(r.pattern.source)?.[1] : undefined;
+  const open = routes.filter((r) => segmentOf(r) === undefined);
+  const bySegment = new Map<string, RestRoute[]>();
+  for (const r of routes) {
+    const segment = segmentOf(r);
+    if (segment !== undefined && !bySegment.has(segment))
+      bySegment.set(
+        segment,
+        routes.filter((o) => segmentOf(o) === undefined || segmentOf(o) === segment),
+      );
+  }
+  return (path) => {
+    const end = path.indexOf("/", 1);
+    return bySegment.get(end > 0 ? path.slice(1, end) : path.slice(1)) ?? open;
+  };
+}
+
 /** A route's metric label: its path with each parameter as `{param}` (`/zkt/{param}`), not a regex source. */
 const routeLabels = new WeakMap<RegExp, string>();
 export function routeLabel(pattern: RegExp): string {
@@ -194,11 +222,12 @@ export function createRestRouter(
   const nextRequestId = requestIds();
   const clientsGone = new PeriodicSummary(log, "clients closed requests before their bodies arrived");
   const literal = literalMatches(routes);
+  const candidates = segmentIndex(routes);
   /** With tracing on, each request is a server span continuing the caller's traceparent (its path redacted: keys). */
   const handle = (input: RestInput): MaybePromise<HttpAnswer> => {
     if (!tracingOn) return handleRequest(input);
     const path = input.path ?? input.url.split("?", 1)[0] ?? "/";
-    const found = literal.get(path)?.get(input.method) ?? match(routes, input.method, path);
+    const found = literal.get(path)?.get(input.method) ?? match(candidates(path), input.method, path);
     return inSpan(
       `${input.method} ${redactPath(path)}`,
       SpanKind.SERVER,
@@ -224,7 +253,7 @@ export function createRestRouter(
     const started = log.debugEnabled ? performance.now() : 0;
     const path = input.path ?? input.url.split("?", 1)[0] ?? "/";
     const { method } = input;
-    const { matched, pathKnown } = literal.get(path)?.get(method) ?? match(routes, method, path);
+    const { matched, pathKnown } = literal.get(path)?.get(method) ?? match(candidates(path), method, path);
     const finish = (answer: HttpAnswer): HttpAnswer => {
       observe(matched ? routeLabel(matched.route.pattern) : "unmatched", answer.status);
       if (log.debugEnabled)

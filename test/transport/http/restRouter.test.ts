@@ -78,4 +78,41 @@ describe("REST router", () => {
     expect((await call("GET", "/nothing-here")).status).toBe(404);
     expect((await call("DELETE", "/now-not-routed")).status).toBe(404);
   });
+
+  it("a path is tried against the routes of its first segment and those without one, and answers as the whole list in order would", async () => {
+    const named = (name: string, method: RestRoute["method"], pattern: RegExp) => ({
+      name,
+      route: { method, pattern, renderError, handle: () => json(200, { by: name }) },
+    });
+    const table = [
+      named("zkt GET", "GET", /^\/zkt\/transactions\/([^/]+)$/),
+      named("zgt bare", "POST", /^\/zgt\/?$/),
+      named("zkt keyed", "POST", /^\/zkt\/([^/]+)\/?$/),
+      named("zgt keyed", "POST", /^\/zgt\/([^/]+)\/?$/),
+      named("either", "POST", /^\/(?:one|two)\/x$/),
+      named("alternation", "POST", /^\/three\/x$|^\/four\/x$/),
+      named("case", "POST", /^\/five\/x$/i),
+      named("bare key", "POST", /^\/([A-Za-z0-9_-]{16,128})\/?$/),
+      named("zkt late", "POST", /^\/zkt\/a\/b$/),
+    ];
+    const r = createRestRouter(
+      table.map((t) => t.route),
+      1024,
+      createLogger("error"),
+    );
+    // What the whole list answers, route by route in order (as the router did before it indexed them).
+    const scan = (method: string, path: string): { status: number; by?: string } => {
+      const found = table.filter((t) => t.route.pattern.test(path));
+      const hit = found.find((t) => t.route.method === method);
+      return hit ? { status: 200, by: hit.name } : { status: found.length > 0 ? 405 : 404 };
+    };
+    const paths = ["/zgt", "/zgt/", "/zgt/k", "/zkt/k", "/zkt/k/", "/zkt/transactions/q", "/zkt/a/b", "/one/x", "/two/x", "/three/x", "/four/x"];
+    paths.push("/FIVE/X", "/abcdefghijklmnop", "/abcdefghijklmnop/", "/zkt", "/unknown/x", "/", "/zktx/k");
+    for (const path of paths)
+      for (const method of ["POST", "GET", "PUT"]) {
+        const answer = await r.handle({ method, url: path, headers: {}, remoteAddress: "127.0.0.1", bytes: async () => Buffer.alloc(0) });
+        const by = answer.status === 200 ? (JSON.parse(answer.body!) as { by: string }).by : undefined;
+        expect({ path, method, status: answer.status, by }).toEqual({ path, method, ...scan(method, path), by: scan(method, path).by });
+      }
+  });
 });
