@@ -294,10 +294,9 @@ export class UpstreamPool {
    * Several calls as one upstream batch (one round trip); outcomes in call order. `caller` is aborted when the
    * caller gives up (its deadline, a disconnect): no failover or hedge starts after that. The request in flight
    * is left to finish, as a coalesced read may have other callers waiting on it. A single point read may ride
-   * with others of its event-loop turn (readBatcher.ts); it then goes on for whoever still waits.
+   * with others of its event-loop turn (readBatcher.ts); it then goes on for whoever still waits. The layers
+   * down to the node hand its promise on as it is (no async wrapper, no extra turn).
    */
-  // The layers down to the node return its promise as it is (no async wrapper, no extra turn): a proxied read
-  // waits on one promise chain.
   callMany(calls: RpcCall[], caller?: AbortSignal): Promise<RpcOutcome[]> {
     // A read with a policy of its own goes alone: a gathered batch runs by the pool's.
     if (

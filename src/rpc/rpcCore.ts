@@ -141,11 +141,15 @@ export class RpcCore implements RpcDispatcher {
     proxied: Proxied[],
     started: number,
   ): MaybePromise<RpcOutcome[]> {
-    const settled = (): MaybePromise<RpcOutcome[]> =>
-      allSettled(outcomes) ? this.observed(ctx, started, calls, outcomes) : Promise.all(outcomes).then((all) => this.observed(ctx, started, calls, all));
     // Answered locally or from the cache, every outcome is already there: returned as is, no promise.
-    if (proxied.length === 0) return settled();
-    return this.sendUpstream(proxied, outcomes, ctx.signal, settled);
+    if (proxied.length === 0) return this.settled(ctx, started, calls, outcomes);
+    return this.sendUpstream(proxied, outcomes, ctx.signal, () => this.settled(ctx, started, calls, outcomes));
+  }
+
+  /** The outcomes observed, once every one is there. */
+  private settled(ctx: CallContext, started: number, calls: CoreCall[], outcomes: (RpcOutcome | Promise<RpcOutcome>)[]): MaybePromise<RpcOutcome[]> {
+    if (allSettled(outcomes)) return this.observed(ctx, started, calls, outcomes);
+    return Promise.all(outcomes).then((all) => this.observed(ctx, started, calls, all));
   }
 
   private observed(ctx: CallContext, started: number, calls: CoreCall[], settled: RpcOutcome[]): RpcOutcome[] {
@@ -230,9 +234,9 @@ export class RpcCore implements RpcDispatcher {
     return placed.then(then);
   }
 
-  /** The node's answers, each one the cache may keep put in it. */
-  private kept(proxied: Proxied[], rs: RpcOutcome[]): RpcOutcome[] {
-    if (this.cache === undefined) return rs;
+  /** Puts each of the node's answers that the cache may keep in it. */
+  private kept(proxied: Proxied[], rs: RpcOutcome[]): void {
+    if (this.cache === undefined) return;
     for (let i = 0; i < rs.length; i++) {
       const r = rs[i]!;
       const { call } = proxied[i]!;
@@ -242,7 +246,6 @@ export class RpcCore implements RpcDispatcher {
         if (this.cache.mayHold(call.method, call.params)) this.cache.put(call.method, call.params, r.result, r.raw);
       }
     }
-    return rs;
   }
 }
 

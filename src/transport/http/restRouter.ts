@@ -149,18 +149,15 @@ const FIRST_SEGMENT = /^\^\\\/([A-Za-z0-9_.-]+)\\\/(?![?*{])/;
  */
 function segmentIndex(routes: RestRoute[]): (path: string) => RestRoute[] {
   // (No flags and no alternation: a pattern that could match another opening is tried for every path.)
-  const segmentOf = (r: RestRoute): string | undefined =>
-    r.pattern.flags === "" && !r.pattern.source.includes("|") ? FIRST_SEGMENT.exec(r.pattern.source)?.[1] : undefined;
-  const open = routes.filter((r) => segmentOf(r) === undefined);
+  const segments = routes.map((r) => (r.pattern.flags === "" && !r.pattern.source.includes("|") ? FIRST_SEGMENT.exec(r.pattern.source)?.[1] : undefined));
+  const open = routes.filter((_, i) => segments[i] === undefined);
   const bySegment = new Map<string, RestRoute[]>();
-  for (const r of routes) {
-    const segment = segmentOf(r);
-    if (segment !== undefined && !bySegment.has(segment))
+  for (const segment of new Set(segments))
+    if (segment !== undefined)
       bySegment.set(
         segment,
-        routes.filter((o) => segmentOf(o) === undefined || segmentOf(o) === segment),
+        routes.filter((_, i) => segments[i] === undefined || segments[i] === segment),
       );
-  }
   return (path) => {
     const end = path.indexOf("/", 1);
     return bySegment.get(end > 0 ? path.slice(1, end) : path.slice(1)) ?? open;
