@@ -13,6 +13,7 @@
 // and layout), which no number of rounds averages away. `AB_FRESH=1` starts every bundle anew for each
 // round, so that difference becomes a round's, and compares bundles by the median of their per-round
 // ratios to the first bundle, with a bootstrap 90 % interval: a change is shown when the interval is.
+// `AB_GROUPS=base,new,base,new` also compares builds as all their copies, with the copies' A/A control.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -184,6 +185,36 @@ function medianInterval(xs: number[]): [number, number, number] {
   return [median(xs), medians[100]!, medians[1_899]!];
 }
 
+/**
+ * AB_GROUPS=a,b,a,b: a label per bundle, copies of one build sharing a label. Two copies of one build differ by
+ * 3-6 % on a row even in 20 rounds here, so a build is compared as all its copies: per round, the geometric mean
+ * of its copies over that of the first label's, median and 90 % interval; and, as the A/A control, the first
+ * copies of every label over the second copies.
+ */
+const GROUPS = process.env.AB_GROUPS?.split(",").map((g) => g.trim());
+
+const geometricMean = (xs: number[]): number => Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length);
+
+function printPooled(bundles: string[], results: { rps: number[]; cpuUs: number[] }[][]): void {
+  if (GROUPS!.length !== bundles.length) throw new Error(`AB_GROUPS names ${GROUPS!.length} bundles, not ${bundles.length}`);
+  const labels = [...new Set(GROUPS)];
+  const members = (label: string) => GROUPS!.flatMap((g, i) => (g === label ? [i] : []));
+  const copy = (k: number) => labels.flatMap((l) => members(l).slice(k, k + 1));
+  const pooled = (over: number[], under: number[], li: number, of: "rps" | "cpuUs"): string => {
+    const ratios = results[0]![li]![of].map(
+      (_, r) => geometricMean(over.map((i) => results[i]![li]![of][r]!)) / geometricMean(under.map((i) => results[i]![li]![of][r]!)),
+    );
+    const [m, low, high] = medianInterval(ratios);
+    return `${percent(m)} [${percent(low)}, ${percent(high)}]`;
+  };
+  const pairs: [string, number[], number[]][] = labels.slice(1).map((l) => [`${l} over ${labels[0]}`, members(l), members(labels[0]!)]);
+  if (labels.every((l) => members(l).length >= 2)) pairs.push(["A/A: first copies over second", copy(0), copy(1)]);
+  console.log(`\nPooled by AB_GROUPS (every copy of a build, per round): median [90 % interval], req/s then CPU per answer\n`);
+  console.log(`| load | ${pairs.map(([name]) => `${name} req/s | CPU`).join(" | ")} |\n|---|${pairs.map(() => "---|---").join("|")}|`);
+  for (const [li, l] of LOADS.entries())
+    console.log(`| ${l.name} | ${pairs.map(([, over, under]) => `${pooled(over, under, li, "rps")} | ${pooled(over, under, li, "cpuUs")}`).join(" | ")} |`);
+}
+
 const percent = (r: number): string => `${r >= 1 ? "+" : ""}${((r - 1) * 100).toFixed(1)} %`;
 
 async function main(): Promise<void> {
@@ -278,6 +309,7 @@ async function main(): Promise<void> {
       });
       console.log(`| ${l.name} | ${cells.join(" | ")} |`);
     }
+    if (GROUPS) printPooled(bundles, results);
     // AB_RAW=file: every round's numbers, for ratios between any two bundles.
     if (process.env.AB_RAW) writeFileSync(process.env.AB_RAW, JSON.stringify({ bundles, loads: LOADS.map((l) => l.name), results }, null, 1));
     if (delivered > 0) console.log(`\nwebhook deliveries received: ${delivered}`);

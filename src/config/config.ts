@@ -710,10 +710,10 @@ export const configSchema = z.strictObject({
     env: "MEMORY_TRIM_MS",
     doc:
       "How often freed native memory is given back to the system (glibc's malloc_trim, off the event loop; Linux " +
-      "with glibc only), when the event loop was mostly idle since the last time (a busy gateway reuses what it " +
-      "frees): after a burst (HTTP/2 or WebSocket slow readers) RSS otherwise stays up. When RSS also stands 20 % " +
-      "(and 16 MB) over the least it has been, a full garbage collection runs first (one pause, backing off while " +
-      "the memory stays in use). 0: never.",
+      "with glibc only): after a burst (HTTP/2 or WebSocket slow readers) RSS otherwise stays up. When RSS also " +
+      "stands 20 % (and 16 MB) over the least it has been and the event loop has been mostly idle for three of " +
+      "these periods, a full garbage collection runs first (one pause, backing off while the memory stays in " +
+      "use). 0: never.",
   }),
   idempotencyStaleMs: setting(positiveInt().default(DEFAULT_STALE_CLAIM_MS), {
     env: "IDEMPOTENCY_STALE_MS",
