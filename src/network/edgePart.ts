@@ -15,6 +15,7 @@ import { arrivedBytesKey, bodySizeInterceptor } from "../transport/connect/bodyS
 import { bytesArrived } from "../transport/http/budgetedHandler.js";
 import { withMediaTypeHint } from "../transport/connect/mediaType.js";
 import { connectRoutes } from "../transport/connect/routes.js";
+import { responseCompression } from "../transport/connect/requestCompression.js";
 import { clientIp, liveTrustedProxies } from "../transport/http/clientIp.js";
 import { withCors } from "../transport/http/cors.js";
 import { healthRoutes } from "../transport/http/healthRoutes.js";
@@ -136,6 +137,7 @@ export async function openEdge({ gw, net, deps, log, stack }: NetworkContext, p:
     routes: connectRoutes(p.handlers),
     fallback: rest.nodeHandler,
     readMaxBytes: gw.bodyLimitBytes,
+    acceptCompression: responseCompression,
     // What handlers throw, mapped once (the gate maps its own refusals).
     interceptors: [errorMappingInterceptor, bodySizeInterceptor((caller, weight) => admission.calls(caller, weight), gw.rateLimit.bodyBytesPerRequest)],
     // Before the body is read: who called, and one request of theirs admitted.

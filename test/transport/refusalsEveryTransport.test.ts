@@ -5,6 +5,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { Gateway } from "../../src/gateway.js";
@@ -17,6 +18,9 @@ const BALANCE = "/chaingateway.rpc.v1.RpcService/GetBalance";
 /** Field 1 (address), length-delimited, 16 bytes announced and none sent. */
 const TRUNCATED = new Uint8Array([0x0a, 0x10]);
 const enveloped = (msg: Uint8Array): Buffer => Buffer.from([0, 0, 0, 0, msg.length, ...msg]);
+const DEAD = "0x000000000000000000000000000000000000dEaD";
+/** A well-formed GetBalance request, gzip-compressed and flagged so (Connect and gRPC take bodies uncompressed). */
+const GZIPPED_BALANCE = gzipSync(Buffer.from([0x0a, DEAD.length, ...Buffer.from(DEAD)]));
 
 interface Shape {
   path: string;
@@ -44,12 +48,17 @@ const CONNECT_SHAPES: [string, Shape][] = [
   ["bad protobuf", { path: BALANCE, headers: { "content-type": "application/proto" }, body: Buffer.from(TRUNCATED) }],
   ["an unknown API key", { path: BALANCE, headers: { ...JSON_HEADERS, authorization: "Bearer not-a-key" }, body: "{}" }],
   ["a malformed authorization", { path: BALANCE, headers: { ...JSON_HEADERS, authorization: "Basic x" }, body: "{}" }],
+  ["a compressed body", { path: BALANCE, headers: { ...JSON_HEADERS, "content-encoding": "gzip" }, body: gzipSync(JSON.stringify({ address: DEAD })) }],
 ];
 const GRPC = { "content-type": "application/grpc+proto", te: "trailers" };
 const GRPC_SHAPES: [string, Shape][] = [
   ["bad protobuf", { path: BALANCE, headers: GRPC, body: enveloped(TRUNCATED) }],
   ["an unknown API key", { path: BALANCE, headers: { ...GRPC, authorization: "Bearer not-a-key" }, body: enveloped(new Uint8Array()) }],
   ["a malformed authorization", { path: BALANCE, headers: { ...GRPC, authorization: "Basic x" }, body: enveloped(new Uint8Array()) }],
+  [
+    "a compressed message",
+    { path: BALANCE, headers: { ...GRPC, "grpc-encoding": "gzip" }, body: Buffer.from([1, 0, 0, 0, GZIPPED_BALANCE.length, ...GZIPPED_BALANCE]) },
+  ],
 ];
 /** WebSocket messages on one open socket, each answered with an error. */
 const WS_MESSAGES: [string, string][] = [
