@@ -138,7 +138,7 @@ export class RateLimits {
     if (access.kind !== "key" || perKey) return byKey;
     const perIp = this.config.perIpRequestsPerWindow ?? 2 * this.config.requestsPerWindow;
     return andThen(byKey, (d) =>
-      andThen(this.take("requests-per-ip", network, `ip:${ip}`, perIp, this.config.windowMs, weight, "requests from one address (across its keys)"), () => d),
+      andThen(this.take("requests-per-ip", network, ipCaller(ip), perIp, this.config.windowMs, weight, "requests from one address (across its keys)"), () => d),
     );
   }
 
@@ -165,14 +165,14 @@ export class RateLimits {
    * the admin API). Past it, every admin call from the IP is refused unread: a right guess would otherwise pass.
    */
   checkAdminAttempt(network: string, ip: string): LimitDecision | undefined | Promise<LimitDecision | undefined> {
-    return this.take("admin-attempts", network, `ip:${ip}`, this.config.adminAttemptsPerWindow ?? 120, this.config.windowMs, 1, "admin API calls");
+    return this.take("admin-attempts", network, ipCaller(ip), this.config.adminAttemptsPerWindow ?? 120, this.config.windowMs, 1, "admin API calls");
   }
 
   /** Like spentRequests, for the try-it-out window of a client address (public ZKT submissions). */
   spentTryItOut(network: string, ip: string): GatewayError | undefined {
     if (this.connection) return undefined;
     const limit = this.config.tryItOutRequestsPerWindow;
-    const reset = this.localLimiter("try-it-out", network, limit)?.spent(`ip:${ip}`);
+    const reset = this.localLimiter("try-it-out", network, limit)?.spent(ipCaller(ip));
     if (reset === undefined) return undefined;
     this.onReject(network, "try-it-out");
     return new GatewayError(
@@ -186,13 +186,13 @@ export class RateLimits {
   }
 
   async checkTryItOut(network: string, ip: string): Promise<LimitDecision | undefined> {
-    return await this.take("try-it-out", network, `ip:${ip}`, this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submissions");
+    return await this.take("try-it-out", network, ipCaller(ip), this.config.tryItOutRequestsPerWindow, this.config.windowMs, 1, "try-it-out submissions");
   }
 
   /** One of the key's daily test-fund credits (every key has the same number); across networks. */
   async checkFaucet(access: LimitedCaller): Promise<void> {
     if (access.kind !== "key") return;
-    await this.take("faucet", "all", `key:${access.keyId}`, this.config.faucetCreditsPerDay ?? 10, 86_400_000, 1, "test-fund credits");
+    await this.take("faucet", "all", keyCaller(access.keyId), this.config.faucetCreditsPerDay ?? 10, 86_400_000, 1, "test-fund credits");
   }
 
   /**
@@ -203,14 +203,14 @@ export class RateLimits {
     if (access.kind !== "key") return;
     const perDay = access.transactionsPerDay ?? this.config.writesPerDay;
     const perMonth = access.writesPerMonth ?? this.config.writesPerMonth;
-    if (perMonth) await this.take("writes-month", "all", `key:${access.keyId}`, perMonth, 30 * 86_400_000, 1, "writes (monthly quota)", "quota_exceeded");
-    if (perDay) await this.take("transactions", "all", `key:${access.keyId}`, perDay, 86_400_000, 1, "writes (daily quota)", "quota_exceeded");
+    if (perMonth) await this.take("writes-month", "all", keyCaller(access.keyId), perMonth, 30 * 86_400_000, 1, "writes (monthly quota)", "quota_exceeded");
+    if (perDay) await this.take("transactions", "all", keyCaller(access.keyId), perDay, 86_400_000, 1, "writes (daily quota)", "quota_exceeded");
     this.usage.write(access.keyId);
   }
 
   /** A key's use on `network`'s limits as this process counted it, with its limits and their resets. */
   usageOf(network: string, access: Extract<LimitedCaller, { kind: "key" }>): KeyUsage {
-    const caller = `key:${access.keyId}`;
+    const caller = keyCaller(access.keyId);
     const perKey = ownPerMinute(access);
     const requestLimit = this.requestLimit(perKey);
     const perDay = access.transactionsPerDay ?? this.config.writesPerDay ?? 0;
@@ -239,6 +239,17 @@ export class RateLimits {
 
   /** The limiter of a scope, network and limit (a scope has one window), found without building a key. */
   private limiterFor(scope: LimitScope, network: string, limit: number, windowMs: number): CallerLimiter {
+    // The few limiters a stream of requests uses, found without a lookup.
+    for (const r of this.recent) if (r.limit === limit && r.scope === scope && r.network === network) return r.limiter;
+    const limiter = this.madeLimiter(scope, network, limit, windowMs);
+    this.recent[this.nextRecent] = { scope, network, limit, limiter };
+    this.nextRecent = (this.nextRecent + 1) % RECENT_LIMITERS;
+    return limiter;
+  }
+  private readonly recent: { scope: LimitScope; network: string; limit: number; limiter: CallerLimiter }[] = [];
+  private nextRecent = 0;
+
+  private madeLimiter(scope: LimitScope, network: string, limit: number, windowMs: number): CallerLimiter {
     let byNetwork = this.byScope.get(scope);
     if (!byNetwork) this.byScope.set(scope, (byNetwork = new Map()));
     let byLimit = byNetwork.get(network);
@@ -355,7 +366,33 @@ function ownPerMinute(access: LimitedCaller): number | undefined {
 }
 
 export function callerOf(access: LimitedCaller, ip: string): string {
-  return access.kind === "key" ? `key:${access.keyId}` : `ip:${ip}`;
+  return access.kind === "key" ? keyCaller(access.keyId) : ipCaller(ip);
+}
+
+/** How many (scope, network, limit) limiters RateLimits keeps at hand. */
+const RECENT_LIMITERS = 4;
+
+// The last caller names built: a stream from one caller is counted under one string, hashed once by the
+// limiter's Map, rather than a new string per request.
+let lastIp = "";
+let lastIpCaller = "ip:";
+let lastKeyId = "";
+let lastKeyCaller = "key:";
+
+function ipCaller(ip: string): string {
+  if (ip !== lastIp) {
+    lastIp = ip;
+    lastIpCaller = `ip:${ip}`;
+  }
+  return lastIpCaller;
+}
+
+function keyCaller(keyId: string): string {
+  if (keyId !== lastKeyId) {
+    lastKeyId = keyId;
+    lastKeyCaller = `key:${keyId}`;
+  }
+  return lastKeyCaller;
 }
 
 /** X-RateLimit-* headers for a decision. */

@@ -14,14 +14,28 @@ class Tally<L extends string> {
 
   constructor(private readonly labels: (a: string, b: string, c: string | number) => Record<L, string>) {}
 
+  /** The last label set counted: a stream of one kind of request counts with no lookup. */
+  private lastA: string | undefined = undefined;
+  private lastB: string | undefined = undefined;
+  private lastC: string | number | undefined = undefined;
+  private last: { n: number } = { n: 0 };
+
   add(a: string, b: string, c: string | number): void {
+    if (c === this.lastC && b === this.lastB && a === this.lastA) {
+      this.last.n++;
+      return;
+    }
     let byB = this.counts.get(a);
     if (!byB) this.counts.set(a, (byB = new Map()));
     let byC = byB.get(b);
     if (!byC) byB.set(b, (byC = new Map()));
-    const entry = byC.get(c);
+    let entry = byC.get(c);
     if (entry) entry.n++;
-    else byC.set(c, { labels: this.labels(a, b, c), n: 1 });
+    else byC.set(c, (entry = { labels: this.labels(a, b, c), n: 1 }));
+    this.lastA = a;
+    this.lastB = b;
+    this.lastC = c;
+    this.last = entry;
   }
 
   /** Moves what was counted since the last scrape into `counter`. */
@@ -375,11 +389,18 @@ export class Metrics {
    */
   requestDurations(network: string): (transport: string, method: string, seconds: number) => void {
     const byTransport = new Map<string, Map<string, HistogramSeries>>();
+    let lastTransport: string | undefined;
+    let lastMethod: string | undefined;
+    let last: HistogramSeries | undefined;
     return (transport, method, seconds) => {
+      if (method === lastMethod && transport === lastTransport) return last!.observe(seconds);
       let byMethod = byTransport.get(transport);
       if (!byMethod) byTransport.set(transport, (byMethod = new Map()));
       let series = byMethod.get(method);
       if (!series) byMethod.set(method, (series = this.requestDuration.series({ network, transport, method })));
+      lastTransport = transport;
+      lastMethod = method;
+      last = series;
       series.observe(seconds);
     };
   }

@@ -67,6 +67,7 @@ export class RpcCore implements RpcDispatcher {
   /** Answers `method` with a constant, locally (a network-wide fact the node may state otherwise). */
   answerLocally(method: string, value: JsonValue): void {
     this.local.set(method, { value, raw: JSON.stringify(value) });
+    this.forgetFacts();
   }
 
   /** Bounds the node's work per call (gas) and per caller (concurrent heavy calls). */
@@ -78,6 +79,41 @@ export class RpcCore implements RpcDispatcher {
   /** Registers a gateway-implemented method (platform_*). */
   register(method: string, fn: CustomMethod): void {
     this.custom.set(method, fn);
+    this.forgetFacts();
+  }
+
+  private readonly facts = new Map<string, MethodFacts>();
+  private lastMethod = "";
+  private lastFacts: MethodFacts | undefined;
+
+  /** What the core does with a method, found once per name rather than in six tables per call. */
+  private factsOf(method: string): MethodFacts {
+    if (method === this.lastMethod && this.lastFacts !== undefined) return this.lastFacts;
+    let f = this.facts.get(method);
+    if (f === undefined) {
+      f = {
+        custom: this.custom.get(method),
+        local: this.local.get(method),
+        executing: EXECUTING_METHODS.has(method),
+        write: WRITE_METHODS.has(method),
+        heavy: HEAVY_METHODS.has(method),
+      };
+      // Method names are caller-chosen: only short ones are remembered, and at most a thousand.
+      if (this.facts.size < MAX_FACTS && method.length <= MAX_FACTS_NAME) this.facts.set(method, f);
+    }
+    this.lastMethod = method;
+    this.lastFacts = f;
+    return f;
+  }
+
+  private forgetFacts(): void {
+    this.facts.clear();
+    this.lastFacts = undefined;
+  }
+
+  private heavyCall(calls: CoreCall[]): CoreCall | undefined {
+    for (let i = 0; i < calls.length; i++) if (this.factsOf(calls[i]!.method).heavy) return calls[i];
+    return undefined;
   }
 
   async call(ctx: CallContext, method: string, params: Params): Promise<JsonValue> {
@@ -91,7 +127,7 @@ export class RpcCore implements RpcDispatcher {
     const started = this.observe ? performance.now() : 0;
     // A request that makes the node work takes one of its caller's slots (one node request) until answered.
     if (this.shares !== undefined) {
-      const heavy = heavyCall(calls);
+      const heavy = this.heavyCall(calls);
       if (heavy !== undefined) {
         return this.shares
           .run(callerOf(ctx), heavy.method, () => Promise.resolve(this.callAll(ctx, calls, started)))
@@ -112,19 +148,19 @@ export class RpcCore implements RpcDispatcher {
     for (let index = 0; index < calls.length; index++) {
       const call = calls[index]!;
       try {
-        const custom = this.custom.get(call.method);
-        checkMethodAllowed(call.method, ctx.access, custom !== undefined);
+        const facts = this.factsOf(call.method);
+        checkMethodAllowed(call.method, ctx.access, facts.custom !== undefined);
         if (!Array.isArray(call.params)) {
           throw new GatewayError("invalid_params", `Invalid params: ${call.method} takes positional params (a JSON array)`);
         }
-        const params = EXECUTING_METHODS.has(call.method) ? capCallGas(call.method, call.params, this.gasCap) : call.params;
-        if (WRITE_METHODS.has(call.method)) {
+        const params = facts.executing ? capCallGas(call.method, call.params, this.gasCap) : call.params;
+        if (facts.write) {
           (quotaChecks ??= []).push(
             this.beforeWrite(ctx)
-              .then(() => this.route(ctx, index, call.method, params, custom, outcomes, proxied))
+              .then(() => this.route(ctx, index, call.method, params, facts, outcomes, proxied))
               .catch((err: unknown) => void (outcomes[index] = { ok: false, error: toGatewayError(err) })),
           );
-        } else this.route(ctx, index, call.method, params, custom, outcomes, proxied);
+        } else this.route(ctx, index, call.method, params, facts, outcomes, proxied);
       } catch (err) {
         outcomes[index] = { ok: false, error: toGatewayError(err) };
       }
@@ -167,11 +203,10 @@ export class RpcCore implements RpcDispatcher {
     index: number,
     method: string,
     params: JsonValue[],
-    custom: CustomMethod | undefined,
+    { custom, local }: MethodFacts,
     outcomes: (RpcOutcome | Promise<RpcOutcome>)[],
     proxied: Proxied[],
   ): void {
-    const local = this.local.get(method);
     const cached = local === undefined ? this.cache?.getEntry(method, params) : undefined;
     if (local !== undefined) outcomes[index] = { ok: true, result: local.value, raw: local.raw };
     else if (cached) outcomes[index] = { ok: true, result: cached.value, raw: cached.raw };
@@ -254,9 +289,19 @@ const noAnswer = (): RpcOutcome => ({ ok: false, error: new GatewayError("intern
 /** What a per-caller node share counts: code execution and log scans. */
 const HEAVY_METHODS = new Set([...EXECUTING_METHODS, "eth_getLogs", "eth_getFilterLogs"]);
 
-function heavyCall(calls: CoreCall[]): CoreCall | undefined {
-  for (let i = 0; i < calls.length; i++) if (HEAVY_METHODS.has(calls[i]!.method)) return calls[i];
-  return undefined;
+const MAX_FACTS = 1_000;
+const MAX_FACTS_NAME = 64;
+
+interface MethodFacts {
+  custom: CustomMethod | undefined;
+  /** A constant answer (eth_chainId). */
+  local: { value: JsonValue; raw: string } | undefined;
+  /** Runs code: its gas is capped. */
+  executing: boolean;
+  /** Passes the write quota first. */
+  write: boolean;
+  /** Takes one of its caller's node shares. */
+  heavy: boolean;
 }
 
 function callerOf(ctx: CallContext): string {

@@ -82,4 +82,22 @@ describe("RpcCore: outcomes of a request's calls", () => {
     const settled = await first;
     expect(settled.map((o) => (o.ok ? o.result : o.error.message))).toEqual(["done", "0xa"]);
   });
+
+  it("a method answered locally or registered after calls to it is answered so from the next call on", async () => {
+    const { pool, sent } = heldPool();
+    const core = new RpcCore(pool, 20180427);
+    const gasPrice = { method: "eth_gasPrice", params: [] };
+    const first = core.callMany(ctx, [gasPrice]);
+    expect(sent).toHaveLength(1);
+    sent[0]!.answer.resolve([{ ok: true, result: "0x5" }]);
+    expect((await first)[0]).toMatchObject({ ok: true, result: "0x5" });
+    core.answerLocally("eth_gasPrice", "0x0");
+    expect(core.callMany(ctx, [gasPrice])).toEqual([{ ok: true, result: "0x0", raw: '"0x0"' }]);
+    expect(sent).toHaveLength(1);
+    // Unknown to the node's methods until registered: refused, then the registered answer.
+    const custom = { method: "platform_example", params: [] };
+    expect((core.callMany(ctx, [custom]) as { ok: boolean }[])[0]!.ok).toBe(false);
+    core.register("platform_example", async () => "registered");
+    expect((await core.callMany(ctx, [custom]))[0]).toMatchObject({ ok: true, result: "registered" });
+  });
 });

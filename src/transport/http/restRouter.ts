@@ -120,7 +120,7 @@ function copyInto(to: Record<string, string>, from: Record<string, string>): voi
 }
 
 interface Match {
-  matched: { route: RestRoute; params: string[] } | undefined;
+  matched: { route: RestRoute; params: string[]; label: string } | undefined;
   /** Some route has this path (under another method: 405, not 404). */
   pathKnown: boolean;
 }
@@ -132,7 +132,7 @@ function match(routes: RestRoute[], method: string, path: string): Match {
     const m = route.pattern.exec(path);
     if (!m) continue;
     pathKnown = true;
-    if (route.method === method) return { matched: { route, params: m.slice(1) }, pathKnown };
+    if (route.method === method) return { matched: { route, params: m.slice(1), label: routeLabel(route.pattern) }, pathKnown };
   }
   return { matched: undefined, pathKnown };
 }
@@ -179,27 +179,33 @@ export function routeLabel(pattern: RegExp): string {
   return label;
 }
 
+/** Paths by method, each with its match() worked out in advance. */
+type LiteralMatches = Record<RestRoute["method"], Map<string, Match>>;
+
 /**
- * match() worked out in advance for every path that is a pattern's literal (`/^\/$/`, `/^\/healthz$/`), by
+ * match() worked out in advance for every path that is a pattern's literal (`/^\/$/`, `/^\/healthz$/`), per
  * method: the busiest paths are found with one Map lookup instead of a regular expression per route.
  */
-function literalMatches(routes: RestRoute[]): Map<string, Map<string, Match>> {
-  const table = new Map<string, Map<string, Match>>();
+function literalMatches(routes: RestRoute[]): LiteralMatches {
+  const table: LiteralMatches = { GET: new Map(), POST: new Map(), DELETE: new Map() };
   for (const route of routes) {
     const lit = route.pattern.flags === "" ? LITERAL.exec(route.pattern.source) : null;
     if (!lit) continue;
     const path = lit[1]!.replaceAll("\\/", "/");
-    if (table.has(path)) continue;
-    const byMethod = new Map<string, Match>();
-    for (const method of ["GET", "POST", "DELETE"]) {
+    for (const method of ["GET", "POST", "DELETE"] as const) {
+      if (table[method].has(path)) continue;
       const m = match(routes, method, path);
       // Shared by every request to the path: its params must not be changed by one of them.
       if (m.matched) Object.freeze(m.matched.params);
-      byMethod.set(method, m);
+      table[method].set(path, m);
     }
-    table.set(path, byMethod);
   }
   return table;
+}
+
+/** The literal paths of a request's method (none for methods no route has). */
+function literalsOf(table: LiteralMatches, method: string): Map<string, Match> | undefined {
+  return method === "POST" ? table.POST : method === "GET" ? table.GET : method === "DELETE" ? table.DELETE : undefined;
 }
 
 export function createRestRouter(
@@ -224,7 +230,7 @@ export function createRestRouter(
   const handle = (input: RestInput): MaybePromise<HttpAnswer> => {
     if (!tracingOn) return handleRequest(input);
     const path = input.path ?? input.url.split("?", 1)[0] ?? "/";
-    const found = literal.get(path)?.get(input.method) ?? match(candidates(path), input.method, path);
+    const found = literalsOf(literal, input.method)?.get(path) ?? match(candidates(path), input.method, path);
     return inSpan(
       `${input.method} ${redactPath(path)}`,
       SpanKind.SERVER,
@@ -240,7 +246,7 @@ export function createRestRouter(
       {
         "http.request.method": input.method,
         "url.path": redactPath(path),
-        ...(found.matched ? { "http.route": routeLabel(found.matched.route.pattern) } : {}),
+        ...(found.matched ? { "http.route": found.matched.label } : {}),
         ...(input.remoteAddress ? { "network.peer.address": input.remoteAddress } : {}),
       },
     );
@@ -250,9 +256,9 @@ export function createRestRouter(
     const started = log.debugEnabled ? performance.now() : 0;
     const path = input.path ?? input.url.split("?", 1)[0] ?? "/";
     const { method } = input;
-    const { matched, pathKnown } = literal.get(path)?.get(method) ?? match(candidates(path), method, path);
+    const { matched, pathKnown } = literalsOf(literal, method)?.get(path) ?? match(candidates(path), method, path);
     const finish = (answer: HttpAnswer): HttpAnswer => {
-      observe(matched ? routeLabel(matched.route.pattern) : "unmatched", answer.status);
+      observe(matched ? matched.label : "unmatched", answer.status);
       if (log.debugEnabled)
         log.debug("request", { requestId, method, path: redactPath(path), status: answer.status, ms: Math.round(performance.now() - started) });
       const headers: Record<string, string> = { "x-request-id": requestId };
