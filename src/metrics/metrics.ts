@@ -376,12 +376,17 @@ export class Metrics {
   }
 
   observeUpstream(network: string, upstream: string, seconds: number): void {
+    const last = this.lastUpstream;
+    if (last !== undefined && upstream === last.upstream && network === last.network) return last.series.observe(seconds);
     let byUpstream = this.upstreamSeries.get(network);
     if (!byUpstream) this.upstreamSeries.set(network, (byUpstream = new Map()));
     let series = byUpstream.get(upstream);
     if (!series) byUpstream.set(upstream, (series = this.upstreamLatency.series({ network, upstream })));
+    this.lastUpstream = { network, upstream, series };
     series.observe(seconds);
   }
+  /** The series observed last: a stream of round trips to one node observes with no lookup. */
+  private lastUpstream: { network: string; upstream: string; series: HistogramSeries } | undefined;
 
   /**
    * Records one network's client call durations (`method` bounded by the caller: unknown methods share one

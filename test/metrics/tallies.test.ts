@@ -40,4 +40,21 @@ describe("Metrics tallies", () => {
     expect(count('network="testnet",transport="connect",method="eth_chainId"')).toBe(1);
     expect(count('network="testnet",transport="jsonrpc",method="eth_call"')).toBe(1);
   });
+
+  it("upstream round trips by network and node land in their own series when interleaved", async () => {
+    const m = new Metrics();
+    for (const [network, upstream] of [
+      ["testnet", "a"],
+      ["testnet", "a"],
+      ["testnet", "b"],
+      ["mainnet", "a"],
+      ["testnet", "a"],
+    ] as const)
+      m.observeUpstream(network, upstream, 0.01);
+    const text = await m.text();
+    const count = (labels: string) => Number(new RegExp(`_count\\{${labels}\\} (\\d+)`).exec(text)?.[1] ?? 0);
+    expect(count('network="testnet",upstream="a"')).toBe(3);
+    expect(count('network="testnet",upstream="b"')).toBe(1);
+    expect(count('network="mainnet",upstream="a"')).toBe(1);
+  });
 });
