@@ -86,7 +86,7 @@ export class RpcCore implements RpcDispatcher {
   private lastMethod = "";
   private lastFacts: MethodFacts | undefined;
 
-  /** What the core does with a method, found once per name rather than in six tables per call. */
+  /** What the core does with a method, found once per name rather than in five tables per call. */
   private factsOf(method: string): MethodFacts {
     if (method === this.lastMethod && this.lastFacts !== undefined) return this.lastFacts;
     let f = this.facts.get(method);
